@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * dprdmad: the appliance daemon.
+ *
+ *   dprdmad [EAL options] -- [-f|--config FILE] [--ip ADDR/LEN] [...]
+ *
+ * Everything before "--" goes to the EAL as given; with no EAL options the
+ * EAL arguments come from the configuration ([eal] section, or the
+ * compiled-in default). The configuration is read and checked before
+ * rte_eal_init(), so a mistake exits with status 2 and leaves nothing
+ * initialised.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include "dpr_config.h"
+#include "dpr_engine.h"
+
+#define EXIT_CONFIG 2
+#define MAX_EAL_ARGS 128
+
+static volatile sig_atomic_t quit_signal;
+
+static void
+on_signal(int sig)
+{
+	quit_signal = sig;
+}
+
+static void
+usage(FILE *f, const char *prog)
+{
+	struct dpr_config def;
+
+	fprintf(f,
+"Usage: %s [EAL options] -- [options]\n"
+"\n"
+"dprdmad is a software RDMA (RoCEv2) appliance on DPDK. Ports come from the\n"
+"EAL (--vdev, -a). With no argument at all it runs the compiled-in default\n"
+"configuration below: one virtual net_tap port (interface dprdma0) at\n"
+"10.77.0.1/24 that answers ARP and ping, main lcore 0, one worker on\n"
+"lcore 1, hugepages if free (else --no-huge with a warning).\n"
+"\n"
+"Options (after --, or alone):\n"
+"  -f, --config FILE      read an INI configuration (see config/dprdmad.conf)\n"
+"      --ip ADDR/LEN      IPv4 address of port 0 ([port0] ip)\n"
+"      --mtu N            Ethernet MTU of port 0 ([port0] mtu)\n"
+"      --socket PATH      client socket ([control] socket, default %s)\n"
+"      --idle busy|yield  worker idle mode ([engine] idle)\n"
+"      --stats SEC        print counters every SEC seconds ([engine] stats_interval)\n"
+"      --duration SEC     stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
+"      --check            check the configuration, print it as INI, exit\n"
+"  -h, --help             this text\n"
+"  -v, --version          print the version\n"
+"\n"
+"EAL options given before -- are used as they are; without them the EAL\n"
+"arguments are built from the [eal] section. Exit status: 0 after a clean\n"
+"stop, 1 on a run-time failure, 2 on a configuration mistake.\n"
+"\n"
+"Configuration keys:\n", prog, DPR_DEFAULT_SOCKET);
+	dpr_config_help(f);
+	fprintf(f, "\nCompiled-in default configuration:\n\n");
+	dpr_config_defaults(&def);
+	dpr_config_dump(&def, f);
+}
+
+static int
+config_error(const char *msg)
+{
+	fprintf(stderr, "dprdmad: error: %s\n", msg);
+	return EXIT_CONFIG;
+}
+
+enum {
+	OPT_IP = 256,
+	OPT_MTU,
+	OPT_SOCKET,
+	OPT_IDLE,
+	OPT_STATS,
+	OPT_DURATION,
+	OPT_CHECK,
+};
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'f' },
+	{ "ip", required_argument, NULL, OPT_IP },
+	{ "mtu", required_argument, NULL, OPT_MTU },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "stats", required_argument, NULL, OPT_STATS },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A command-line override is set like a file entry, named by its option. */
+struct override {
+	const char *section, *key, *value, *option;
+};
+
+/*
+ * Any EAL argument list: make sure it does not ask for hugepages that are
+ * not there, the one fix-up dprdmad makes to EAL options given by hand.
+ */
+static int
+eal_huge_fallback(int argc, char **argv, int max)
+{
+	static char mem[] = "256";
+	bool has_m = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--no-huge") == 0)
+			return argc;
+		if (strcmp(argv[i], "-m") == 0 || strncmp(argv[i], "--socket-mem", 12) == 0)
+			has_m = true;
+	}
+	if (dpr_config_free_huge_mb() > 0 || argc + 3 >= max)
+		return argc;
+	fprintf(stderr, "dprdmad: warning: no free hugepages: adding --no-huge "
+		"to the EAL options (slower, no zero-copy DMA to a real NIC). "
+		"Reserve them with 'echo 512 > /sys/kernel/mm/hugepages/"
+		"hugepages-2048kB/nr_hugepages'\n");
+	argv[argc++] = (char *)"--no-huge";
+	if (!has_m) {
+		argv[argc++] = (char *)"-m";
+		argv[argc++] = mem;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[1024], argbuf[8192], *eal_argv[MAX_EAL_ARGS + 1];
+	struct override ovr[16];
+	unsigned int n_ovr = 0, i;
+	const char *config_file = NULL;
+	struct dpr_config conf;
+	int eal_argc = 0, app_argc, opt, ret, dashes = -1;
+	bool check = false;
+	char **app_argv;
+	time_t start, last_stats;
+
+	/* Split at "--": EAL options before, ours after. Without "--",
+	 * every argument is ours. */
+	for (i = 1; i < (unsigned int)argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dashes = (int)i;
+			break;
+		}
+	if (dashes > 0) {
+		app_argc = argc - dashes;
+		app_argv = argv + dashes;
+		app_argv[0] = argv[0];
+	} else {
+		app_argc = argc;
+		app_argv = argv;
+	}
+
+	dpr_config_defaults(&conf);
+	opterr = 0;
+	while ((opt = getopt_long(app_argc, app_argv, ":f:hv", long_opts,
+				  NULL)) != -1) {
+		const char *sec = NULL, *key = NULL, *name = NULL;
+
+		switch (opt) {
+		case 'f': config_file = optarg; continue;
+		case 'h': usage(stdout, argv[0]); return 0;
+		case 'v': printf("dprdmad %s\n", DPR_VERSION); return 0;
+		case OPT_CHECK: check = true; continue;
+		case OPT_IP:
+			sec = "port0"; key = "ip"; name = "ip";
+			break;
+		case OPT_MTU:
+			sec = "port0"; key = "mtu"; name = "mtu";
+			break;
+		case OPT_SOCKET:
+			sec = "control"; key = "socket"; name = "socket";
+			break;
+		case OPT_IDLE:
+			sec = "engine"; key = "idle"; name = "idle";
+			break;
+		case OPT_STATS:
+			sec = "engine"; key = "stats_interval"; name = "stats";
+			break;
+		case OPT_DURATION: {
+			char *end;
+			unsigned long d;
+
+			errno = 0;
+			d = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
+			    d > 31536000) {
+				snprintf(err, sizeof(err), "command line "
+					 "--duration = '%s': expected seconds "
+					 "from 0 to 31536000", optarg);
+				return config_error(err);
+			}
+			conf.duration = (unsigned int)d;
+			continue;
+		}
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value; see "
+				 "--help", app_argv[optind - 1]);
+			return config_error(err);
+		default:
+			snprintf(err, sizeof(err), "unknown option '%s'%s; see "
+				 "--help", app_argv[optind - 1], dashes > 0 ? "" :
+				 " (EAL options go before '--')");
+			return config_error(err);
+		}
+		if (n_ovr < RTE_DIM(ovr))
+			ovr[n_ovr++] = (struct override){ sec, key, optarg,
+							  name };
+	}
+	if (optind < app_argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s'%s; see --help",
+			 app_argv[optind], dashes > 0 ? "" :
+			 " (EAL options go before '--')");
+		return config_error(err);
+	}
+
+	if (config_file != NULL &&
+	    dpr_config_load(&conf, config_file, err, sizeof(err)) != 0)
+		return config_error(err);
+	for (i = 0; i < n_ovr; i++) {
+		char origin[64];
+
+		snprintf(origin, sizeof(origin), "command line --%s",
+			 ovr[i].option);
+		if (dpr_config_set(&conf, ovr[i].section, ovr[i].key,
+				   ovr[i].value, origin, err, sizeof(err)) != 0)
+			return config_error(err);
+	}
+
+	if (dashes > 1) {
+		/* EAL options given by hand win over the configuration */
+		eal_argc = dashes;
+		for (i = 0; i < (unsigned int)dashes && i < MAX_EAL_ARGS; i++)
+			eal_argv[i] = argv[i];
+		eal_argv[eal_argc] = NULL;
+		eal_argc = eal_huge_fallback(eal_argc, eal_argv, MAX_EAL_ARGS);
+	} else {
+		eal_argc = dpr_config_eal_args(&conf, argv[0], eal_argv,
+					       MAX_EAL_ARGS, argbuf,
+					       sizeof(argbuf), err, sizeof(err));
+		if (eal_argc < 0)
+			return config_error(err);
+	}
+
+	if (check) {
+		printf("; dprdmad %s: configuration is valid\n; EAL:", DPR_VERSION);
+		for (i = 1; i < (unsigned int)eal_argc; i++)
+			printf(" %s", eal_argv[i]);
+		printf("\n\n");
+		dpr_config_dump(&conf, stdout);
+		return 0;
+	}
+
+	printf("dprdmad: EAL arguments:");
+	for (i = 1; i < (unsigned int)eal_argc; i++)
+		printf(" %s", eal_argv[i]);
+	printf("\n");
+	fflush(stdout);
+
+	ret = rte_eal_init(eal_argc, eal_argv);
+	if (ret < 0) {
+		fprintf(stderr, "dprdmad: error: EAL initialisation failed: %s "
+			"(check the EAL arguments above; is another dprdmad "
+			"running with --file-prefix %s?)\n",
+			rte_strerror(rte_errno), conf.eal.file_prefix);
+		return 1;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	ret = dpr_engine_start(&conf, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "dprdmad: error: %s\n", err);
+		rte_eal_cleanup();
+		return ret == -EINVAL ? EXIT_CONFIG : 1;
+	}
+	dpr_engine_print_setup(stdout);
+	printf("dprdmad: running%s\n", conf.duration ? "" :
+	       "; SIGINT (Ctrl-C) or SIGTERM stops it");
+	fflush(stdout);
+
+	start = last_stats = time(NULL);
+	while (!quit_signal) {
+		const struct timespec tick = { .tv_nsec = 50 * 1000 * 1000 };
+		time_t now;
+
+		nanosleep(&tick, NULL);
+		now = time(NULL);
+		if (conf.engine.stats_interval != 0 &&
+		    now - last_stats >= (time_t)conf.engine.stats_interval) {
+			dpr_engine_print_stats(stdout);
+			last_stats = now;
+		}
+		if (conf.duration != 0 && now - start >= (time_t)conf.duration)
+			break;
+	}
+	printf("dprdmad: stopping (%s)\n", quit_signal == SIGINT ? "SIGINT" :
+	       quit_signal == SIGTERM ? "SIGTERM" : "duration reached");
+	dpr_engine_stop();
+	dpr_engine_print_summary(stdout);
+	rte_eal_cleanup();
+	printf("dprdmad: stopped cleanly\n");
+	return 0;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * RX classification: every received frame ends here as a reply rewritten
+ * in place (ARP request, ICMP echo request for the port's address), a
+ * RoCEv2 frame for the receive stage (UDP 4791 to the port's address), or
+ * a drop counted under one reason. No allocation: replies reuse the
+ * request's mbuf.
+ */
+
+#include <string.h>
+
+#include <rte_arp.h>
+#include <rte_byteorder.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "engine_private.h"
+
+const char *const dpr_drop_names[DPR_DROP_MAX] = {
+#define _(e, n, h) [DPR_DROP_ ## e] = #n,
+	DPR_DROP_REASONS(_)
+#undef _
+};
+
+const char *const dpr_drop_help[DPR_DROP_MAX] = {
+#define _(e, n, h) [DPR_DROP_ ## e] = h,
+	DPR_DROP_REASONS(_)
+#undef _
+};
+
+#define DEFAULT_TTL 64
+
+static inline enum dpr_rx_action
+drop(struct dpr_port_counters *c, enum dpr_drop_reason r)
+{
+	c->drop[r]++;
+	return DPR_RX_DROP;
+}
+
+/* RFC 826: answer a request for our address, in place. */
+static enum dpr_rx_action
+rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
+       struct rte_ether_hdr *eth, struct dpr_port_counters *c)
+{
+	struct rte_arp_hdr *arp;
+	uint32_t sip;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*arp))
+		return drop(c, DPR_DROP_ARP_MALFORMED);
+	arp = (struct rte_arp_hdr *)(eth + 1);
+	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
+		return drop(c, DPR_DROP_ARP_MALFORMED);
+	if (arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
+		return drop(c, DPR_DROP_ARP_NOT_REQUEST);
+	if (port->ip == 0 || arp->arp_data.arp_tip != port->ip)
+		return drop(c, DPR_DROP_ARP_NOT_FOR_US);
+	c->arp_request_rx++;
+
+	sip = arp->arp_data.arp_sip;
+	arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+	arp->arp_data.arp_tha = arp->arp_data.arp_sha;
+	arp->arp_data.arp_tip = sip;
+	arp->arp_data.arp_sha = port->mac;
+	arp->arp_data.arp_sip = port->ip;
+	eth->dst_addr = eth->src_addr;
+	eth->src_addr = port->mac;
+	c->arp_reply_tx++;
+	return DPR_RX_REPLY;
+}
+
+/* RFC 792 echo: reply in place with the request's identifier and data. */
+static enum dpr_rx_action
+rx_icmp(const struct dpr_port *port, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct rte_ipv4_hdr *ip, uint16_t ihl,
+	uint16_t ip_len, struct dpr_port_counters *c)
+{
+	uint32_t off = sizeof(*eth) + ihl;
+	uint32_t len = ip_len - ihl;
+	struct rte_icmp_hdr *icmp;
+	uint16_t sum;
+	uint32_t tmp;
+
+	if (len < sizeof(*icmp) ||
+	    rte_pktmbuf_data_len(m) < off + sizeof(*icmp))
+		return drop(c, DPR_DROP_ICMP_MALFORMED);
+	icmp = rte_pktmbuf_mtod_offset(m, struct rte_icmp_hdr *, off);
+	if (rte_raw_cksum_mbuf(m, off, len, &sum) != 0 || sum != 0xffff)
+		return drop(c, DPR_DROP_ICMP_MALFORMED);
+	if (icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || icmp->icmp_code != 0)
+		return drop(c, DPR_DROP_ICMP_NOT_ECHO);
+	c->icmp_echo_rx++;
+
+	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	icmp->icmp_cksum = 0;
+	rte_raw_cksum_mbuf(m, off, len, &sum);
+	icmp->icmp_cksum = (uint16_t)~sum;
+
+	tmp = ip->src_addr;
+	ip->src_addr = port->ip;
+	ip->dst_addr = tmp;
+	ip->time_to_live = DEFAULT_TTL;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+
+	eth->dst_addr = eth->src_addr;
+	eth->src_addr = port->mac;
+	/* Ethernet padding of a short request is not sent back. */
+	if (rte_pktmbuf_pkt_len(m) > sizeof(*eth) + ip_len)
+		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - sizeof(*eth) - ip_len);
+	m->ol_flags = 0;
+	c->icmp_echo_reply_tx++;
+	return DPR_RX_REPLY;
+}
+
+static enum dpr_rx_action
+rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct dpr_port_counters *c)
+{
+	uint32_t l3_len = rte_pktmbuf_pkt_len(m) - sizeof(*eth);
+	struct rte_ipv4_hdr *ip;
+	uint16_t ihl, ip_len;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip))
+		return drop(c, DPR_DROP_RUNT);
+	ip = (struct rte_ipv4_hdr *)(eth + 1);
+	ihl = rte_ipv4_hdr_len(ip);
+	ip_len = rte_be_to_cpu_16(ip->total_length);
+	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) ||
+	    rte_pktmbuf_data_len(m) < sizeof(*eth) + ihl ||
+	    ip_len < ihl || ip_len > l3_len)
+		return drop(c, DPR_DROP_IP_MALFORMED);
+
+	switch (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_IP_CKSUM_GOOD:
+		break;
+	case RTE_MBUF_F_RX_IP_CKSUM_BAD:
+		return drop(c, DPR_DROP_IP_CSUM);
+	default:
+		if (rte_raw_cksum(ip, ihl) != 0xffff)
+			return drop(c, DPR_DROP_IP_CSUM);
+	}
+	if (port->ip == 0 || ip->dst_addr != port->ip)
+		return drop(c, DPR_DROP_IP_NOT_FOR_US);
+	if ((ip->fragment_offset &
+	     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0)
+		return drop(c, DPR_DROP_IP_FRAGMENT);
+
+	switch (ip->next_proto_id) {
+	case IPPROTO_ICMP:
+		return rx_icmp(port, m, eth, ip, ihl, ip_len, c);
+	case IPPROTO_UDP: {
+		struct rte_udp_hdr *udp;
+		uint16_t udp_len;
+
+		if (ip_len < ihl + sizeof(*udp) ||
+		    rte_pktmbuf_data_len(m) < sizeof(*eth) + ihl + sizeof(*udp))
+			return drop(c, DPR_DROP_UDP_MALFORMED);
+		udp = (struct rte_udp_hdr *)((char *)ip + ihl);
+		udp_len = rte_be_to_cpu_16(udp->dgram_len);
+		if (udp_len < sizeof(*udp) || udp_len > ip_len - ihl)
+			return drop(c, DPR_DROP_UDP_MALFORMED);
+		if (udp->dst_port != rte_cpu_to_be_16(DPR_ROCEV2_UDP_PORT))
+			return drop(c, DPR_DROP_UDP_PORT);
+		c->roce_rx_packets++;
+		c->roce_rx_bytes += rte_pktmbuf_pkt_len(m);
+		return DPR_RX_ROCE;
+	}
+	default:
+		return drop(c, DPR_DROP_IP_PROTO);
+	}
+}
+
+enum dpr_rx_action
+dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
+		struct dpr_port_counters *c)
+{
+	struct rte_ether_hdr *eth;
+
+	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth)))
+		return drop(c, DPR_DROP_RUNT);
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &port->mac) &&
+	    !rte_is_broadcast_ether_addr(&eth->dst_addr))
+		return drop(c, DPR_DROP_L2_NOT_FOR_US);
+
+	switch (eth->ether_type) {
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+		return rx_ipv4(port, m, eth, c);
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		return rx_arp(port, m, eth, c);
+	case RTE_BE16(RTE_ETHER_TYPE_VLAN):
+	case RTE_BE16(RTE_ETHER_TYPE_QINQ):
+		return drop(c, DPR_DROP_VLAN);
+	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
+		return drop(c, DPR_DROP_IPV6);
+	default:
+		return drop(c, DPR_DROP_ETHERTYPE);
+	}
+}

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The engine: one run-to-completion poll loop per worker lcore, in the
+ * shape of DPDK's examples/l2fwd. Each worker owns queue `queue` of every
+ * port: receive a burst, classify and answer each frame to the end, hand
+ * RoCEv2 frames to the receive stage, flush the TX buffers. The main lcore
+ * does control work only.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "dpr_engine.h"
+#include "engine_private.h"
+
+RTE_LOG_REGISTER(dpr_logtype_engine, dprdma.engine, INFO);
+
+struct dpr_engine dpr_engine;
+
+/* Empty polls in a row before a yielding worker sleeps. */
+#define IDLE_POLLS_BEFORE_SLEEP 8
+/* Frames ahead of the one being classified that are prefetched. */
+#define PREFETCH_OFFSET 3
+
+/* Until the RC transport attaches, RoCEv2 frames stop here, counted. */
+static void
+roce_rx_none(struct dpr_worker *w, const struct dpr_port *port,
+	     struct rte_mbuf **pkts, uint16_t n)
+{
+	w->ctr[port - dpr_engine.ports].drop[DPR_DROP_ROCE_NO_TRANSPORT] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static const struct dpr_engine_ops default_ops = {
+	.roce_rx = roce_rx_none,
+};
+
+unsigned int
+dpr_active_mtu(unsigned int eth_mtu)
+{
+	/* rxe: eth_mtu_int_to_enum() takes RXE_MAX_HDR_LENGTH (80 bytes)
+	 * off the netdev MTU, then the largest IB MTU that fits. */
+	static const unsigned int ib_mtu[] = { 4096, 2048, 1024, 512, 256 };
+	unsigned int i;
+
+	if (eth_mtu < 80)
+		return 0;
+	for (i = 0; i < RTE_DIM(ib_mtu); i++)
+		if (eth_mtu - 80 >= ib_mtu[i])
+			return ib_mtu[i];
+	return 0;
+}
+
+static inline void
+tx_flush(struct dpr_worker *w, unsigned int pi)
+{
+	struct dpr_txbuf *tb = &w->tx[pi];
+	struct dpr_port_counters *c = &w->ctr[pi];
+	uint16_t sent, i;
+
+	if (tb->n == 0)
+		return;
+	for (i = 0; i < tb->n; i++)
+		c->tx_bytes += rte_pktmbuf_pkt_len(tb->pkts[i]);
+	sent = rte_eth_tx_burst(dpr_engine.ports[pi].port_id, w->queue,
+				tb->pkts, tb->n);
+	c->tx_packets += sent;
+	if (unlikely(sent < tb->n)) {
+		for (i = sent; i < tb->n; i++)
+			c->tx_bytes -= rte_pktmbuf_pkt_len(tb->pkts[i]);
+		c->drop[DPR_DROP_TX_FULL] += tb->n - sent;
+		rte_pktmbuf_free_bulk(&tb->pkts[sent], tb->n - sent);
+	}
+	tb->n = 0;
+}
+
+static inline uint16_t
+rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
+{
+	const struct dpr_port *port = &dpr_engine.ports[pi];
+	struct dpr_port_counters *c = &w->ctr[pi];
+	struct dpr_txbuf *tb = &w->tx[pi];
+	struct rte_mbuf *pkts[DPR_MAX_BURST];
+	struct rte_mbuf *roce[DPR_MAX_BURST];
+	struct rte_mbuf *dropped[DPR_MAX_BURST];
+	uint16_t n, i, n_roce = 0, n_drop = 0;
+
+	n = rte_eth_rx_burst(port->port_id, w->queue, pkts, burst);
+	if (n == 0)
+		return 0;
+	c->rx_packets += n;
+	for (i = 0; i < n && i < PREFETCH_OFFSET; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (i + PREFETCH_OFFSET < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_OFFSET],
+						       void *));
+		c->rx_bytes += rte_pktmbuf_pkt_len(m);
+		switch (dpr_rx_classify(port, m, c)) {
+		case DPR_RX_REPLY:
+			tb->pkts[tb->n++] = m;
+			if (tb->n == RTE_DIM(tb->pkts))
+				tx_flush(w, pi);
+			break;
+		case DPR_RX_ROCE:
+			roce[n_roce++] = m;
+			break;
+		case DPR_RX_DROP:
+			dropped[n_drop++] = m;
+			break;
+		}
+	}
+	if (n_roce != 0)
+		dpr_engine.ops.roce_rx(w, port, roce, n_roce);
+	if (n_drop != 0)
+		rte_pktmbuf_free_bulk(dropped, n_drop);
+	return n;
+}
+
+static int
+worker_main(void *arg)
+{
+	struct dpr_worker *w = arg;
+	const unsigned int n_ports = dpr_engine.n_ports;
+	const uint16_t burst = dpr_engine.conf.engine.burst;
+	const bool yield = dpr_engine.conf.engine.idle == DPR_IDLE_YIELD;
+	const struct timespec nap = {
+		.tv_nsec = dpr_engine.conf.engine.idle_sleep_us * 1000L,
+	};
+	unsigned int idle_run = 0, pi;
+
+	ENGINE_LOG(INFO, "worker on lcore %u polls queue %u of %u port(s)",
+		   w->lcore_id, w->queue, n_ports);
+	while (!dpr_engine.quit) {
+		uint32_t got = 0;
+
+		w->polls++;
+		for (pi = 0; pi < n_ports; pi++)
+			got += rx_port(w, pi, burst);
+		for (pi = 0; pi < n_ports; pi++)
+			tx_flush(w, pi);
+		if (got != 0) {
+			idle_run = 0;
+			continue;
+		}
+		w->idle_polls++;
+		if (yield && ++idle_run >= IDLE_POLLS_BEFORE_SLEEP) {
+			w->sleeps++;
+			nanosleep(&nap, NULL);
+		}
+	}
+	return 0;
+}
+
+int
+dpr_engine_start(const struct dpr_config *conf, char *err, size_t errlen)
+{
+	struct dpr_engine *e = &dpr_engine;
+	unsigned int lcore, pool_size;
+	uint32_t data_room;
+	uint16_t port_id, max_mtu = 0;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->conf = *conf;
+	e->ops = default_ops;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		struct dpr_worker *w = &e->workers[e->n_workers];
+
+		w->lcore_id = lcore;
+		w->queue = (uint16_t)e->n_workers;
+		e->n_workers++;
+	}
+	if (e->n_workers == 0) {
+		snprintf(err, errlen, "no worker lcore: give the EAL at least two "
+			 "lcores ([eal] lcores = 0-1, or -l 0-1), the lowest "
+			 "being the main (control) lcore");
+		return -EINVAL;
+	}
+
+	RTE_ETH_FOREACH_DEV(port_id) {
+		if (e->n_ports == DPR_MAX_PORTS) {
+			snprintf(err, errlen, "more than %d ports: dprdmad drives "
+				 "at most %d", DPR_MAX_PORTS, DPR_MAX_PORTS);
+			return -EINVAL;
+		}
+		if (conf->port[e->n_ports].mtu > max_mtu)
+			max_mtu = conf->port[e->n_ports].mtu;
+		e->n_ports++;
+	}
+	if (e->n_ports == 0) {
+		snprintf(err, errlen, "no ports: give the EAL a device ([eal] vdev "
+			 "= net_af_packet0,iface=eth1 or --vdev ..., or a PCI "
+			 "device with [eal] allow / -a)");
+		return -EINVAL;
+	}
+
+	pool_size = dpr_port_pool_size(conf, e->n_ports, e->n_workers);
+	data_room = RTE_PKTMBUF_HEADROOM +
+		RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM,
+			dpr_frame_len(max_mtu));
+	e->pool = rte_pktmbuf_pool_create("dpr_pkt", pool_size, 256, 0,
+					  (uint16_t)data_room, rte_socket_id());
+	if (e->pool == NULL) {
+		snprintf(err, errlen, "cannot create a pool of %u packet buffers "
+			 "(%u bytes each): %s; give the EAL more memory ([eal] "
+			 "memory) or set [engine] mbufs lower", pool_size,
+			 data_room, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+
+	e->n_ports = 0;
+	RTE_ETH_FOREACH_DEV(port_id) {
+		struct dpr_port *p = &e->ports[e->n_ports];
+
+		ret = dpr_port_setup(p, port_id, &conf->port[e->n_ports],
+				     (uint16_t)e->n_workers, e->pool, err, errlen);
+		e->n_ports++;
+		if (ret != 0) {
+			dpr_engine_stop();
+			return ret;
+		}
+		if (p->ip == 0)
+			ENGINE_LOG(WARNING, "port %u (%s) has no IPv4 address: "
+				   "set [port%u] ip; it will drop everything",
+				   port_id, p->name, e->n_ports - 1);
+	}
+
+	dpr_stats_register_telemetry();
+	e->start_tsc = rte_rdtsc();
+	e->running = true;
+	for (unsigned int i = 0; i < e->n_workers; i++) {
+		ret = rte_eal_remote_launch(worker_main, &e->workers[i],
+					    e->workers[i].lcore_id);
+		if (ret != 0) {
+			snprintf(err, errlen, "cannot launch the worker on lcore "
+				 "%u: %s", e->workers[i].lcore_id,
+				 rte_strerror(-ret));
+			dpr_engine_stop();
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void
+dpr_engine_stop(void)
+{
+	struct dpr_engine *e = &dpr_engine;
+	unsigned int i, pi;
+
+	e->quit = true;
+	if (e->running) {
+		rte_eal_mp_wait_lcore();
+		e->running = false;
+	}
+	/* Frames still buffered belong to no one once the workers are gone. */
+	for (i = 0; i < e->n_workers; i++)
+		for (pi = 0; pi < e->n_ports; pi++) {
+			struct dpr_txbuf *tb = &e->workers[i].tx[pi];
+
+			if (tb->n != 0)
+				rte_pktmbuf_free_bulk(tb->pkts, tb->n);
+			tb->n = 0;
+		}
+	/* Ports close; their counters stay readable for the summary. */
+	for (pi = 0; pi < e->n_ports; pi++)
+		dpr_port_close(&e->ports[pi]);
+	if (e->pool != NULL) {
+		rte_mempool_free(e->pool);
+		e->pool = NULL;
+	}
+}
+
+static const char *
+ip_str(const struct dpr_port *p, char *buf, size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+
+	if (p->ip == 0) {
+		snprintf(buf, len, "none");
+		return buf;
+	}
+	inet_ntop(AF_INET, &p->ip, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, p->prefix_len);
+	return buf;
+}
+
+void
+dpr_engine_print_setup(FILE *f)
+{
+	const struct dpr_engine *e = &dpr_engine;
+	char mac[RTE_ETHER_ADDR_FMT_SIZE], ip[32];
+	unsigned int i;
+
+	fprintf(f, "dprdmad %s: %u port(s), %u worker(s) on lcore(s)",
+		DPR_VERSION, e->n_ports, e->n_workers);
+	for (i = 0; i < e->n_workers; i++)
+		fprintf(f, "%s%u", i ? "," : " ", e->workers[i].lcore_id);
+	fprintf(f, ", idle=%s, config %s\n",
+		e->conf.engine.idle == DPR_IDLE_BUSY ? "busy" : "yield",
+		e->conf.path[0] ? e->conf.path : "built-in default");
+	for (i = 0; i < e->n_ports; i++) {
+		const struct dpr_port *p = &e->ports[i];
+		struct rte_eth_link link;
+
+		rte_ether_format_addr(mac, sizeof(mac), &p->mac);
+		memset(&link, 0, sizeof(link));
+		rte_eth_link_get_nowait(p->port_id, &link);
+		fprintf(f, "  dprdma%u = port %u %s: MAC %s, IPv4 %s, MTU %u "
+			"(RoCE active MTU %u), %u queue(s), link %s\n", i,
+			p->port_id, p->name, mac, ip_str(p, ip, sizeof(ip)),
+			p->mtu, dpr_active_mtu(p->mtu), p->nb_queues,
+			link.link_status ? "up" : "down");
+	}
+	fprintf(f, "  telemetry: dpdk-telemetry.py -f %s, commands under "
+		"/dprdma/\n", e->conf.eal.file_prefix);
+	fflush(f);
+}
+
+void
+dpr_engine_print_stats(FILE *f)
+{
+	const struct dpr_engine *e = &dpr_engine;
+	unsigned int i, d;
+
+	for (i = 0; i < e->n_ports; i++) {
+		struct dpr_port_counters c;
+		uint64_t drops = 0;
+
+		dpr_port_counters_sum(i, &c);
+		for (d = 0; d < DPR_DROP_MAX; d++)
+			drops += c.drop[d];
+		fprintf(f, "dprdma%u: rx %" PRIu64 " tx %" PRIu64 " | arp %" PRIu64
+			"/%" PRIu64 " ping %" PRIu64 "/%" PRIu64 " roce %" PRIu64
+			" | dropped %" PRIu64 "\n", i, c.rx_packets, c.tx_packets,
+			c.arp_request_rx, c.arp_reply_tx, c.icmp_echo_rx,
+			c.icmp_echo_reply_tx, c.roce_rx_packets, drops);
+	}
+	fflush(f);
+}
+
+void
+dpr_engine_print_summary(FILE *f)
+{
+	const struct dpr_engine *e = &dpr_engine;
+	unsigned int i, d;
+
+	for (i = 0; i < e->n_ports; i++) {
+		struct dpr_port_counters c;
+
+		dpr_port_counters_sum(i, &c);
+		fprintf(f, "dprdma%u (%s):\n", i, e->ports[i].name);
+#define _(n) fprintf(f, "  %-28s %" PRIu64 "\n", #n, c.n);
+		DPR_PORT_COUNTERS(_)
+#undef _
+		for (d = 0; d < DPR_DROP_MAX; d++)
+			if (c.drop[d] != 0)
+				fprintf(f, "  %-28s %" PRIu64 "  (%s)\n",
+					dpr_drop_names[d], c.drop[d],
+					dpr_drop_help[d]);
+	}
+	fflush(f);
+}

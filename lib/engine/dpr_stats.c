@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Counters and the /dprdma/ telemetry commands (Debian's
+ * dpdk-telemetry.py -f PREFIX reads them). Workers write their own
+ * counters without atomics; readers here sum over workers, as ethdev
+ * drivers do for their per-queue statistics.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "dpr_engine.h"
+#include "engine_private.h"
+
+void
+dpr_port_counters_sum(uint16_t pi, struct dpr_port_counters *sum)
+{
+	const struct dpr_engine *e = &dpr_engine;
+	unsigned int w, d;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < e->n_workers; w++) {
+		const volatile struct dpr_port_counters *c = &e->workers[w].ctr[pi];
+
+#define _(n) sum->n += c->n;
+		DPR_PORT_COUNTERS(_)
+#undef _
+		for (d = 0; d < DPR_DROP_MAX; d++)
+			sum->drop[d] += c->drop[d];
+	}
+}
+
+/* "N" -> N if it names an existing port index, else -1. */
+static int
+port_param(const char *params)
+{
+	char *end;
+	long v;
+
+	if (params == NULL || *params == '\0')
+		return -1;
+	v = strtol(params, &end, 10);
+	if (*end != '\0' || v < 0 || v >= dpr_engine.n_ports)
+		return -1;
+	return (int)v;
+}
+
+static int
+tel_info(const char *cmd __rte_unused, const char *params __rte_unused,
+	 struct rte_tel_data *d)
+{
+	const struct dpr_engine *e = &dpr_engine;
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "version", DPR_VERSION);
+	rte_tel_data_add_dict_string(d, "config",
+		e->conf.path[0] ? e->conf.path : "built-in default");
+	rte_tel_data_add_dict_u64(d, "uptime_s",
+		(rte_rdtsc() - e->start_tsc) / rte_get_tsc_hz());
+	rte_tel_data_add_dict_int(d, "ports", e->n_ports);
+	rte_tel_data_add_dict_int(d, "workers", (int)e->n_workers);
+	rte_tel_data_add_dict_string(d, "idle",
+		e->conf.engine.idle == DPR_IDLE_BUSY ? "busy" : "yield");
+	return 0;
+}
+
+static int
+tel_ports(const char *cmd __rte_unused, const char *params __rte_unused,
+	  struct rte_tel_data *d)
+{
+	unsigned int i;
+
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (i = 0; i < dpr_engine.n_ports; i++)
+		rte_tel_data_add_array_int(d, (int)i);
+	return 0;
+}
+
+static int
+tel_port_info(const char *cmd __rte_unused, const char *params,
+	      struct rte_tel_data *d)
+{
+	int pi = port_param(params);
+	const struct dpr_port *p;
+	char buf[64], a[INET_ADDRSTRLEN];
+	struct rte_eth_link link;
+
+	if (pi < 0)
+		return -EINVAL;
+	p = &dpr_engine.ports[pi];
+	rte_tel_data_start_dict(d);
+	snprintf(buf, sizeof(buf), "dprdma%d", pi);
+	rte_tel_data_add_dict_string(d, "device", buf);
+	rte_tel_data_add_dict_string(d, "name", p->name);
+	rte_tel_data_add_dict_int(d, "port_id", p->port_id);
+	rte_ether_format_addr(buf, sizeof(buf), &p->mac);
+	rte_tel_data_add_dict_string(d, "mac", buf);
+	if (p->ip != 0) {
+		inet_ntop(AF_INET, &p->ip, a, sizeof(a));
+		snprintf(buf, sizeof(buf), "%s/%u", a, p->prefix_len);
+	} else {
+		snprintf(buf, sizeof(buf), "none");
+	}
+	rte_tel_data_add_dict_string(d, "ipv4", buf);
+	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
+	rte_tel_data_add_dict_int(d, "active_mtu", (int)dpr_active_mtu(p->mtu));
+	rte_tel_data_add_dict_int(d, "queues", p->nb_queues);
+	memset(&link, 0, sizeof(link));
+	rte_eth_link_get_nowait(p->port_id, &link);
+	rte_tel_data_add_dict_string(d, "link", link.link_status ? "up" : "down");
+	return 0;
+}
+
+static int
+tel_port_stats(const char *cmd __rte_unused, const char *params,
+	       struct rte_tel_data *d)
+{
+	int pi = port_param(params);
+	struct dpr_port_counters c;
+	struct rte_eth_stats es;
+	unsigned int r;
+
+	if (pi < 0)
+		return -EINVAL;
+	dpr_port_counters_sum((uint16_t)pi, &c);
+	rte_tel_data_start_dict(d);
+#define _(n) rte_tel_data_add_dict_u64(d, #n, c.n);
+	DPR_PORT_COUNTERS(_)
+#undef _
+	for (r = 0; r < DPR_DROP_MAX; r++)
+		rte_tel_data_add_dict_u64(d, dpr_drop_names[r], c.drop[r]);
+	/* what the device itself dropped before a worker saw it */
+	if (rte_eth_stats_get(dpr_engine.ports[pi].port_id, &es) == 0) {
+		rte_tel_data_add_dict_u64(d, "rx_missed", es.imissed);
+		rte_tel_data_add_dict_u64(d, "rx_errors", es.ierrors);
+		rte_tel_data_add_dict_u64(d, "rx_nombuf", es.rx_nombuf);
+		rte_tel_data_add_dict_u64(d, "tx_errors", es.oerrors);
+	}
+	return 0;
+}
+
+static int
+tel_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
+	   struct rte_tel_data *d)
+{
+	unsigned int i;
+
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (i = 0; i < dpr_engine.n_workers; i++)
+		rte_tel_data_add_array_int(d, (int)dpr_engine.workers[i].lcore_id);
+	return 0;
+}
+
+static int
+tel_lcore_stats(const char *cmd __rte_unused, const char *params,
+		struct rte_tel_data *d)
+{
+	const volatile struct dpr_worker *w = NULL;
+	uint64_t rx = 0, tx = 0, drops = 0;
+	unsigned int i, pi, r;
+	char *end;
+	long lcore;
+
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	lcore = strtol(params, &end, 10);
+	if (*end != '\0')
+		return -EINVAL;
+	for (i = 0; i < dpr_engine.n_workers; i++)
+		if ((long)dpr_engine.workers[i].lcore_id == lcore)
+			w = &dpr_engine.workers[i];
+	if (w == NULL)
+		return -EINVAL;
+	for (pi = 0; pi < dpr_engine.n_ports; pi++) {
+		rx += w->ctr[pi].rx_packets;
+		tx += w->ctr[pi].tx_packets;
+		for (r = 0; r < DPR_DROP_MAX; r++)
+			drops += w->ctr[pi].drop[r];
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "lcore", (int)lcore);
+	rte_tel_data_add_dict_int(d, "queue", w->queue);
+	rte_tel_data_add_dict_u64(d, "polls", w->polls);
+	rte_tel_data_add_dict_u64(d, "idle_polls", w->idle_polls);
+	rte_tel_data_add_dict_u64(d, "sleeps", w->sleeps);
+	rte_tel_data_add_dict_u64(d, "rx_packets", rx);
+	rte_tel_data_add_dict_u64(d, "tx_packets", tx);
+	rte_tel_data_add_dict_u64(d, "drops", drops);
+	return 0;
+}
+
+void
+dpr_stats_register_telemetry(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	rte_telemetry_register_cmd("/dprdma/info", tel_info,
+		"dprdmad version, uptime, configuration. No parameters");
+	rte_telemetry_register_cmd("/dprdma/ports", tel_ports,
+		"Port indexes (dprdmaN). No parameters");
+	rte_telemetry_register_cmd("/dprdma/port/info", tel_port_info,
+		"Addresses, MTU and link of a port. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/port/stats", tel_port_stats,
+		"Counters of a port, drops by reason. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/lcores", tel_lcores,
+		"Worker lcore ids. No parameters");
+	rte_telemetry_register_cmd("/dprdma/lcore/stats", tel_lcore_stats,
+		"Poll and packet counters of a worker. Parameter: lcore id");
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+#ifndef ENGINE_PRIVATE_H
+#define ENGINE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "dpr_config.h"
+
+extern int dpr_logtype_engine;
+#define ENGINE_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpr_logtype_engine, \
+		"dprdma.engine: " fmt "\n", ## __VA_ARGS__)
+
+/** RoCEv2 UDP destination port (IANA). */
+#define DPR_ROCEV2_UDP_PORT 4791
+
+/*
+ * Per-port counters, named as `ethtool -S` names them. Each worker has its
+ * own copy (one writer, no atomics); readers sum over workers.
+ */
+#define DPR_PORT_COUNTERS(_) \
+	_(rx_packets) \
+	_(rx_bytes) \
+	_(tx_packets) \
+	_(tx_bytes) \
+	_(arp_request_rx) \
+	_(arp_reply_tx) \
+	_(icmp_echo_rx) \
+	_(icmp_echo_reply_tx) \
+	_(roce_rx_packets) \
+	_(roce_rx_bytes)
+
+/* Why a frame was dropped: enum suffix, counter name, meaning. */
+#define DPR_DROP_REASONS(_) \
+	_(RUNT, rx_drop_runt, "frame shorter than the headers it announces") \
+	_(L2_NOT_FOR_US, rx_drop_l2_not_for_us, "destination MAC neither the port's nor broadcast") \
+	_(VLAN, rx_drop_vlan, "VLAN-tagged frame (VLANs are not configured)") \
+	_(IPV6, rx_drop_ipv6, "IPv6 frame (the IPv6 data path is not built yet)") \
+	_(ETHERTYPE, rx_drop_ethertype, "EtherType neither ARP nor IPv4") \
+	_(ARP_MALFORMED, rx_drop_arp_malformed, "ARP not Ethernet/IPv4 or too short") \
+	_(ARP_NOT_FOR_US, rx_drop_arp_not_for_us, "ARP request for another address") \
+	_(ARP_NOT_REQUEST, rx_drop_arp_not_request, "ARP reply or other operation") \
+	_(IP_MALFORMED, rx_drop_ipv4_malformed, "bad IPv4 version, header or total length") \
+	_(IP_CSUM, rx_drop_ipv4_bad_checksum, "IPv4 header checksum wrong") \
+	_(IP_NOT_FOR_US, rx_drop_ipv4_not_for_us, "IPv4 destination not the port's address") \
+	_(IP_FRAGMENT, rx_drop_ipv4_fragment, "IPv4 fragment (not reassembled)") \
+	_(IP_PROTO, rx_drop_ipv4_protocol, "IPv4 protocol neither ICMP nor UDP") \
+	_(ICMP_MALFORMED, rx_drop_icmp_malformed, "ICMP too short or checksum wrong") \
+	_(ICMP_NOT_ECHO, rx_drop_icmp_not_echo, "ICMP other than echo request") \
+	_(UDP_MALFORMED, rx_drop_udp_malformed, "UDP length inconsistent with IPv4") \
+	_(UDP_PORT, rx_drop_udp_port, "UDP to a port other than 4791") \
+	_(ROCE_NO_TRANSPORT, rx_drop_roce_no_transport, "RoCEv2 frame: no transport attached yet") \
+	_(TX_FULL, tx_drop_full, "TX queue full")
+
+enum dpr_drop_reason {
+#define _(e, n, h) DPR_DROP_ ## e,
+	DPR_DROP_REASONS(_)
+#undef _
+	DPR_DROP_MAX
+};
+
+extern const char *const dpr_drop_names[DPR_DROP_MAX];
+extern const char *const dpr_drop_help[DPR_DROP_MAX];
+
+struct dpr_port_counters {
+#define _(n) uint64_t n;
+	DPR_PORT_COUNTERS(_)
+#undef _
+	uint64_t drop[DPR_DROP_MAX];
+};
+
+/** A port as the data path sees it: read-only once started. */
+struct dpr_port {
+	uint16_t port_id;
+	uint16_t nb_queues;
+	struct rte_ether_addr mac;
+	uint32_t ip;          /**< network order, 0 = unnumbered */
+	uint8_t prefix_len;
+	uint16_t mtu;
+	bool started;
+	bool closed;
+	char name[64];
+};
+
+/** What the RX classifier decided for one frame. */
+enum dpr_rx_action {
+	DPR_RX_REPLY, /**< rewritten in place as a reply: transmit it */
+	DPR_RX_ROCE,  /**< UDP 4791 for us: hand to the RoCE receive stage */
+	DPR_RX_DROP,  /**< counted in a drop reason: free it */
+};
+
+/**
+ * Classify one received frame and, for ARP requests and ICMP echo requests
+ * addressed to @p port, rewrite it in place into the reply. Counts the
+ * frame's protocol counter or its drop reason in @p c.
+ */
+enum dpr_rx_action dpr_rx_classify(const struct dpr_port *port,
+		struct rte_mbuf *m, struct dpr_port_counters *c);
+
+/** Largest frame (Ethernet header + one VLAN tag + MTU) for a port MTU. */
+static inline uint32_t
+dpr_frame_len(uint16_t mtu)
+{
+	return mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
+}
+
+
+/** TX frames a worker gathers per port before one tx_burst. */
+struct dpr_txbuf {
+	uint16_t n;
+	struct rte_mbuf *pkts[2 * DPR_MAX_BURST];
+};
+
+/** One worker lcore: its queues, TX buffers and counters. */
+struct dpr_worker {
+	unsigned int lcore_id;
+	uint16_t queue;               /**< its RX/TX queue on every port */
+	uint64_t polls;               /**< loop iterations */
+	uint64_t idle_polls;          /**< iterations that received nothing */
+	uint64_t sleeps;              /**< yield-mode sleeps */
+	struct dpr_txbuf tx[DPR_MAX_PORTS];
+	struct dpr_port_counters ctr[DPR_MAX_PORTS];
+} __rte_cache_aligned;
+
+/** Hooks later stages attach to; the defaults drop and count. */
+struct dpr_engine_ops {
+	/** RoCEv2 frames classified for us (the RoCE receive stage). */
+	void (*roce_rx)(struct dpr_worker *w, const struct dpr_port *port,
+			struct rte_mbuf **pkts, uint16_t n);
+};
+
+/** The engine: one per process. */
+struct dpr_engine {
+	struct dpr_config conf;
+	struct dpr_port ports[DPR_MAX_PORTS];
+	uint16_t n_ports;
+	struct dpr_worker workers[DPR_MAX_WORKERS];
+	unsigned int n_workers;
+	struct rte_mempool *pool;
+	struct dpr_engine_ops ops;
+	uint64_t start_tsc;
+	volatile bool quit;
+	bool running;
+};
+
+extern struct dpr_engine dpr_engine;
+
+/* dpr_port.c */
+int dpr_port_setup(struct dpr_port *p, uint16_t port_id,
+		const struct dpr_port_conf *pc, uint16_t nb_queues,
+		struct rte_mempool *pool, char *err, size_t errlen);
+void dpr_port_close(struct dpr_port *p);
+unsigned int dpr_port_pool_size(const struct dpr_config *conf,
+		uint16_t n_ports, unsigned int n_workers);
+
+/* dpr_stats.c */
+void dpr_port_counters_sum(uint16_t port_index, struct dpr_port_counters *sum);
+void dpr_stats_register_telemetry(void);
+
+#endif /* ENGINE_PRIVATE_H */

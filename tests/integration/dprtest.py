@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""Helpers for integration tests: network namespaces joined by veth pairs,
+a dprdmad running in one of them, and its telemetry socket.
+
+Every name carries the test's PID, so a test never touches what another
+(or an earlier, crashed) run created. Traffic stays inside namespaces the
+test creates."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+SKIP = 77
+DPRDMAD = os.environ.get("DPRDMAD", "build/app/dprdmad")
+SOURCE_ROOT = os.environ.get("DPR_SOURCE_ROOT", ".")
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def fail(msg):
+    log("FAIL: " + msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    log("ok: " + msg)
+
+
+def skip(msg):
+    log("SKIP: " + msg)
+    sys.exit(SKIP)
+
+
+def run(cmd, check_rc=True, timeout=60, **kw):
+    """Run a command (list), return CompletedProcess with text output."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       **kw)
+    if check_rc and p.returncode != 0:
+        fail("%s exited %d: %s %s" % (" ".join(cmd), p.returncode,
+                                      p.stdout, p.stderr))
+    return p
+
+
+def require_root_and_netns():
+    if os.geteuid() != 0:
+        skip("needs root (network namespaces, DPDK ports)")
+    if run(["ip", "netns", "list"], check_rc=False).returncode != 0:
+        skip("'ip netns' does not work here")
+    if not os.path.exists(DPRDMAD):
+        fail("dprdmad not built at %s" % DPRDMAD)
+
+
+class Netns:
+    """A network namespace; deleted on close."""
+
+    def __init__(self, name):
+        self.name = name
+        run(["ip", "netns", "del", name], check_rc=False)
+        run(["ip", "netns", "add", name])
+        self.sh("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+                "net.ipv6.conf.default.disable_ipv6=1")
+        self.sh("ip link set lo up")
+
+    def cmd(self, args):
+        return ["ip", "netns", "exec", self.name] + list(args)
+
+    def sh(self, script, check_rc=True, timeout=60):
+        return run(self.cmd(["sh", "-c", script]), check_rc=check_rc,
+                   timeout=timeout)
+
+    def close(self):
+        run(["ip", "netns", "del", self.name], check_rc=False)
+
+
+def veth_pair(ns_a, if_a, ns_b, if_b):
+    """Join two namespaces with a veth pair; both ends up, IPv6 off (the
+    kernel's ND/MLD frames would skew the counters)."""
+    run(["ip", "link", "add", if_a, "netns", ns_a.name, "type", "veth",
+         "peer", "name", if_b, "netns", ns_b.name])
+    for ns, ifname in ((ns_a, if_a), (ns_b, if_b)):
+        ns.sh("sysctl -qw net.ipv6.conf.%s.disable_ipv6=1; "
+              "ip link set %s up" % (ifname, ifname))
+
+
+def link_stats(ns, ifname):
+    """Kernel counters of an interface: dict rx_packets, tx_packets..."""
+    out = ns.sh("cat /sys/class/net/%s/statistics/rx_packets "
+                "/sys/class/net/%s/statistics/tx_packets" % (ifname, ifname))
+    rx, tx = (int(x) for x in out.stdout.split())
+    return {"rx_packets": rx, "tx_packets": tx}
+
+
+class Daemon:
+    """dprdmad in a namespace (or in this one), output collected."""
+
+    def __init__(self, args, ns=None, prefix=None, ready=True, timeout=60):
+        self.prefix = prefix
+        cmd = [DPRDMAD] + list(args)
+        if ns is not None:
+            cmd = ns.cmd(cmd)
+        log("start: " + " ".join(cmd))
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self._running = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if ready:
+            self.wait_running(timeout)
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            sys.stdout.write("  | " + line)
+            if line.startswith("dprdmad: running"):
+                self._running.set()
+        self._running.set()
+
+    def output(self):
+        return "\n".join(self.lines)
+
+    def wait_running(self, timeout):
+        if not self._running.wait(timeout) or self.proc.poll() is not None:
+            self.proc.kill()
+            fail("dprdmad did not come up in %d s:\n%s" %
+                 (timeout, self.output()))
+
+    def stop(self, sig=signal.SIGINT, timeout=30):
+        """Stop with a signal; return the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("dprdmad did not stop within %d s of signal %d" %
+                 (timeout, sig))
+        self._reader.join(5)
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def telemetry_path(prefix):
+    return "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
+
+
+def telemetry(prefix, command):
+    """One telemetry command, straight over the socket; returns the value
+    of the reply (the dict or list under the command's name)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    s.connect(telemetry_path(prefix))
+    hello = json.loads(s.recv(16384).decode())
+    s.send(command.encode())
+    reply = json.loads(s.recv(hello["max_output_len"]).decode())
+    s.close()
+    key = command.split(",")[0]
+    if key not in reply:
+        fail("telemetry %s: unexpected reply %r" % (command, reply))
+    return reply[key]
+
+
+def telemetry_py(prefix, commands):
+    """The same through Debian's dpdk-telemetry.py, as a user runs it."""
+    p = run(["/usr/bin/python3", "/usr/bin/dpdk-telemetry.py", "-f", prefix],
+            input="\n".join(commands) + "\n")
+    return [json.loads(line) for line in p.stdout.splitlines()
+            if line.startswith("{")]
+
+
+def parse_ping(out):
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
+    if not m:
+        fail("cannot parse ping output:\n" + out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_arping(out):
+    m = re.search(r"Sent (\d+) probes.*\nReceived (\d+) response", out)
+    if not m:
+        fail("cannot parse arping output:\n" + out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def wait_for(pred, timeout, what):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.1)
+    fail("timed out after %d s waiting for %s" % (timeout, what))

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/* lib/engine/dpr_classify.c: ARP and ICMP replies, RoCEv2, drop reasons. */
+
+#include <arpa/inet.h>
+
+#include <rte_arp.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+
+#include "dpr_engine.h"
+#include "dpr_test.h"
+#include "engine_private.h"
+
+static struct rte_mempool *pool;
+static struct dpr_port port;
+static const struct rte_ether_addr peer_mac = {{ 0x02, 0, 0, 0, 0, 0x02 }};
+#define PORT_IP RTE_IPV4(10, 77, 0, 1)
+#define PEER_IP RTE_IPV4(10, 77, 0, 2)
+
+static int
+setup(void)
+{
+	pool = rte_pktmbuf_pool_create("classify", 256, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (pool == NULL)
+		return -1;
+	memset(&port, 0, sizeof(port));
+	port.mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0, 0x01 }};
+	port.ip = rte_cpu_to_be_32(PORT_IP);
+	port.prefix_len = 24;
+	port.mtu = 1500;
+	return 0;
+}
+
+static void
+teardown(void)
+{
+	rte_mempool_free(pool);
+}
+
+static struct rte_mbuf *
+eth_frame(uint16_t ether_type, const struct rte_ether_addr *dst, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eth;
+
+	if (m == NULL)
+		return NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, len);
+	memset(eth, 0, len);
+	eth->dst_addr = *dst;
+	eth->src_addr = peer_mac;
+	eth->ether_type = rte_cpu_to_be_16(ether_type);
+	return m;
+}
+
+static struct rte_mbuf *
+arp_frame(uint16_t op, uint32_t tip)
+{
+	static const struct rte_ether_addr bcast = {{ 0xff, 0xff, 0xff, 0xff,
+						      0xff, 0xff }};
+	struct rte_mbuf *m = eth_frame(RTE_ETHER_TYPE_ARP, &bcast, 60);
+	struct rte_arp_hdr *arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *,
+							  RTE_ETHER_HDR_LEN);
+
+	arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = 6;
+	arp->arp_plen = 4;
+	arp->arp_opcode = rte_cpu_to_be_16(op);
+	arp->arp_data.arp_sha = peer_mac;
+	arp->arp_data.arp_sip = rte_cpu_to_be_32(PEER_IP);
+	arp->arp_data.arp_tip = rte_cpu_to_be_32(tip);
+	return m;
+}
+
+/* IPv4 frame to @p dst with @p l4_len bytes after the IP header. */
+static struct rte_mbuf *
+ip_frame(uint8_t proto, uint32_t dst, uint16_t l4_len, uint16_t pad)
+{
+	uint16_t len = RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + l4_len;
+	struct rte_mbuf *m = eth_frame(RTE_ETHER_TYPE_IPV4, &port.mac, len + pad);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+							  RTE_ETHER_HDR_LEN);
+
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(len - RTE_ETHER_HDR_LEN);
+	ip->time_to_live = 17;
+	ip->next_proto_id = proto;
+	ip->src_addr = rte_cpu_to_be_32(PEER_IP);
+	ip->dst_addr = rte_cpu_to_be_32(dst);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	return m;
+}
+
+static struct rte_ipv4_hdr *
+ip_of(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+}
+
+static struct rte_mbuf *
+echo_request(uint16_t data_len, uint16_t pad)
+{
+	struct rte_mbuf *m = ip_frame(IPPROTO_ICMP, PORT_IP,
+				      sizeof(struct rte_icmp_hdr) + data_len, pad);
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)(ip_of(m) + 1);
+	uint8_t *data = (uint8_t *)(icmp + 1);
+	uint16_t i;
+
+	icmp->icmp_type = RTE_IP_ICMP_ECHO_REQUEST;
+	icmp->icmp_ident = rte_cpu_to_be_16(0x1234);
+	icmp->icmp_seq_nb = rte_cpu_to_be_16(7);
+	for (i = 0; i < data_len; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	icmp->icmp_cksum = ~rte_raw_cksum(icmp, sizeof(*icmp) + data_len);
+	return m;
+}
+
+static int
+test_arp_request_answered(void)
+{
+	struct dpr_port_counters c = { 0 };
+	struct rte_mbuf *m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_REPLY, "ARP for us");
+	CHECK(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac), "to the asker");
+	CHECK(rte_is_same_ether_addr(&eth->src_addr, &port.mac), "from us");
+	CHECK_EQ(rte_be_to_cpu_16(arp->arp_opcode), RTE_ARP_OP_REPLY, "op");
+	CHECK(rte_is_same_ether_addr(&arp->arp_data.arp_sha, &port.mac), "sha");
+	CHECK_EQ(arp->arp_data.arp_sip, port.ip, "sip");
+	CHECK(rte_is_same_ether_addr(&arp->arp_data.arp_tha, &peer_mac), "tha");
+	CHECK_EQ(arp->arp_data.arp_tip, rte_cpu_to_be_32(PEER_IP), "tip");
+	CHECK_EQ(c.arp_request_rx, 1, "counted");
+	CHECK_EQ(c.arp_reply_tx, 1, "counted");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+static int
+test_arp_dropped(void)
+{
+	struct dpr_port_counters c = { 0 };
+	struct rte_mbuf *m;
+
+	m = arp_frame(RTE_ARP_OP_REQUEST, PEER_IP + 5);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "other address");
+	rte_pktmbuf_free(m);
+	CHECK_EQ(c.drop[DPR_DROP_ARP_NOT_FOR_US], 1, "reason");
+	m = arp_frame(RTE_ARP_OP_REPLY, PORT_IP);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "reply");
+	rte_pktmbuf_free(m);
+	CHECK_EQ(c.drop[DPR_DROP_ARP_NOT_REQUEST], 1, "reason");
+	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
+	rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14)->arp_plen = 16;
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "plen 16");
+	rte_pktmbuf_free(m);
+	CHECK_EQ(c.drop[DPR_DROP_ARP_MALFORMED], 1, "reason");
+	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
+	rte_pktmbuf_trim(m, 60 - 20);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "truncated");
+	rte_pktmbuf_free(m);
+	CHECK_EQ(c.drop[DPR_DROP_ARP_MALFORMED], 2, "reason");
+	CHECK_EQ(c.arp_reply_tx, 0, "no reply");
+	return TEST_SUCCESS;
+}
+
+static int
+test_echo_answered(void)
+{
+	static const uint16_t sizes[] = { 0, 18, 56, 1472 };
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		struct dpr_port_counters c = { 0 };
+		struct rte_mbuf *m = echo_request(sizes[i], sizes[i] < 18 ? 10 : 0);
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		struct rte_ipv4_hdr *ip = ip_of(m);
+		struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)(ip + 1);
+		uint16_t ip_len = rte_be_to_cpu_16(ip->total_length);
+
+		CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_REPLY, "size %u",
+			 sizes[i]);
+		CHECK_EQ(icmp->icmp_type, RTE_IP_ICMP_ECHO_REPLY, "type");
+		CHECK_EQ(rte_be_to_cpu_16(icmp->icmp_ident), 0x1234, "ident kept");
+		CHECK_EQ(rte_be_to_cpu_16(icmp->icmp_seq_nb), 7, "seq kept");
+		CHECK_EQ(rte_raw_cksum(icmp, ip_len - 20), 0xffff, "ICMP checksum");
+		CHECK_EQ(rte_raw_cksum(ip, 20), 0xffff, "IP checksum");
+		CHECK_EQ(ip->src_addr, port.ip, "from us");
+		CHECK_EQ(ip->dst_addr, rte_cpu_to_be_32(PEER_IP), "to the peer");
+		CHECK(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac), "MAC");
+		CHECK_EQ(rte_pktmbuf_pkt_len(m), 14 + ip_len, "padding trimmed");
+		CHECK(((uint8_t *)(icmp + 1))[sizes[i] ? sizes[i] - 1 : 0] ==
+		      (sizes[i] ? (uint8_t)((sizes[i] - 1) * 7 + 1) : 0) ||
+		      sizes[i] == 0, "data echoed");
+		CHECK_EQ(c.icmp_echo_rx, 1, "counted");
+		CHECK_EQ(c.icmp_echo_reply_tx, 1, "counted");
+		rte_pktmbuf_free(m);
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_ip_drops(void)
+{
+	struct dpr_port_counters c = { 0 };
+	struct rte_mbuf *m;
+
+	m = echo_request(8, 0);
+	ip_of(m)->hdr_checksum ^= 1;
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "bad IP checksum");
+	CHECK_EQ(c.drop[DPR_DROP_IP_CSUM], 1, "reason");
+	rte_pktmbuf_free(m);
+
+	m = echo_request(8, 0);
+	rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 8)[0] ^= 0xff;
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "bad ICMP checksum");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP_MALFORMED], 1, "reason");
+	rte_pktmbuf_free(m);
+
+	m = ip_frame(IPPROTO_ICMP, PEER_IP + 9, 8, 0);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "not our IP");
+	CHECK_EQ(c.drop[DPR_DROP_IP_NOT_FOR_US], 1, "reason");
+	rte_pktmbuf_free(m);
+
+	m = echo_request(8, 0);
+	ip_of(m)->total_length = rte_cpu_to_be_16(200);
+	ip_of(m)->hdr_checksum = 0;
+	ip_of(m)->hdr_checksum = rte_ipv4_cksum(ip_of(m));
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "total length");
+	CHECK_EQ(c.drop[DPR_DROP_IP_MALFORMED], 1, "reason");
+	rte_pktmbuf_free(m);
+
+	m = echo_request(8, 0);
+	ip_of(m)->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG);
+	ip_of(m)->hdr_checksum = 0;
+	ip_of(m)->hdr_checksum = rte_ipv4_cksum(ip_of(m));
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "fragment");
+	CHECK_EQ(c.drop[DPR_DROP_IP_FRAGMENT], 1, "reason");
+	rte_pktmbuf_free(m);
+
+	m = ip_frame(IPPROTO_TCP, PORT_IP, 20, 0);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "TCP");
+	CHECK_EQ(c.drop[DPR_DROP_IP_PROTO], 1, "reason");
+	rte_pktmbuf_free(m);
+
+	m = echo_request(8, 0);
+	((struct rte_icmp_hdr *)(ip_of(m) + 1))->icmp_type = 13; /* timestamp */
+	((struct rte_icmp_hdr *)(ip_of(m) + 1))->icmp_cksum = 0;
+	((struct rte_icmp_hdr *)(ip_of(m) + 1))->icmp_cksum =
+		~rte_raw_cksum(ip_of(m) + 1, 16);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "not echo");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP_NOT_ECHO], 1, "reason");
+	rte_pktmbuf_free(m);
+	CHECK_EQ(c.icmp_echo_reply_tx, 0, "nothing answered");
+	return TEST_SUCCESS;
+}
+
+static int
+test_udp(void)
+{
+	struct dpr_port_counters c = { 0 };
+	struct rte_mbuf *m;
+	struct rte_udp_hdr *udp;
+
+	m = ip_frame(IPPROTO_UDP, PORT_IP, 8 + 40, 0);
+	udp = (struct rte_udp_hdr *)(ip_of(m) + 1);
+	udp->dst_port = rte_cpu_to_be_16(4791);
+	udp->dgram_len = rte_cpu_to_be_16(48);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_ROCE, "RoCEv2");
+	CHECK_EQ(c.roce_rx_packets, 1, "counted");
+	udp->dgram_len = rte_cpu_to_be_16(49);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "UDP too long");
+	CHECK_EQ(c.drop[DPR_DROP_UDP_MALFORMED], 1, "reason");
+	udp->dgram_len = rte_cpu_to_be_16(48);
+	udp->dst_port = rte_cpu_to_be_16(4792);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "other port");
+	CHECK_EQ(c.drop[DPR_DROP_UDP_PORT], 1, "reason");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+static int
+test_l2_drops(void)
+{
+	static const struct rte_ether_addr other = {{ 2, 9, 9, 9, 9, 9 }};
+	struct dpr_port_counters c = { 0 };
+	struct rte_mbuf *m;
+
+	m = eth_frame(RTE_ETHER_TYPE_IPV4, &other, 60);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "other MAC");
+	CHECK_EQ(c.drop[DPR_DROP_L2_NOT_FOR_US], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = eth_frame(RTE_ETHER_TYPE_IPV6, &port.mac, 60);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "IPv6");
+	CHECK_EQ(c.drop[DPR_DROP_IPV6], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = eth_frame(RTE_ETHER_TYPE_VLAN, &port.mac, 60);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "VLAN");
+	CHECK_EQ(c.drop[DPR_DROP_VLAN], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = eth_frame(0x88cc, &port.mac, 60);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "LLDP");
+	CHECK_EQ(c.drop[DPR_DROP_ETHERTYPE], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = eth_frame(RTE_ETHER_TYPE_IPV4, &port.mac, 20);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "runt IPv4");
+	CHECK_EQ(c.drop[DPR_DROP_RUNT], 1, "reason");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+static int
+test_unnumbered_port_answers_nothing(void)
+{
+	struct dpr_port_counters c = { 0 };
+	struct dpr_port p = port;
+	struct rte_mbuf *m;
+
+	p.ip = 0;
+	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
+	CHECK_EQ(dpr_rx_classify(&p, m, &c), DPR_RX_DROP, "no address, no ARP");
+	rte_pktmbuf_free(m);
+	m = echo_request(8, 0);
+	CHECK_EQ(dpr_rx_classify(&p, m, &c), DPR_RX_DROP, "no address, no ping");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+static int
+test_active_mtu(void)
+{
+	/* rxe's table: netdev MTU minus 80 header bytes, rounded down */
+	CHECK_EQ(dpr_active_mtu(1500), 1024, "1500");
+	CHECK_EQ(dpr_active_mtu(4200), 4096, "4200");
+	CHECK_EQ(dpr_active_mtu(9000), 4096, "9000");
+	CHECK_EQ(dpr_active_mtu(2128), 2048, "2128");
+	CHECK_EQ(dpr_active_mtu(2127), 1024, "2127");
+	CHECK_EQ(dpr_active_mtu(576), 256, "576");
+	CHECK_EQ(dpr_active_mtu(300), 0, "too small");
+	return TEST_SUCCESS;
+}
+
+static const struct dpr_test_case classify_cases[] = {
+	DPR_TEST_CASE(test_arp_request_answered),
+	DPR_TEST_CASE(test_arp_dropped),
+	DPR_TEST_CASE(test_echo_answered),
+	DPR_TEST_CASE(test_ip_drops),
+	DPR_TEST_CASE(test_udp),
+	DPR_TEST_CASE(test_l2_drops),
+	DPR_TEST_CASE(test_unnumbered_port_answers_nothing),
+	DPR_TEST_CASE(test_active_mtu),
+	DPR_TEST_CASES_END,
+};
+
+static struct dpr_test_suite classify_suite = {
+	.name = "engine_classify",
+	.needs_eal = true,
+	.setup = setup,
+	.teardown = teardown,
+	.cases = classify_cases,
+};
+DPR_TEST_SUITE(classify_suite);
