@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/**
+ * @file
+ * RoCEv2 on the wire (IBTA vol. 1 ch. 9, Annex A17): transport headers and
+ * their accessors, the opcode table, 24-bit PSN arithmetic, GIDs,
+ * Ethernet/VLAN/IPv4/IPv6/UDP encapsulation, the ICRC, validation of a
+ * received frame and the frame builder. No state: everything here is a
+ * function of its arguments.
+ *
+ * Headers are kept in wire (big-endian) order. Each has raw accessors that
+ * swap bytes (dpr_bth_psn(bth)); dpr_hdr() finds any header of a packet
+ * through the opcode table, as rxe's header accessors do.
+ */
+
+#ifndef DPR_WIRE_H
+#define DPR_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** RoCEv2 UDP destination port (IANA). */
+#define DPR_ROCEV2_PORT 4791
+/** UDP source ports RoCEv2 senders use: 0xC000-0xFFFF (Annex A17.3.2). */
+#define DPR_ROCEV2_SPORT_BASE 0xC000
+/** Default partition key. */
+#define DPR_DEFAULT_PKEY 0xFFFF
+/** Length of the invariant CRC trailer. */
+#define DPR_ICRC_LEN 4u
+
+/* ---------------------------------------------------------------------
+ * Transport headers (IBTA 9.2-9.3). Packed: AtomicETH has 64-bit fields
+ * at 4-byte offsets.
+ */
+
+/** Base Transport Header, 12 bytes. */
+struct dpr_bth {
+	uint8_t opcode;
+	uint8_t flags;       /**< SE:1 M:1 PadCnt:2 TVer:4 */
+	rte_be16_t pkey;
+	rte_be32_t qpn;      /**< FECN:1 BECN:1 Resv6:6 DestQP:24 */
+	rte_be32_t apsn;     /**< AckReq:1 Resv7:7 PSN:24 */
+} __rte_packed;
+
+/** RDMA Extended Transport Header, 16 bytes. */
+struct dpr_reth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be32_t len;
+} __rte_packed;
+
+/** ACK Extended Transport Header, 4 bytes. */
+struct dpr_aeth {
+	rte_be32_t smsn;     /**< Syndrome:8 MSN:24 */
+} __rte_packed;
+
+/** Atomic Extended Transport Header, 28 bytes. */
+struct dpr_atmeth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be64_t swap_add;
+	rte_be64_t compare;
+} __rte_packed;
+
+/** Atomic ACK Extended Transport Header, 8 bytes. */
+struct dpr_atmack {
+	rte_be64_t orig;
+} __rte_packed;
+
+/** Immediate Data, 4 bytes (opaque: kept in wire order end to end). */
+struct dpr_immdt {
+	rte_be32_t imm;
+} __rte_packed;
+
+/** Invalidate Extended Transport Header, 4 bytes. */
+struct dpr_ieth {
+	rte_be32_t rkey;
+} __rte_packed;
+
+/** Datagram Extended Transport Header, 8 bytes. */
+struct dpr_deth {
+	rte_be32_t qkey;
+	rte_be32_t sqpn;     /**< Resv8:8 SrcQP:24 */
+} __rte_packed;
+
+/** RoCEv2 Congestion Notification Packet body after the BTH, 16 bytes. */
+struct dpr_cnp {
+	uint8_t reserved[16];
+} __rte_packed;
+
+static_assert(sizeof(struct dpr_bth) == 12, "BTH is 12 bytes");
+static_assert(sizeof(struct dpr_reth) == 16, "RETH is 16 bytes");
+static_assert(sizeof(struct dpr_aeth) == 4, "AETH is 4 bytes");
+static_assert(sizeof(struct dpr_atmeth) == 28, "AtomicETH is 28 bytes");
+static_assert(sizeof(struct dpr_atmack) == 8, "AtomicAckETH is 8 bytes");
+static_assert(sizeof(struct dpr_immdt) == 4, "ImmDt is 4 bytes");
+static_assert(sizeof(struct dpr_ieth) == 4, "IETH is 4 bytes");
+static_assert(sizeof(struct dpr_deth) == 8, "DETH is 8 bytes");
+static_assert(sizeof(struct dpr_cnp) == 16, "CNP body is 16 bytes");
+
+#define DPR_BTH_SE     0x80
+#define DPR_BTH_MIG    0x40
+#define DPR_BTH_PAD_MASK 0x30
+#define DPR_BTH_PAD_SHIFT 4
+#define DPR_BTH_TVER_MASK 0x0f
+#define DPR_BTH_FECN   0x80000000u
+#define DPR_BTH_BECN   0x40000000u
+#define DPR_BTH_QPN_MASK 0x00ffffffu
+#define DPR_BTH_ACKREQ 0x80000000u
+#define DPR_PSN_MASK   0x00ffffffu
+
+/* BTH raw accessors: read and write the wire bytes. */
+static inline uint8_t dpr_bth_opcode(const struct dpr_bth *b) { return b->opcode; }
+static inline bool dpr_bth_se(const struct dpr_bth *b) { return b->flags & DPR_BTH_SE; }
+static inline bool dpr_bth_mig(const struct dpr_bth *b) { return b->flags & DPR_BTH_MIG; }
+static inline uint8_t dpr_bth_pad(const struct dpr_bth *b)
+{ return (b->flags & DPR_BTH_PAD_MASK) >> DPR_BTH_PAD_SHIFT; }
+static inline uint8_t dpr_bth_tver(const struct dpr_bth *b) { return b->flags & DPR_BTH_TVER_MASK; }
+static inline uint16_t dpr_bth_pkey(const struct dpr_bth *b) { return rte_be_to_cpu_16(b->pkey); }
+static inline uint32_t dpr_bth_qpn(const struct dpr_bth *b)
+{ return rte_be_to_cpu_32(b->qpn) & DPR_BTH_QPN_MASK; }
+static inline bool dpr_bth_fecn(const struct dpr_bth *b)
+{ return rte_be_to_cpu_32(b->qpn) & DPR_BTH_FECN; }
+static inline bool dpr_bth_becn(const struct dpr_bth *b)
+{ return rte_be_to_cpu_32(b->qpn) & DPR_BTH_BECN; }
+static inline bool dpr_bth_ackreq(const struct dpr_bth *b)
+{ return rte_be_to_cpu_32(b->apsn) & DPR_BTH_ACKREQ; }
+static inline uint32_t dpr_bth_psn(const struct dpr_bth *b)
+{ return rte_be_to_cpu_32(b->apsn) & DPR_PSN_MASK; }
+
+static inline uint64_t dpr_reth_va(const struct dpr_reth *r) { return rte_be_to_cpu_64(r->va); }
+static inline uint32_t dpr_reth_rkey(const struct dpr_reth *r) { return rte_be_to_cpu_32(r->rkey); }
+static inline uint32_t dpr_reth_len(const struct dpr_reth *r) { return rte_be_to_cpu_32(r->len); }
+
+static inline uint8_t dpr_aeth_syn(const struct dpr_aeth *a) { return rte_be_to_cpu_32(a->smsn) >> 24; }
+static inline uint32_t dpr_aeth_msn(const struct dpr_aeth *a)
+{ return rte_be_to_cpu_32(a->smsn) & DPR_PSN_MASK; }
+
+static inline uint64_t dpr_atmeth_va(const struct dpr_atmeth *a) { return rte_be_to_cpu_64(a->va); }
+static inline uint32_t dpr_atmeth_rkey(const struct dpr_atmeth *a) { return rte_be_to_cpu_32(a->rkey); }
+static inline uint64_t dpr_atmeth_swap_add(const struct dpr_atmeth *a) { return rte_be_to_cpu_64(a->swap_add); }
+static inline uint64_t dpr_atmeth_compare(const struct dpr_atmeth *a) { return rte_be_to_cpu_64(a->compare); }
+static inline uint64_t dpr_atmack_orig(const struct dpr_atmack *a) { return rte_be_to_cpu_64(a->orig); }
+static inline uint32_t dpr_ieth_rkey(const struct dpr_ieth *i) { return rte_be_to_cpu_32(i->rkey); }
+static inline uint32_t dpr_deth_qkey(const struct dpr_deth *d) { return rte_be_to_cpu_32(d->qkey); }
+static inline uint32_t dpr_deth_sqpn(const struct dpr_deth *d)
+{ return rte_be_to_cpu_32(d->sqpn) & DPR_BTH_QPN_MASK; }
+
+/* ---------------------------------------------------------------------
+ * AETH syndromes (IBTA 9.7.5.1.1, table 44).
+ */
+#define DPR_AETH_TYPE_MASK 0xe0
+#define DPR_AETH_ACK       0x00  /**< low 5 bits: credit count */
+#define DPR_AETH_RNR_NAK   0x20  /**< low 5 bits: RNR timer */
+#define DPR_AETH_NAK       0x60  /**< low 5 bits: NAK code */
+#define DPR_AETH_CREDIT_INVALID 0x1f
+
+enum dpr_nak_code {
+	DPR_NAK_PSN_SEQ_ERR = 0,
+	DPR_NAK_INVALID_REQ = 1,
+	DPR_NAK_REM_ACCESS_ERR = 2,
+	DPR_NAK_REM_OP_ERR = 3,
+	DPR_NAK_INVALID_RD_REQ = 4,
+};
+
+/** "ACK", "RNR_NAK", "NAK_PSN_SEQ_ERR", ... for a syndrome. */
+const char *dpr_aeth_syndrome_name(uint8_t syn);
+
+/* ---------------------------------------------------------------------
+ * The opcode table (IBTA 9.2.1 table 35), indexed by BTH opcode.
+ */
+
+/** Headers that may follow the BTH, in wire order. */
+enum dpr_hdr_type {
+	DPR_HDR_BTH,
+	DPR_HDR_DETH,
+	DPR_HDR_RETH,
+	DPR_HDR_ATMETH,
+	DPR_HDR_AETH,
+	DPR_HDR_ATMACK,
+	DPR_HDR_IMMDT,
+	DPR_HDR_IETH,
+	DPR_HDR_CNP,
+	DPR_HDR_PAYLOAD, /**< offset of the payload = length of the headers */
+	DPR_NUM_HDR_TYPES
+};
+
+/** Mask bits of an opcode: which headers, which role. */
+enum dpr_opcode_mask {
+	DPR_BTH_MASK       = 1u << DPR_HDR_BTH,
+	DPR_DETH_MASK      = 1u << DPR_HDR_DETH,
+	DPR_RETH_MASK      = 1u << DPR_HDR_RETH,
+	DPR_ATMETH_MASK    = 1u << DPR_HDR_ATMETH,
+	DPR_AETH_MASK      = 1u << DPR_HDR_AETH,
+	DPR_ATMACK_MASK    = 1u << DPR_HDR_ATMACK,
+	DPR_IMMDT_MASK     = 1u << DPR_HDR_IMMDT,
+	DPR_IETH_MASK      = 1u << DPR_HDR_IETH,
+	DPR_CNP_MASK       = 1u << DPR_HDR_CNP,
+	DPR_PAYLOAD_MASK   = 1u << DPR_HDR_PAYLOAD, /**< carries payload */
+
+	DPR_REQ_MASK       = 1u << 12, /**< sent by a requester */
+	DPR_ACK_MASK       = 1u << 13, /**< sent by a responder (ACK, read/atomic response) */
+	DPR_SEND_MASK      = 1u << 14,
+	DPR_WRITE_MASK     = 1u << 15,
+	DPR_READ_MASK      = 1u << 16, /**< READ request or READ response */
+	DPR_ATOMIC_MASK    = 1u << 17, /**< atomic request or atomic ACK */
+	DPR_START_MASK     = 1u << 18, /**< FIRST (with END: ONLY) */
+	DPR_MIDDLE_MASK    = 1u << 19,
+	DPR_END_MASK       = 1u << 20, /**< LAST (with START: ONLY) */
+	DPR_RWR_MASK       = 1u << 21, /**< consumes a receive WQE */
+	DPR_COMP_MASK      = 1u << 22, /**< completes a WQE at the responder */
+	DPR_NEED_ACK_MASK  = 1u << 23, /**< RC request: the responder acknowledges it */
+	DPR_INV_MASK       = 1u << 24, /**< invalidates an rkey */
+	DPR_RC_MASK        = 1u << 25,
+	DPR_UC_MASK        = 1u << 26,
+	DPR_UD_MASK        = 1u << 27,
+	DPR_CNP_PKT_MASK   = 1u << 28, /**< congestion notification */
+};
+
+#define DPR_ONLY_MASK (DPR_START_MASK | DPR_END_MASK)
+
+struct dpr_opcode_info {
+	const char *name;      /**< "RC_SEND_FIRST"; NULL: not a valid opcode */
+	uint32_t mask;         /**< enum dpr_opcode_mask bits */
+	uint8_t length;        /**< BTH and extension headers, bytes */
+	uint8_t offset[DPR_NUM_HDR_TYPES]; /**< from the BTH; valid where mask has the bit */
+};
+
+extern const struct dpr_opcode_info dpr_opcode[256];
+
+/* Opcodes (IBTA table 35, RoCEv2 CNP 0x81). */
+enum dpr_opcode {
+	DPR_OP_RC_SEND_FIRST = 0x00,
+	DPR_OP_RC_SEND_MIDDLE = 0x01,
+	DPR_OP_RC_SEND_LAST = 0x02,
+	DPR_OP_RC_SEND_LAST_IMM = 0x03,
+	DPR_OP_RC_SEND_ONLY = 0x04,
+	DPR_OP_RC_SEND_ONLY_IMM = 0x05,
+	DPR_OP_RC_WRITE_FIRST = 0x06,
+	DPR_OP_RC_WRITE_MIDDLE = 0x07,
+	DPR_OP_RC_WRITE_LAST = 0x08,
+	DPR_OP_RC_WRITE_LAST_IMM = 0x09,
+	DPR_OP_RC_WRITE_ONLY = 0x0a,
+	DPR_OP_RC_WRITE_ONLY_IMM = 0x0b,
+	DPR_OP_RC_READ_REQUEST = 0x0c,
+	DPR_OP_RC_READ_RESPONSE_FIRST = 0x0d,
+	DPR_OP_RC_READ_RESPONSE_MIDDLE = 0x0e,
+	DPR_OP_RC_READ_RESPONSE_LAST = 0x0f,
+	DPR_OP_RC_READ_RESPONSE_ONLY = 0x10,
+	DPR_OP_RC_ACK = 0x11,
+	DPR_OP_RC_ATOMIC_ACK = 0x12,
+	DPR_OP_RC_CMP_SWAP = 0x13,
+	DPR_OP_RC_FETCH_ADD = 0x14,
+	DPR_OP_RC_SEND_LAST_INV = 0x16,
+	DPR_OP_RC_SEND_ONLY_INV = 0x17,
+	DPR_OP_UC_SEND_FIRST = 0x20,
+	DPR_OP_UC_SEND_MIDDLE = 0x21,
+	DPR_OP_UC_SEND_LAST = 0x22,
+	DPR_OP_UC_SEND_LAST_IMM = 0x23,
+	DPR_OP_UC_SEND_ONLY = 0x24,
+	DPR_OP_UC_SEND_ONLY_IMM = 0x25,
+	DPR_OP_UC_WRITE_FIRST = 0x26,
+	DPR_OP_UC_WRITE_MIDDLE = 0x27,
+	DPR_OP_UC_WRITE_LAST = 0x28,
+	DPR_OP_UC_WRITE_LAST_IMM = 0x29,
+	DPR_OP_UC_WRITE_ONLY = 0x2a,
+	DPR_OP_UC_WRITE_ONLY_IMM = 0x2b,
+	DPR_OP_UD_SEND_ONLY = 0x64,
+	DPR_OP_UD_SEND_ONLY_IMM = 0x65,
+	DPR_OP_CNP = 0x81,
+};
+
+/** Header @p t of a packet whose BTH is at @p bth, or NULL if absent. */
+static inline void *
+dpr_hdr(const void *bth, enum dpr_hdr_type t)
+{
+	const struct dpr_opcode_info *oi = &dpr_opcode[*(const uint8_t *)bth];
+
+	if (!(oi->mask & (1u << t)))
+		return NULL;
+	return (uint8_t *)(uintptr_t)bth + oi->offset[t];
+}
+
+/* ---------------------------------------------------------------------
+ * 24-bit PSN arithmetic (IBTA 9.7.1: comparisons are modulo 2^24 within
+ * half the space).
+ */
+
+static inline uint32_t
+dpr_psn_add(uint32_t psn, int32_t n)
+{
+	return (uint32_t)(psn + (uint32_t)n) & DPR_PSN_MASK;
+}
+
+/** Signed distance a - b, in [-2^23, 2^23). */
+static inline int32_t
+dpr_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline bool dpr_psn_lt(uint32_t a, uint32_t b) { return dpr_psn_diff(a, b) < 0; }
+static inline bool dpr_psn_le(uint32_t a, uint32_t b) { return dpr_psn_diff(a, b) <= 0; }
+static inline bool dpr_psn_gt(uint32_t a, uint32_t b) { return dpr_psn_diff(a, b) > 0; }
+static inline bool dpr_psn_ge(uint32_t a, uint32_t b) { return dpr_psn_diff(a, b) >= 0; }
+
+/* ---------------------------------------------------------------------
+ * GIDs: RoCEv2 addresses are IPv6 addresses; IPv4 ones are mapped
+ * (::ffff:a.b.c.d), as GID index 1 of rxe holds them.
+ */
+
+union dpr_gid {
+	uint8_t raw[16];
+	rte_be32_t w[4];
+};
+
+static inline void
+dpr_gid_from_ipv4(union dpr_gid *g, rte_be32_t ip)
+{
+	g->w[0] = 0;
+	g->w[1] = 0;
+	g->w[2] = RTE_BE32(0x0000ffff);
+	g->w[3] = ip;
+}
+
+static inline bool
+dpr_gid_is_ipv4(const union dpr_gid *g)
+{
+	return g->w[0] == 0 && g->w[1] == 0 && g->w[2] == RTE_BE32(0x0000ffff);
+}
+
+static inline rte_be32_t
+dpr_gid_to_ipv4(const union dpr_gid *g)
+{
+	return g->w[3];
+}
+
+/**
+ * Flow label of a connection without one in its address vector, as Linux
+ * computes it (rdma_calc_flow_label): 20 bits from local x remote QPN.
+ */
+static inline uint32_t
+dpr_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	return (uint32_t)(v & 0xfffff);
+}
+
+/**
+ * UDP source port of an RC/UC QP, as Linux (rxe, mlx5) derives it from the
+ * flow label (rdma_get_udp_sport): 0xC000 | the 14 low bits folded with
+ * the 6 high ones. @p flow_label 0: computed from the QPNs.
+ */
+static inline uint16_t
+dpr_udp_sport_rc(uint32_t lqpn, uint32_t rqpn, uint32_t flow_label)
+{
+	uint32_t fl = flow_label ? flow_label : dpr_flow_label(lqpn, rqpn);
+	uint32_t low = fl & 0x3fff;
+
+	low ^= (fl & 0xfc000) >> 14;
+	return (uint16_t)(DPR_ROCEV2_SPORT_BASE | low);
+}
+
+/** UDP source port of a UD QP, as rxe gives it: 0xC000 + hash_32(qpn, 14). */
+static inline uint16_t
+dpr_udp_sport_ud(uint32_t qpn)
+{
+	return (uint16_t)(DPR_ROCEV2_SPORT_BASE +
+			  ((qpn * 0x61C88647u) >> (32 - 14)));
+}
+
+/* ---------------------------------------------------------------------
+ * The fields of one frame: encapsulation and transport headers. Parsing
+ * fills them; the builder writes them. Multi-byte fields in host order,
+ * except imm (opaque, wire order).
+ */
+
+struct dpr_wire_encap {
+	struct rte_ether_addr dst_mac;
+	struct rte_ether_addr src_mac;
+	bool vlan;            /**< one 802.1Q tag */
+	uint16_t vlan_tci;
+	bool ipv6;
+	union dpr_gid sgid;   /**< IPv4: mapped */
+	union dpr_gid dgid;
+	uint8_t tos;          /**< IPv4 TOS / IPv6 traffic class: DSCP << 2 | ECN */
+	uint8_t ttl;          /**< IPv4 TTL / IPv6 hop limit */
+	uint16_t ip_id;       /**< IPv4 identification */
+	bool df;              /**< IPv4 don't fragment (rxe sets it) */
+	uint32_t flow_label;  /**< IPv6 */
+	uint16_t sport;       /**< UDP source port */
+	uint16_t udp_csum;    /**< as received; RoCEv2 senders send 0 */
+};
+
+struct dpr_wire_hdrs {
+	uint8_t opcode;
+	bool se, mig, fecn, becn, ackreq;
+	uint8_t tver;
+	uint16_t pkey;
+	uint32_t dqpn;
+	uint32_t psn;
+	struct { uint64_t va; uint32_t rkey, len; } reth;
+	struct { uint8_t syndrome; uint32_t msn; } aeth;
+	struct { uint64_t va; uint32_t rkey; uint64_t swap_add, compare; } atomic;
+	uint64_t atomic_orig;
+	rte_be32_t imm;
+	uint32_t ieth_rkey;
+	struct { uint32_t qkey, sqpn; } deth;
+};
+
+/* ---------------------------------------------------------------------
+ * Validation of a received frame.
+ */
+
+/* Why a frame is refused: enum suffix, counter name. */
+#define DPR_WIRE_ERRORS(_) \
+	_(SHORT_ETH, short_eth) \
+	_(NOT_IP, not_ip) \
+	_(IP_VERSION, ip_version) \
+	_(IP_HDR_LEN, ip_hdr_len) \
+	_(IP_LEN, ip_len) \
+	_(IP_CSUM, ip_csum) \
+	_(IP_FRAG, ip_fragment) \
+	_(NOT_UDP, not_udp) \
+	_(UDP_LEN, udp_len) \
+	_(NOT_ROCE_PORT, not_roce_port) \
+	_(SHORT_BTH, short_bth) \
+	_(BAD_TVER, bad_tver) \
+	_(BAD_OPCODE, bad_opcode) \
+	_(SHORT_HDRS, short_hdrs) \
+	_(BAD_PAD, bad_pad) \
+	_(UNEXPECTED_PAYLOAD, unexpected_payload) \
+	_(PAYLOAD_TOO_LONG, payload_too_long) \
+	_(BAD_ICRC, bad_icrc)
+
+enum dpr_wire_err {
+	DPR_WIRE_OK = 0,
+#define _(e, n) DPR_WIRE_ERR_ ## e,
+	DPR_WIRE_ERRORS(_)
+#undef _
+	DPR_WIRE_NUM_ERR
+};
+
+/** "bad_icrc", ... ("ok" for DPR_WIRE_OK). */
+const char *dpr_wire_err_name(enum dpr_wire_err e);
+
+/** What parsing learnt about a frame; offsets from the frame start. */
+struct dpr_pkt_info {
+	uint8_t opcode;
+	uint32_t mask;        /**< dpr_opcode[opcode].mask */
+	uint16_t l3_off;      /**< IP header */
+	uint16_t l4_off;      /**< UDP header */
+	uint16_t bth_off;     /**< BTH */
+	uint16_t hdr_len;     /**< BTH + extension headers */
+	uint32_t payload_off;
+	uint32_t paylen;      /**< payload bytes, pad excluded */
+	uint8_t pad;
+	uint8_t ecn;          /**< ECN bits of the IP header */
+	bool ce;              /**< ECN congestion experienced */
+	uint32_t frame_len;   /**< through the ICRC, Ethernet padding excluded */
+	uint32_t icrc;        /**< as carried */
+	struct dpr_wire_encap encap;
+};
+
+/**
+ * Validate a received RoCEv2 frame and describe it. The Ethernet, IP, UDP
+ * and transport headers must lie in the first segment; the payload and
+ * the ICRC may span segments.
+ *
+ * @param max_payload
+ *   Largest payload accepted (the path MTU), 0 for no limit.
+ * @return
+ *   DPR_WIRE_OK, or the reason the frame must be dropped.
+ */
+enum dpr_wire_err dpr_wire_parse(const struct rte_mbuf *m,
+		struct dpr_pkt_info *pi, uint32_t max_payload);
+
+/** Decode every header field of a frame dpr_wire_parse() accepted. */
+void dpr_wire_decode(const struct rte_mbuf *m, const struct dpr_pkt_info *pi,
+		struct dpr_wire_hdrs *h);
+
+/**
+ * Describe a linear buffer as a single-segment mbuf, for read-only parsing
+ * without an EAL or a mempool (tools, tests). The mbuf must not be freed.
+ */
+void dpr_wire_mbuf_wrap(struct rte_mbuf *m, void *buf, uint16_t len);
+
+/* ---------------------------------------------------------------------
+ * ICRC (Annex A17.3.3): CRC-32 over 8 bytes of 0xFF, the IP header with
+ * TOS/TTL/checksum (IPv6: traffic class, flow label, hop limit) set to
+ * ones, the UDP header with its checksum set to ones, the BTH with FECN,
+ * BECN and Resv6 set to ones, then the rest of the packet up to the ICRC,
+ * computed where the bytes lie. Stored little-endian.
+ */
+
+/** CRC state after the masked pseudo-header and the rest of the transport
+ * headers of a frame whose IP header is at @p l3 (contiguous).
+ * @param hdr_len  BTH + extension headers. */
+uint32_t dpr_icrc_hdrs(const uint8_t *l3, bool ipv6, uint32_t hdr_len);
+
+/** Continue a CRC over @p len bytes at @p buf (ISA-L crc32_gzip_refl). */
+uint32_t dpr_icrc_update(uint32_t crc, const void *buf, uint64_t len);
+
+/** ICRC of a parsed frame, reading the payload where it lies. */
+uint32_t dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
+
+/* ---------------------------------------------------------------------
+ * Building frames.
+ */
+
+/** A piece of payload where it lies. */
+struct dpr_wire_seg {
+	void *addr;
+	rte_iova_t iova;
+	uint32_t len;
+	/** Attach as an external buffer with this shared info (its refcnt
+	 * is taken); NULL: copy into the header mbuf. */
+	struct rte_mbuf_ext_shared_info *shinfo;
+};
+
+/** Length of Ethernet..last transport header for these fields. */
+uint32_t dpr_wire_hdr_len(const struct dpr_wire_encap *e, uint8_t opcode);
+
+/**
+ * Write Ethernet [VLAN] IP UDP BTH and extension headers to @p dst for a
+ * frame that carries @p paylen bytes of payload (pad and ICRC follow).
+ * @return bytes written (dpr_wire_hdr_len()).
+ */
+uint32_t dpr_wire_write_hdrs(uint8_t *dst, const struct dpr_wire_encap *e,
+		const struct dpr_wire_hdrs *h, uint32_t paylen);
+
+/**
+ * Build a whole frame in a linear buffer: headers, @p paylen bytes of
+ * @p payload, pad, ICRC.
+ * @return frame length, or 0 if it does not fit in @p size.
+ */
+uint32_t dpr_wire_build_linear(uint8_t *buf, uint32_t size,
+		const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+		const void *payload, uint32_t paylen);
+
+/**
+ * Build a frame as an mbuf chain: headers in a fresh mbuf from @p pool;
+ * payload segments copied after them (shinfo NULL) or attached as
+ * external buffers where they lie; pad and ICRC after the payload. The
+ * ICRC reads the payload where it lies.
+ *
+ * @return the frame, or NULL with rte_errno set (ENOMEM: pool empty,
+ *   EINVAL: an opcode that takes no payload was given some, or copied
+ *   payload that does not fit one mbuf).
+ */
+struct rte_mbuf *dpr_wire_build(struct rte_mempool *pool,
+		const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+		const struct dpr_wire_seg *segs, unsigned int nseg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPR_WIRE_H */

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Building frames: Ethernet [802.1Q] IPv4|IPv6 UDP BTH [extension headers]
+ * payload pad ICRC, as Linux rxe sends them (rxe_net.c: DF set, UDP
+ * checksum 0, TOS 0 by default). The payload is read where it lies: into a
+ * linear buffer, copied after the headers of an mbuf, or attached to the
+ * chain as external buffers, with the ICRC computed over the same bytes.
+ */
+
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "dpr_wire.h"
+
+static inline uint32_t
+pad_of(uint32_t paylen)
+{
+	return (4 - (paylen & 3)) & 3;
+}
+
+static inline uint32_t
+l3_len(const struct dpr_wire_encap *e)
+{
+	return e->ipv6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
+}
+
+static inline uint32_t
+l2_len(const struct dpr_wire_encap *e)
+{
+	return sizeof(struct rte_ether_hdr) +
+		(e->vlan ? sizeof(struct rte_vlan_hdr) : 0);
+}
+
+uint32_t
+dpr_wire_hdr_len(const struct dpr_wire_encap *e, uint8_t opcode)
+{
+	return l2_len(e) + l3_len(e) + sizeof(struct rte_udp_hdr) +
+		dpr_opcode[opcode].length;
+}
+
+static void
+write_transport(uint8_t *p, const struct dpr_wire_hdrs *h, uint32_t pad)
+{
+	struct dpr_bth *bth = (struct dpr_bth *)p;
+	struct dpr_reth *reth;
+	struct dpr_aeth *aeth;
+	struct dpr_atmeth *atm;
+	struct dpr_atmack *ack;
+	struct dpr_immdt *imm;
+	struct dpr_ieth *ieth;
+	struct dpr_deth *deth;
+	struct dpr_cnp *cnp;
+
+	bth->opcode = h->opcode;
+	bth->flags = (h->se ? DPR_BTH_SE : 0) | (h->mig ? DPR_BTH_MIG : 0) |
+		(uint8_t)(pad << DPR_BTH_PAD_SHIFT) | (h->tver & DPR_BTH_TVER_MASK);
+	bth->pkey = rte_cpu_to_be_16(h->pkey);
+	bth->qpn = rte_cpu_to_be_32((h->fecn ? DPR_BTH_FECN : 0) |
+				    (h->becn ? DPR_BTH_BECN : 0) |
+				    (h->dqpn & DPR_BTH_QPN_MASK));
+	bth->apsn = rte_cpu_to_be_32((h->ackreq ? DPR_BTH_ACKREQ : 0) |
+				     (h->psn & DPR_PSN_MASK));
+
+	deth = dpr_hdr(bth, DPR_HDR_DETH);
+	if (deth != NULL) {
+		deth->qkey = rte_cpu_to_be_32(h->deth.qkey);
+		deth->sqpn = rte_cpu_to_be_32(h->deth.sqpn & DPR_BTH_QPN_MASK);
+	}
+	reth = dpr_hdr(bth, DPR_HDR_RETH);
+	if (reth != NULL) {
+		reth->va = rte_cpu_to_be_64(h->reth.va);
+		reth->rkey = rte_cpu_to_be_32(h->reth.rkey);
+		reth->len = rte_cpu_to_be_32(h->reth.len);
+	}
+	atm = dpr_hdr(bth, DPR_HDR_ATMETH);
+	if (atm != NULL) {
+		atm->va = rte_cpu_to_be_64(h->atomic.va);
+		atm->rkey = rte_cpu_to_be_32(h->atomic.rkey);
+		atm->swap_add = rte_cpu_to_be_64(h->atomic.swap_add);
+		atm->compare = rte_cpu_to_be_64(h->atomic.compare);
+	}
+	aeth = dpr_hdr(bth, DPR_HDR_AETH);
+	if (aeth != NULL)
+		aeth->smsn = rte_cpu_to_be_32((uint32_t)h->aeth.syndrome << 24 |
+					      (h->aeth.msn & DPR_PSN_MASK));
+	ack = dpr_hdr(bth, DPR_HDR_ATMACK);
+	if (ack != NULL)
+		ack->orig = rte_cpu_to_be_64(h->atomic_orig);
+	imm = dpr_hdr(bth, DPR_HDR_IMMDT);
+	if (imm != NULL)
+		imm->imm = h->imm;
+	ieth = dpr_hdr(bth, DPR_HDR_IETH);
+	if (ieth != NULL)
+		ieth->rkey = rte_cpu_to_be_32(h->ieth_rkey);
+	cnp = dpr_hdr(bth, DPR_HDR_CNP);
+	if (cnp != NULL)
+		memset(cnp, 0, sizeof(*cnp));
+}
+
+uint32_t
+dpr_wire_write_hdrs(uint8_t *dst, const struct dpr_wire_encap *e,
+		    const struct dpr_wire_hdrs *h, uint32_t paylen)
+{
+	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
+	uint32_t pad = pad_of(paylen);
+	uint32_t udp_len = sizeof(struct rte_udp_hdr) + oi->length + paylen +
+		pad + DPR_ICRC_LEN;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)dst;
+	uint16_t l3_type = e->ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4;
+	struct rte_udp_hdr *udp;
+	uint8_t *p;
+
+	eth->dst_addr = e->dst_mac;
+	eth->src_addr = e->src_mac;
+	if (e->vlan) {
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eth + 1);
+
+		eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16(e->vlan_tci);
+		vh->eth_proto = rte_cpu_to_be_16(l3_type);
+	} else {
+		eth->ether_type = rte_cpu_to_be_16(l3_type);
+	}
+	p = dst + l2_len(e);
+
+	if (e->ipv6) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)p;
+
+		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)e->tos << 20 |
+						 (e->flow_label & 0xfffff));
+		ip6->payload_len = rte_cpu_to_be_16((uint16_t)udp_len);
+		ip6->proto = IPPROTO_UDP;
+		ip6->hop_limits = e->ttl;
+		memcpy(ip6->src_addr, e->sgid.raw, 16);
+		memcpy(ip6->dst_addr, e->dgid.raw, 16);
+	} else {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
+
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->type_of_service = e->tos;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + udp_len));
+		ip->packet_id = rte_cpu_to_be_16(e->ip_id);
+		ip->fragment_offset = e->df ? RTE_BE16(RTE_IPV4_HDR_DF_FLAG) : 0;
+		ip->time_to_live = e->ttl;
+		ip->next_proto_id = IPPROTO_UDP;
+		ip->hdr_checksum = 0;
+		ip->src_addr = dpr_gid_to_ipv4(&e->sgid);
+		ip->dst_addr = dpr_gid_to_ipv4(&e->dgid);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	p += l3_len(e);
+
+	udp = (struct rte_udp_hdr *)p;
+	udp->src_port = rte_cpu_to_be_16(e->sport);
+	udp->dst_port = RTE_BE16(DPR_ROCEV2_PORT);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
+	udp->dgram_cksum = rte_cpu_to_be_16(e->udp_csum);
+	p += sizeof(*udp);
+
+	write_transport(p, h, pad);
+	return (uint32_t)(p - dst) + oi->length;
+}
+
+static inline void
+put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+uint32_t
+dpr_wire_build_linear(uint8_t *buf, uint32_t size,
+		      const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+		      const void *payload, uint32_t paylen)
+{
+	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
+	uint32_t hl = dpr_wire_hdr_len(e, h->opcode);
+	uint32_t pad = pad_of(paylen);
+	uint32_t len = hl + paylen + pad + DPR_ICRC_LEN;
+	uint32_t crc;
+
+	if (oi->name == NULL || len > size ||
+	    (paylen != 0 && !(oi->mask & DPR_PAYLOAD_MASK)))
+		return 0;
+	dpr_wire_write_hdrs(buf, e, h, paylen);
+	memcpy(buf + hl, payload, paylen);
+	memset(buf + hl + paylen, 0, pad);
+	crc = dpr_icrc_hdrs(buf + l2_len(e), e->ipv6, oi->length);
+	crc = dpr_icrc_update(crc, buf + hl, paylen + pad);
+	put_le32(buf + hl + paylen + pad, crc);
+	return len;
+}
+
+/* A direct mbuf at the tail with room for @p len more bytes. */
+static struct rte_mbuf *
+tail_room(struct rte_mempool *pool, struct rte_mbuf *head,
+	  struct rte_mbuf **tail, uint32_t len)
+{
+	struct rte_mbuf *t = *tail;
+
+	if (RTE_MBUF_DIRECT(t) && rte_pktmbuf_tailroom(t) >= len)
+		return t;
+	t = rte_pktmbuf_alloc(pool);
+	if (t == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	if (rte_pktmbuf_tailroom(t) < len || rte_pktmbuf_chain(head, t) != 0) {
+		rte_pktmbuf_free(t);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	*tail = t;
+	return t;
+}
+
+struct rte_mbuf *
+dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
+	       const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
+	       unsigned int nseg)
+{
+	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
+	static const uint8_t zeros[4];
+	struct rte_mbuf *m, *tail, *t;
+	uint32_t paylen = 0, hl, pad, crc;
+	unsigned int i;
+	uint8_t *p;
+
+	for (i = 0; i < nseg; i++)
+		paylen += segs[i].len;
+	if (oi->name == NULL || (paylen != 0 && !(oi->mask & DPR_PAYLOAD_MASK))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	pad = pad_of(paylen);
+	hl = dpr_wire_hdr_len(e, h->opcode);
+
+	m = rte_pktmbuf_alloc(pool);
+	if (m == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)hl);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dpr_wire_write_hdrs(p, e, h, paylen);
+	crc = dpr_icrc_hdrs(p + l2_len(e), e->ipv6, oi->length);
+	tail = m;
+
+	for (i = 0; i < nseg; i++) {
+		const struct dpr_wire_seg *s = &segs[i];
+		uint32_t done = 0;
+
+		crc = dpr_icrc_update(crc, s->addr, s->len);
+		if (s->shinfo == NULL) {
+			t = tail_room(pool, m, &tail, s->len);
+			if (t == NULL)
+				goto fail;
+			/* appends to the last segment, which is t */
+			memcpy(rte_pktmbuf_append(m, (uint16_t)s->len), s->addr,
+			       s->len);
+			continue;
+		}
+		/* an mbuf holds at most 64 KiB - 1: longer pieces take several */
+		while (done < s->len) {
+			uint16_t n = (uint16_t)RTE_MIN(s->len - done, (uint32_t)UINT16_MAX);
+
+			t = rte_pktmbuf_alloc(pool);
+			if (t == NULL) {
+				rte_errno = ENOMEM;
+				goto fail;
+			}
+			rte_mbuf_ext_refcnt_update(s->shinfo, 1);
+			rte_pktmbuf_attach_extbuf(t, (uint8_t *)s->addr + done,
+						  s->iova + done, n, s->shinfo);
+			t->data_len = n;
+			t->pkt_len = n;
+			if (rte_pktmbuf_chain(m, t) != 0) {
+				rte_pktmbuf_free(t);
+				rte_errno = EINVAL;
+				goto fail;
+			}
+			tail = t;
+			done += n;
+		}
+	}
+
+	crc = dpr_icrc_update(crc, zeros, pad);
+	t = tail_room(pool, m, &tail, pad + DPR_ICRC_LEN);
+	if (t == NULL)
+		goto fail;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(pad + DPR_ICRC_LEN));
+	memset(p, 0, pad);
+	put_le32(p + pad, crc);
+	return m;
+fail:
+	rte_pktmbuf_free(m);
+	return NULL;
+}
