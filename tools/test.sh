@@ -3,9 +3,11 @@
 # Copyright (c) 2026 The dprdma authors
 #
 # tools/test.sh: the whole test suite (README's second command; .ci/run
-# calls it). Sets up and builds first, checks that clang builds the tree
-# without a warning too, then runs the meson suites unit, integration,
-# interop and fuzz (bench is never pass/fail and not run here).
+# calls it). Sets up and builds first (gcc in build/, clang with ASan,
+# UBSan and libFuzzer in build-clang/), then runs the meson suites unit,
+# integration and interop from build/ and fuzz from build-clang/ (bench is
+# never pass/fail and not run here). Arguments go to meson test for build/
+# (e.g. --suite unit); the fuzz suite runs when there are none.
 # Exit status: non-zero on any failure.
 
 set -euo pipefail
@@ -14,10 +16,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${DPRDMA_BUILD:-$top/build}
 "$top/tools/setup.sh"
 
-# gcc builds build/; clang builds build-clang/ (compile check only)
-clang_build=$top/build-clang
+# gcc builds build/; clang builds build-clang/ with ASan + UBSan and the
+# libFuzzer targets (every file compiled warning-free by both compilers)
+clang_build=${DPRDMA_CLANG_BUILD:-$top/build-clang}
 if [ ! -f "$clang_build/build.ninja" ]; then
-	CC=clang meson setup "$clang_build" "$top" -Dwerror=true \
+	CC=clang meson setup "$clang_build" "$top" -Dwerror=true -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false \
 		>/tmp/dprdma-meson-clang.log 2>&1 || {
 		cat /tmp/dprdma-meson-clang.log
 		exit 1
@@ -31,19 +35,28 @@ fi
 
 start=$(date +%s)
 rc=0
-meson test -C "$build" --no-suite bench --print-errorlogs "$@" || rc=$?
+meson test -C "$build" --no-suite bench --no-suite fuzz --print-errorlogs "$@" || rc=$?
+# the fuzz suite runs in the clang build (libFuzzer, ASan, UBSan)
+if [ $# -eq 0 ] || [[ " $* " == *" fuzz"* ]]; then
+	meson test -C "$clang_build" --suite fuzz --print-errorlogs || rc=$?
+	grep -h "executions in" "$clang_build/meson-logs/testlog.txt" | sed 's/^/test: /' || true
+fi
 end=$(date +%s)
 
-# one plain closing line, counted from meson's own log
-/usr/bin/python3 - "$build/meson-logs/testlog.json" "$((end - start))" <<'PY'
-import json, sys
+# one plain closing line, counted from meson's own logs
+/usr/bin/python3 - "$((end - start))" "$build/meson-logs/testlog.json" \
+	"$clang_build/meson-logs/testlog.json" <<'PY'
+import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0, "TIMEOUT": 0, "ERROR": 0}
-with open(sys.argv[1]) as f:
-    for line in f:
-        r = json.loads(line).get("result", "ERROR")
-        counts[r] = counts.get(r, 0) + 1
+for path in sys.argv[2:]:
+    if not os.path.exists(path):
+        continue
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line).get("result", "ERROR")
+            counts[r] = counts.get(r, 0) + 1
 failed = counts["FAIL"] + counts["TIMEOUT"] + counts["ERROR"]
 print("tests: %d passed, %d failed, %d skipped (%s s)"
-      % (counts["OK"], failed, counts["SKIP"], sys.argv[2]))
+      % (counts["OK"], failed, counts["SKIP"], sys.argv[1]))
 PY
 exit $rc

@@ -515,7 +515,8 @@ uint32_t dpr_icrc_hdrs(const uint8_t *l3, bool ipv6, uint32_t hdr_len);
 /** Continue a CRC over @p len bytes at @p buf (ISA-L crc32_gzip_refl). */
 uint32_t dpr_icrc_update(uint32_t crc, const void *buf, uint64_t len);
 
-/** ICRC of a parsed frame, reading the payload where it lies. */
+/** ICRC of a parsed frame, reading the payload where it lies (read only:
+ * shared and read-only buffers are fine). */
 uint32_t dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
 
 /* ---------------------------------------------------------------------

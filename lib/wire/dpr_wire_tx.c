@@ -228,9 +228,9 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 	       unsigned int nseg)
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
-	static const uint8_t zeros[4];
 	struct rte_mbuf *m, *tail, *t;
-	uint32_t paylen = 0, hl, pad, crc;
+	struct dpr_pkt_info pi;
+	uint32_t paylen = 0, hl, pad;
 	unsigned int i;
 	uint8_t *p;
 
@@ -255,14 +255,12 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 		return NULL;
 	}
 	dpr_wire_write_hdrs(p, e, h, paylen);
-	crc = dpr_icrc_hdrs(p + l2_len(e), e->ipv6, oi->length);
 	tail = m;
 
 	for (i = 0; i < nseg; i++) {
 		const struct dpr_wire_seg *s = &segs[i];
 		uint32_t done = 0;
 
-		crc = dpr_icrc_update(crc, s->addr, s->len);
 		if (s->shinfo == NULL) {
 			t = tail_room(pool, m, &tail, s->len);
 			if (t == NULL)
@@ -296,13 +294,21 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 		}
 	}
 
-	crc = dpr_icrc_update(crc, zeros, pad);
 	t = tail_room(pool, m, &tail, pad + DPR_ICRC_LEN);
 	if (t == NULL)
 		goto fail;
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(pad + DPR_ICRC_LEN));
 	memset(p, 0, pad);
-	put_le32(p + pad, crc);
+	/* headers and copied payload in one CRC call, attached payload where
+	 * it lies (read only), then the pad */
+	memset(&pi, 0, sizeof(pi));
+	pi.l3_off = (uint16_t)l2_len(e);
+	pi.payload_off = hl;
+	pi.hdr_len = oi->length;
+	pi.paylen = paylen;
+	pi.pad = (uint8_t)pad;
+	pi.encap.ipv6 = e->ipv6;
+	put_le32(p + pad, dpr_icrc_mbuf(m, &pi));
 	return m;
 fail:
 	rte_pktmbuf_free(m);

@@ -151,6 +151,8 @@ test_opcode_table(void)
 	CHECK_EQ(dpr_opcode[DPR_OP_RC_READ_RESPONSE_MIDDLE].length, 12, "no AETH");
 	CHECK_EQ(dpr_opcode[DPR_OP_RC_SEND_LAST_INV].length, 16, "BTH IETH");
 	CHECK_EQ(dpr_opcode[DPR_OP_CNP].length, 28, "BTH + 16 reserved");
+	CHECK_EQ(dpr_icrc_update(0, "\xff\xff\xff\xff\xff\xff\xff\xff", 8),
+		 0x2144df1c, "the CRC of the masked LRH that seeds every ICRC");
 	CHECK(strcmp(dpr_aeth_syndrome_name(0x1f), "ACK") == 0, "ACK");
 	CHECK(strcmp(dpr_aeth_syndrome_name(0x2e), "RNR_NAK") == 0, "RNR");
 	CHECK(strcmp(dpr_aeth_syndrome_name(0x62), "NAK_REM_ACCESS_ERR") == 0, "NAK");
@@ -562,15 +564,22 @@ test_icrc_masks_variant_fields(void)
 	fix_ip_csum(frame);
 	frame[BTH + 4] |= 0xc0;          /* FECN, BECN */
 	frame[UDP + 6] = 0x12;           /* UDP checksum */
+	memcpy(payload + 4096, frame, len);
 	CHECK_EQ(parse_buf(frame, len, &pi, 0), DPR_WIRE_OK, "IPv4 variant fields");
 	CHECK(pi.ce && pi.ecn == 3, "CE reported");
+	CHECK(memcmp(payload + 4096, frame, len) == 0,
+	      "parsing leaves the frame as it was");
+	fill_payload();
 
 	len = build(DPR_OP_RC_WRITE_ONLY, true, false, 100);
 	frame[IP] = 0x6f;                /* traffic class, flow label */
 	frame[IP + 1] = 0xff;
 	frame[IP + 3] = 0x01;
 	frame[IP + 7] = 1;               /* hop limit */
+	memcpy(payload + 4096, frame, len);
 	CHECK_EQ(parse_buf(frame, len, &pi, 0), DPR_WIRE_OK, "IPv6 variant fields");
+	CHECK(memcmp(payload + 4096, frame, len) == 0, "IPv6 frame unchanged");
+	fill_payload();
 	CHECK(pi.ce, "CE in the traffic class");
 	frame[IP + 8] ^= 1;              /* the source address is not masked */
 	CHECK_EQ(parse_buf(frame, len, &pi, 0), DPR_WIRE_ERR_BAD_ICRC, "IPv6 saddr");
