@@ -9,11 +9,12 @@
  * ISA-L's crc32_gzip_refl is incremental (its result seeds the next
  * call) and PCLMUL-fast; DPDK's rte_net_crc_calc cannot be continued.
  *
- * What costs, measured (tests/bench/bench_wire.c): ISA-L's fixed cost per
- * call (~10 ns), and byte stores followed by 16-byte loads of the same
- * bytes, which stall store forwarding. So the headers are masked 16 bytes
- * at a time in registers while they are copied, and a small frame's
- * payload joins that copy so that one CRC call covers it all.
+ * The payload is never copied (DESIGN.md): one CRC call over the masked
+ * headers, then one per segment of payload where it lies. What costs,
+ * measured with tests/bench/bench_wire.c: ISA-L's fixed cost per call
+ * (~10 ns, which small frames feel), and byte stores followed by 16-byte
+ * loads of the same bytes (a store-forwarding stall). So the headers are
+ * masked 16 bytes at a time in registers as they are copied.
  */
 
 #include <string.h>
@@ -30,10 +31,6 @@
 
 /* IPv4 with options (60), UDP (8), the longest transport headers (40) */
 #define MAX_HDRS (60 + 8 + 40)
-
-/* Frames whose ICRC covers at most this much are hashed in one call over
- * a masked copy: below it, a copy costs less than a second call. */
-#define ONE_CALL_MAX 512
 
 /*
  * Positions the ICRC masks, as OR masks over IP header + UDP header + BTH
@@ -65,14 +62,10 @@ loadu(const uint8_t *p)
 	return v;
 }
 
-/* The masks cover the first MASKED bytes (IPv6 + UDP + BTH < 64). */
-#define MASKED 64
-
 /*
- * Copy @p n (>= 16) bytes from @p src to @p dst, ORing the mask into the
- * first MASKED, 16 bytes at a time in registers and in one stream, so
- * that CRC's 16-byte loads meet 16-byte stores of the same bytes (a load
- * that spans two stores, or follows byte stores, stalls store forwarding).
+ * Copy @p n (16 to 108) header bytes from @p src to @p dst with the mask
+ * ORed in, 16 bytes at a time in registers, so that the CRC's 16-byte
+ * loads do not follow byte stores of the same bytes.
  */
 static inline void
 copy_masked(uint8_t *dst, const uint8_t *src, const uint8_t *mask, uint32_t n)
@@ -80,17 +73,13 @@ copy_masked(uint8_t *dst, const uint8_t *src, const uint8_t *mask, uint32_t n)
 	uint32_t i;
 
 	for (i = 0; i + 16 <= n; i += 16) {
-		v16 v = loadu(src + i);
+		v16 v = loadu(src + i) | loadu(mask + i);
 
-		if (i < MASKED)
-			v |= loadu(mask + i);
 		memcpy(dst + i, &v, sizeof(v));
 	}
 	if (i < n) {
-		v16 v = loadu(src + n - 16);
+		v16 v = loadu(src + n - 16) | loadu(mask + n - 16);
 
-		if (n - 16 < MASKED)
-			v |= loadu(mask + n - 16);
 		memcpy(dst + n - 16, &v, sizeof(v));
 	}
 }
@@ -163,7 +152,7 @@ dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi)
 {
 	uint32_t hdrs = pi->payload_off - pi->l3_off;
 	uint32_t body = pi->paylen + pi->pad;
-	uint8_t ps[ONE_CALL_MAX] __rte_aligned(16);
+	uint8_t ps[MAX_HDRS] __rte_aligned(16);
 	uint8_t gathered[MAX_HDRS];
 	const uint8_t *l3;
 	uint32_t n;
@@ -175,15 +164,6 @@ dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi)
 	l3 = rte_pktmbuf_read(m, pi->l3_off, hdrs, gathered);
 	if (l3 == NULL)
 		return ~pi->icrc;
-	/* a small frame in one segment without IP options: headers and
-	 * payload in one masked copy, one CRC call */
-	if (hdrs + body <= sizeof(ps) && l3 != gathered &&
-	    pi->payload_off + body <= m->data_len &&
-	    (pi->encap.ipv6 || (l3[0] & 0x0f) == 5)) {
-		copy_masked(ps, l3, pi->encap.ipv6 ? mask_ipv6 : mask_ipv4,
-			    hdrs + body);
-		return crc32_gzip_refl(ICRC_LRH_SEED, ps, hdrs + body);
-	}
 	n = masked_hdrs(ps, l3, pi->encap.ipv6, pi->hdr_len);
 	/* the payload where it lies, segment by segment */
 	return crc_segments(crc32_gzip_refl(ICRC_LRH_SEED, ps, n), m,
