@@ -23,7 +23,7 @@ packages=(
 	# build
 	gcc clang meson ninja-build pkg-config
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libbsd-dev libisal-dev libpcap-dev
-	python3-pyelftools
+	python3-pyelftools libibverbs-dev
 	# tests: namespaces, kernel ping/arping, decoding and crafting frames
 	iproute2 procps iputils-ping iputils-arping tshark python3-scapy
 	valgrind gdb

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The completer (rxe_comp.c): ACKs, NAKs, READ responses and atomic ACKs
+ * retire send WQEs in order and write their completions; sequence NAKs,
+ * lost responses and ACK timeouts send the requester back (go-back-N,
+ * IBA 9.7.5.2); RNR NAKs make it wait; retry counters run out into
+ * RETRY_EXC_ERR and RNR_RETRY_EXC_ERR.
+ */
+
+#include <string.h>
+
+#include "transport_private.h"
+
+static void
+qp_fail(struct dpr_tqp *qp, enum dpr_wc_status status)
+{
+	if (qp->comp.index != qp->sq.prod) {
+		dpr_qp_complete_send(qp, sq_wqe(qp, qp->comp.index), status);
+		qp->comp.index++;
+	}
+	dpr_qp_error(qp);
+}
+
+/* Forward progress: counters back to full, the ACK timer restarted. */
+static void
+progress(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	qp->comp.retry_cnt = qp->attr.retry_cnt;
+	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) {
+		dpr_timer_cancel(tp, &qp->timer);
+		if (qp->state == DPR_QPS_SQD && qp->req.index == qp->sq.prod &&
+		    qp->attr.en_sqd_async_notify)
+			dpr_verbs_event(tp->ctx, DPR_EVENT_SQ_DRAINED, qp->qpn);
+	} else if (qp->attr.timeout != 0 && !qp->comp.rnr_wait) {
+		dpr_timer_arm(tp, &qp->timer,
+			      tp->now + ack_timeout_ns(qp->attr.timeout));
+	}
+	qp_work(qp);
+}
+
+/* Where a READ or atomic WQE resumes: READ after what has arrived. */
+static uint32_t
+resume_psn(const struct dpr_tqp *qp, const struct dpr_send_wqe *w)
+{
+	if (w->opcode == DPR_WR_RDMA_READ)
+		return dpr_psn_add(w->first_psn, (int32_t)(w->read_done / qp->pmtu));
+	return w->first_psn;
+}
+
+/*
+ * Go back to @p psn, once per point: a duplicated NAK or a second lost
+ * response of the same gap does not send the window again.
+ */
+static void
+retry(struct dpr_tqp *qp, uint32_t psn, bool count)
+{
+	if (qp->comp.retried && qp->comp.retry_psn == psn &&
+	    dpr_psn_lt(psn, qp->req.psn))
+		return;
+	if (count) {
+		if (qp->comp.retry_cnt == 0) {
+			qp_fail(qp, DPR_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.retry_cnt--;
+	}
+	qp->comp.retried = true;
+	qp->comp.retry_psn = psn;
+	dpr_req_retry(qp, psn);
+	qp_work(qp);
+}
+
+/*
+ * Everything up to and including @p psn has arrived (an ACK, or implied by
+ * a NAK or a response, IBA 9.7.5.1.1): complete SEND and WRITE WQEs it
+ * covers. A READ or atomic in the way stops it; if the peer has already
+ * answered beyond it, its responses were lost and it is asked again.
+ * @return true if anything moved.
+ */
+static bool
+ack_through(struct dpr_tqp *qp, uint32_t psn)
+{
+	bool moved = false;
+
+	while (qp->comp.index != qp->sq.prod) {
+		struct dpr_send_wqe *w = sq_wqe(qp, qp->comp.index);
+
+		if (w->state == WQE_DONE) {
+			qp->comp.index++;
+			continue;
+		}
+		if (!w->started)
+			break;
+		if (wr_is_rd_atomic(w->opcode)) {
+			if (dpr_psn_gt(psn, w->last_psn))
+				retry(qp, resume_psn(qp, w), false);
+			break;
+		}
+		if (dpr_psn_gt(w->last_psn, psn))
+			break;
+		dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
+		qp->comp.index++;
+		moved = true;
+	}
+	if (dpr_psn_ge(psn, qp->comp.psn) && dpr_psn_lt(psn, qp->req.psn_hi)) {
+		qp->comp.psn = dpr_psn_add(psn, 1);
+		moved = true;
+	}
+	/* a late ACK may cover WQEs a retry had rewound */
+	if ((int32_t)(qp->comp.index - qp->req.index) > 0)
+		qp->req.index = qp->comp.index;
+	if (dpr_psn_lt(qp->req.psn, qp->comp.psn))
+		qp->req.psn = qp->comp.psn;
+	if (moved)
+		qp->comp.retried = false;
+	return moved;
+}
+
+static void
+rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
+{
+	struct dpr_transport *tp = qp->tp;
+	uint8_t syn = h->aeth.syndrome;
+	uint32_t psn = h->psn;
+
+	switch (syn & DPR_AETH_TYPE_MASK) {
+	case DPR_AETH_ACK:
+		tp->stats.ack_rx++;
+		if (ack_through(qp, psn))
+			progress(qp);
+		return;
+	case DPR_AETH_RNR_NAK:
+		/* IBA 9.7.5.2.8: wait the encoded time, then resend from psn */
+		tp->stats.rnr_nak_rx++;
+		if (ack_through(qp, dpr_psn_add(psn, -1)))
+			progress(qp);
+		if (qp->state == DPR_QPS_ERR)
+			return;
+		if (qp->comp.rnr_retry == 0) {
+			qp_fail(qp, DPR_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (qp->comp.rnr_retry != 7)       /* 7: retry for ever */
+			qp->comp.rnr_retry--;
+		qp->comp.rnr_wait = true;
+		qp->comp.rnr_psn = psn;
+		qp->comp.retried = false;
+		tp->stats.rnr_waits++;
+		dpr_timer_arm(tp, &qp->timer, tp->now + dpr_rnr_timer_ns(syn));
+		return;
+	case DPR_AETH_NAK:
+		break;
+	default:
+		return;   /* reserved syndrome: ignored */
+	}
+	if (ack_through(qp, dpr_psn_add(psn, -1)))
+		progress(qp);
+	if (qp->state == DPR_QPS_ERR)
+		return;
+	switch (syn & 0x1f) {
+	case DPR_NAK_PSN_SEQ_ERR:
+		/* the responder expects psn: go back to it (C9-118) */
+		tp->stats.nak_seq_rx++;
+		retry(qp, psn, true);
+		return;
+	case DPR_NAK_INVALID_REQ:
+		tp->stats.nak_err_rx++;
+		qp_fail(qp, DPR_WC_REM_INV_REQ_ERR);
+		return;
+	case DPR_NAK_REM_ACCESS_ERR:
+		tp->stats.nak_err_rx++;
+		qp_fail(qp, DPR_WC_REM_ACCESS_ERR);
+		return;
+	case DPR_NAK_REM_OP_ERR:
+		tp->stats.nak_err_rx++;
+		qp_fail(qp, DPR_WC_REM_OP_ERR);
+		return;
+	default:
+		tp->stats.nak_err_rx++;
+		qp_fail(qp, DPR_WC_REM_INV_REQ_ERR);
+		return;
+	}
+}
+
+static void
+rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_send_wqe *w;
+	uint32_t expect, left;
+
+	/* a response implies every earlier request arrived */
+	if (ack_through(qp, dpr_psn_add(h->psn, -1)))
+		progress(qp);
+	if (qp->state == DPR_QPS_ERR || qp->comp.index == qp->sq.prod)
+		return;
+	w = sq_wqe(qp, qp->comp.index);
+	if (w->opcode != DPR_WR_RDMA_READ || !w->started ||
+	    dpr_psn_lt(h->psn, w->first_psn) || dpr_psn_gt(h->psn, w->last_psn)) {
+		tp->stats.dup_response_rx++;
+		return;
+	}
+	expect = resume_psn(qp, w);
+	if (dpr_psn_lt(h->psn, expect)) {
+		tp->stats.dup_response_rx++;
+		return;
+	}
+	if (dpr_psn_gt(h->psn, expect)) {
+		/* a response went missing: ask for the rest again */
+		retry(qp, expect, true);
+		return;
+	}
+	left = w->length - w->read_done;
+	if ((pi->mask & DPR_END_MASK) ? pi->paylen != left :
+	    (pi->paylen != qp->pmtu || left <= qp->pmtu)) {
+		qp_fail(qp, DPR_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (pi->paylen != 0 &&
+	    dpr_sge_scatter(qp, w->sge, w->num_sge, w->read_done, m,
+			    pi->payload_off, pi->paylen) != 0) {
+		qp_fail(qp, DPR_WC_LOC_PROT_ERR);
+		return;
+	}
+	w->read_done += pi->paylen;
+	qp->comp.psn = dpr_psn_add(h->psn, 1);
+	qp->comp.retried = false;
+	if (pi->mask & DPR_END_MASK) {
+		dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
+		qp->comp.index++;
+		qp->req.rd_atomic--;
+		if ((int32_t)(qp->comp.index - qp->req.index) > 0)
+			qp->req.index = qp->comp.index;
+	}
+	progress(qp);
+}
+
+static void
+rx_atomic_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_send_wqe *w;
+	struct dpr_mr *mr;
+	uint64_t orig = h->atomic_orig;
+
+	if (ack_through(qp, dpr_psn_add(h->psn, -1)))
+		progress(qp);
+	if (qp->state == DPR_QPS_ERR || qp->comp.index == qp->sq.prod)
+		return;
+	w = sq_wqe(qp, qp->comp.index);
+	if (!wr_is_atomic(w->opcode) || !w->started || w->first_psn != h->psn) {
+		tp->stats.dup_response_rx++;
+		return;
+	}
+	/* the original value, in host order, to the local 8 bytes */
+	mr = dpr_mr_check(tp->ctx, w->sge[0].lkey, qp->pd, w->sge[0].addr, 8,
+			  DPR_ACCESS_LOCAL_WRITE);
+	if (mr == NULL) {
+		qp_fail(qp, DPR_WC_LOC_PROT_ERR);
+		return;
+	}
+	memcpy(dpr_mr_ptr(mr, w->sge[0].addr), &orig, sizeof(orig));
+	dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
+	qp->comp.index++;
+	qp->req.rd_atomic--;
+	if ((int32_t)(qp->comp.index - qp->req.index) > 0)
+		qp->req.index = qp->comp.index;
+	qp->comp.psn = dpr_psn_add(h->psn, 1);
+	qp->comp.retried = false;
+	progress(qp);
+}
+
+void
+dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	/* a response to a PSN never sent is not ours to believe */
+	if (!dpr_psn_lt(h->psn, qp->req.psn_hi)) {
+		qp->tp->stats.dup_response_rx++;
+		return;
+	}
+	if (pi->opcode == DPR_OP_RC_ACK)
+		rx_ack(qp, h);
+	else if (pi->mask & DPR_READ_MASK)
+		rx_read_response(qp, m, pi, h);
+	else if (pi->opcode == DPR_OP_RC_ATOMIC_ACK)
+		rx_atomic_ack(qp, h);
+}
+
+void
+dpr_comp_timeout(struct dpr_tqp *qp)
+{
+	struct dpr_send_wqe *w;
+
+	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn)
+		return;   /* nothing outstanding */
+	qp->tp->stats.local_ack_timeouts++;
+	/* IBA 9.7.6.1.3: resend from the oldest unacknowledged PSN */
+	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
+	qp->comp.retried = false;
+	retry(qp, w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
+	      resume_psn(qp, w) : qp->comp.psn, true);
+}

@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Queue pairs: creation, the state machine of ibv_modify_qp (IBA 10.3.1,
+ * 11.2.4.2), posting work requests, completions, and the error state,
+ * where every outstanding WQE completes with WR_FLUSH_ERR (IBA 10.3.1.1).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport_private.h"
+
+/* Required and optional attributes of each RC transition, as the kernel's
+ * qp_state_table lists them (IBA 11.2.4.2 table 91). */
+struct qp_trans {
+	bool valid;
+	uint32_t req;
+	uint32_t opt;
+};
+
+#define T(r, o) { true, (r), (o) }
+#define ANY_TO_RESET_ERR [DPR_QPS_RESET] = T(0, 0), [DPR_QPS_ERR] = T(0, 0)
+
+static const struct qp_trans qp_table[DPR_QPS_NUM][DPR_QPS_NUM] = {
+	[DPR_QPS_RESET] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_INIT] = T(DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+				   DPR_QP_ACCESS_FLAGS, 0),
+	},
+	[DPR_QPS_INIT] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_INIT] = T(0, DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+				   DPR_QP_ACCESS_FLAGS),
+		[DPR_QPS_RTR] = T(DPR_QP_AV | DPR_QP_PATH_MTU | DPR_QP_DEST_QPN |
+				  DPR_QP_RQ_PSN | DPR_QP_MAX_DEST_RD_ATOMIC |
+				  DPR_QP_MIN_RNR_TIMER,
+				  DPR_QP_ALT_PATH | DPR_QP_ACCESS_FLAGS |
+				  DPR_QP_PKEY_INDEX),
+	},
+	[DPR_QPS_RTR] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(DPR_QP_TIMEOUT | DPR_QP_RETRY_CNT |
+				  DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN |
+				  DPR_QP_MAX_QP_RD_ATOMIC,
+				  DPR_QP_CUR_STATE | DPR_QP_ALT_PATH |
+				  DPR_QP_ACCESS_FLAGS | DPR_QP_MIN_RNR_TIMER |
+				  DPR_QP_PATH_MIG_STATE),
+	},
+	[DPR_QPS_RTS] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_ACCESS_FLAGS |
+				  DPR_QP_ALT_PATH | DPR_QP_PATH_MIG_STATE |
+				  DPR_QP_MIN_RNR_TIMER),
+		[DPR_QPS_SQD] = T(0, DPR_QP_EN_SQD_ASYNC_NOTIFY),
+	},
+	[DPR_QPS_SQD] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_ALT_PATH |
+				  DPR_QP_ACCESS_FLAGS | DPR_QP_MIN_RNR_TIMER |
+				  DPR_QP_PATH_MIG_STATE),
+		[DPR_QPS_SQD] = T(0, DPR_QP_AV | DPR_QP_TIMEOUT |
+				  DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY |
+				  DPR_QP_MAX_QP_RD_ATOMIC |
+				  DPR_QP_MAX_DEST_RD_ATOMIC | DPR_QP_ALT_PATH |
+				  DPR_QP_ACCESS_FLAGS | DPR_QP_PKEY_INDEX |
+				  DPR_QP_MIN_RNR_TIMER | DPR_QP_PATH_MIG_STATE),
+	},
+	[DPR_QPS_SQE] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_ACCESS_FLAGS),
+	},
+	[DPR_QPS_ERR] = {
+		ANY_TO_RESET_ERR,
+	},
+};
+
+static uint32_t
+pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+struct dpr_tqp *
+dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
+{
+	const struct dpr_verbs_limits *lim = dpr_verbs_limits(tp->ctx);
+	struct dpr_tqp *qp;
+	uint32_t sq_size, rq_size, i;
+
+	if (ia->pd == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
+	    ia->max_send_wr == 0 || ia->max_send_wr > lim->max_qp_wr ||
+	    ia->max_recv_wr > lim->max_qp_wr ||
+	    ia->max_send_sge > lim->max_sge || ia->max_recv_sge > lim->max_sge ||
+	    ia->max_inline_data > lim->max_inline) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return NULL;
+	sq_size = pow2_at_least(ia->max_send_wr);
+	rq_size = pow2_at_least(ia->max_recv_wr ? ia->max_recv_wr : 1);
+	qp->sq.size = ia->max_send_wr;
+	qp->sq.mask = sq_size - 1;
+	qp->sq.max_sge = ia->max_send_sge ? ia->max_send_sge : 1;
+	qp->sq.max_inline = ia->max_inline_data;
+	qp->rq.size = ia->max_recv_wr;
+	qp->rq.mask = rq_size - 1;
+	qp->rq.max_sge = ia->max_recv_sge ? ia->max_recv_sge : 1;
+	qp->sq.wqe = calloc(sq_size, sizeof(*qp->sq.wqe));
+	qp->sq.sge = calloc((size_t)sq_size * qp->sq.max_sge, sizeof(*qp->sq.sge));
+	qp->sq.inline_buf = calloc((size_t)sq_size, qp->sq.max_inline + 1);
+	qp->rq.wqe = calloc(rq_size, sizeof(*qp->rq.wqe));
+	qp->rq.sge = calloc((size_t)rq_size * qp->rq.max_sge, sizeof(*qp->rq.sge));
+	if (qp->sq.wqe == NULL || qp->sq.sge == NULL || qp->sq.inline_buf == NULL ||
+	    qp->rq.wqe == NULL || qp->rq.sge == NULL ||
+	    dpr_qpn_alloc(tp->ctx, qp, &qp->qpn) != 0) {
+		free(qp->sq.wqe);
+		free(qp->sq.sge);
+		free(qp->sq.inline_buf);
+		free(qp->rq.wqe);
+		free(qp->rq.sge);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < sq_size; i++) {
+		qp->sq.wqe[i].sge = &qp->sq.sge[(size_t)i * qp->sq.max_sge];
+		qp->sq.wqe[i].inline_data =
+			&qp->sq.inline_buf[(size_t)i * (qp->sq.max_inline + 1)];
+	}
+	for (i = 0; i < rq_size; i++)
+		qp->rq.wqe[i].sge = &qp->rq.sge[(size_t)i * qp->rq.max_sge];
+	qp->tp = tp;
+	qp->pd = ia->pd;
+	qp->scq = ia->send_cq;
+	qp->rcq = ia->recv_cq;
+	qp->sq_sig_all = ia->sq_sig_all;
+	qp->state = DPR_QPS_RESET;
+	qp->pd->refs++;
+	qp->scq->refs++;
+	qp->rcq->refs++;
+	TAILQ_INSERT_TAIL(&tp->all, qp, all_link);
+	return qp;
+}
+
+static void
+qp_unlink(struct dpr_tqp *qp)
+{
+	dpr_timer_cancel(qp->tp, &qp->timer);
+	if (qp->on_work) {
+		TAILQ_REMOVE(&qp->tp->work, qp, work_link);
+		qp->on_work = false;
+	}
+}
+
+int
+dpr_qp_destroy(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	qp_unlink(qp);
+	TAILQ_REMOVE(&tp->all, qp, all_link);
+	dpr_qpn_free(tp->ctx, qp->qpn);
+	qp->pd->refs--;
+	qp->scq->refs--;
+	qp->rcq->refs--;
+	free(qp->resp.res);
+	free(qp->sq.wqe);
+	free(qp->sq.sge);
+	free(qp->sq.inline_buf);
+	free(qp->rq.wqe);
+	free(qp->rq.sge);
+	free(qp);
+	return 0;
+}
+
+uint32_t
+dpr_qp_num(const struct dpr_tqp *qp)
+{
+	return qp->qpn;
+}
+
+enum dpr_qp_state
+dpr_qp_get_state(const struct dpr_tqp *qp)
+{
+	return qp->state;
+}
+
+int
+dpr_qp_query(const struct dpr_tqp *qp, struct dpr_qp_attr *attr)
+{
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_psn = qp->req.psn;
+	attr->rq_psn = qp->resp.psn;
+	return 0;
+}
+
+/* Check every value before anything changes. */
+static int
+check_values(const struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
+{
+	const struct dpr_verbs_limits *lim = dpr_verbs_limits(qp->tp->ctx);
+
+	if ((mask & DPR_QP_CUR_STATE) && a->cur_qp_state != qp->state)
+		return -EINVAL;
+	if ((mask & DPR_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~DPR_ACCESS_ALL))
+		return -EINVAL;
+	if ((mask & DPR_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & DPR_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & DPR_QP_PATH_MTU) && dpr_mtu_bytes(a->path_mtu) == 0)
+		return -EINVAL;
+	if ((mask & DPR_QP_DEST_QPN) && a->dest_qp_num > DPR_PSN_MASK)
+		return -EINVAL;
+	if ((mask & DPR_QP_RQ_PSN) && a->rq_psn > DPR_PSN_MASK)
+		return -EINVAL;
+	if ((mask & DPR_QP_SQ_PSN) && a->sq_psn > DPR_PSN_MASK)
+		return -EINVAL;
+	if ((mask & DPR_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & DPR_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & DPR_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & DPR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & DPR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > lim->max_rd_atomic)
+		return -EINVAL;
+	if ((mask & DPR_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > lim->max_rd_atomic)
+		return -EINVAL;
+	/* the IPv6 data path (neighbour discovery, GID index 0) comes with the
+	 * transport-breadth work: an AV must name an IPv4-mapped GID */
+	if ((mask & DPR_QP_AV) && (!dpr_gid_is_ipv4(&a->ah_attr.dgid) ||
+				   a->ah_attr.sgid_index > 1))
+		return -EINVAL;
+	return 0;
+}
+
+static void
+build_encap(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_wire_encap *e = &qp->encap;
+
+	memset(e, 0, sizeof(*e));
+	e->src_mac = tp->conf.mac;
+	e->sgid = tp->conf.gid;
+	e->dgid = qp->attr.ah_attr.dgid;
+	e->ipv6 = !dpr_gid_is_ipv4(&e->dgid);
+	e->tos = qp->attr.ah_attr.traffic_class;
+	/* as rxe: the route's hop limit (64), not the AV's (rc_pingpong
+	 * gives 1); DF set; UDP source port from the flow label */
+	e->ttl = 64;
+	e->df = true;
+	e->ip_id = (uint16_t)(qp->qpn * 2654435761u >> 16);
+	e->sport = dpr_udp_sport_rc(qp->qpn, qp->attr.dest_qp_num,
+				    qp->attr.ah_attr.flow_label);
+	e->flow_label = qp->attr.ah_attr.flow_label;
+	qp->mac_resolved = tp->conf.resolve == NULL ||
+		tp->conf.resolve(tp->conf.resolve_arg, &e->dgid, &e->dst_mac) == 0;
+}
+
+static void
+reset_queues(struct dpr_tqp *qp)
+{
+	qp_unlink(qp);
+	qp->sq.prod = 0;
+	qp->rq.prod = 0;
+	qp->rq.cons = 0;
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	free(qp->resp.res);
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->comm_established = false;
+}
+
+int
+dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
+{
+	enum dpr_qp_state cur = qp->state;
+	enum dpr_qp_state next = (mask & DPR_QP_STATE) ? a->qp_state : cur;
+	const struct qp_trans *t;
+	struct dpr_resp_res *res = NULL;
+	int rc;
+
+	if ((unsigned int)next >= DPR_QPS_NUM || (mask & ~((1 << 21) - 1)))
+		return -EINVAL;
+	t = &qp_table[cur][next];
+	if (!t->valid || (mask & t->req) != t->req ||
+	    (mask & ~(t->req | t->opt | DPR_QP_STATE)) != 0)
+		return -EINVAL;
+	rc = check_values(qp, a, mask);
+	if (rc != 0)
+		return rc;
+	if (mask & DPR_QP_MAX_DEST_RD_ATOMIC) {
+		res = calloc(a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1,
+			     sizeof(*res));
+		if (res == NULL)
+			return -ENOMEM;
+	}
+
+	/* nothing fails from here on */
+	if (next == DPR_QPS_RESET) {
+		reset_queues(qp);
+		qp->state = DPR_QPS_RESET;
+		free(res);
+		return 0;
+	}
+	if (next == DPR_QPS_ERR) {
+		free(res);
+		dpr_qp_error(qp);
+		return 0;
+	}
+	if (mask & DPR_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = a->qp_access_flags;
+	if (mask & DPR_QP_PKEY_INDEX)
+		qp->attr.pkey_index = a->pkey_index;
+	if (mask & DPR_QP_PORT)
+		qp->attr.port_num = a->port_num;
+	if (mask & DPR_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = a->min_rnr_timer;
+	if (mask & DPR_QP_PATH_MTU) {
+		qp->attr.path_mtu = a->path_mtu;
+		qp->pmtu = dpr_mtu_bytes(a->path_mtu);
+	}
+	if (mask & DPR_QP_DEST_QPN)
+		qp->attr.dest_qp_num = a->dest_qp_num;
+	if (mask & DPR_QP_AV)
+		qp->attr.ah_attr = a->ah_attr;
+	if (mask & DPR_QP_RQ_PSN)
+		qp->resp.psn = a->rq_psn;
+	if (mask & DPR_QP_MAX_DEST_RD_ATOMIC) {
+		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic;
+		free(qp->resp.res);
+		qp->resp.res = res;
+		qp->resp.res_num = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
+		qp->resp.res_head = qp->resp.res_send = qp->resp.res_unsent = 0;
+	}
+	if (mask & DPR_QP_TIMEOUT)
+		qp->attr.timeout = a->timeout;
+	if (mask & DPR_QP_RETRY_CNT) {
+		qp->attr.retry_cnt = a->retry_cnt;
+		qp->comp.retry_cnt = a->retry_cnt;
+	}
+	if (mask & DPR_QP_RNR_RETRY) {
+		qp->attr.rnr_retry = a->rnr_retry;
+		qp->comp.rnr_retry = a->rnr_retry;
+	}
+	if (mask & DPR_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = a->max_rd_atomic;
+	if (mask & DPR_QP_SQ_PSN) {
+		qp->req.psn = a->sq_psn;
+		qp->comp.psn = a->sq_psn;
+	}
+	if (mask & DPR_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->attr.en_sqd_async_notify = a->en_sqd_async_notify;
+	if (mask & (DPR_QP_AV | DPR_QP_DEST_QPN))
+		build_encap(qp);
+
+	qp->state = next;
+	if (next == DPR_QPS_SQD && qp->comp.index == qp->req.index &&
+	    qp->attr.en_sqd_async_notify)
+		dpr_verbs_event(qp->tp->ctx, DPR_EVENT_SQ_DRAINED, qp->qpn);
+	if (next == DPR_QPS_RTS)
+		qp_work(qp);
+	return 0;
+}
+
+static uint32_t
+wc_opcode(uint8_t wr)
+{
+	switch (wr) {
+	case DPR_WR_RDMA_WRITE:
+	case DPR_WR_RDMA_WRITE_WITH_IMM:
+		return DPR_WC_RDMA_WRITE;
+	case DPR_WR_RDMA_READ:
+		return DPR_WC_RDMA_READ;
+	case DPR_WR_ATOMIC_CMP_AND_SWP:
+		return DPR_WC_COMP_SWAP;
+	case DPR_WR_ATOMIC_FETCH_AND_ADD:
+		return DPR_WC_FETCH_ADD;
+	default:
+		return DPR_WC_SEND;
+	}
+}
+
+void
+dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
+		     enum dpr_wc_status status)
+{
+	if (status != DPR_WC_SUCCESS || qp->sq_sig_all ||
+	    (wqe->flags & DPR_SEND_SIGNALED)) {
+		struct dpr_cqe e = {
+			.wr_id = wqe->wr_id,
+			.status = status,
+			.opcode = wc_opcode(wqe->opcode),
+			.byte_len = wqe->length,
+			.qp_num = qp->qpn,
+		};
+
+		dpr_cq_push(qp->scq, &e);
+	}
+	wqe->state = WQE_DONE;
+}
+
+static void
+flush_recv(struct dpr_tqp *qp)
+{
+	while (qp->rq.cons != qp->rq.prod) {
+		struct dpr_recv_wqe *r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+		struct dpr_cqe e = {
+			.wr_id = r->wr_id,
+			.status = DPR_WC_WR_FLUSH_ERR,
+			.opcode = DPR_WC_RECV,
+			.qp_num = qp->qpn,
+		};
+
+		dpr_cq_push(qp->rcq, &e);
+		qp->rq.cons++;
+	}
+	qp->resp.have_wqe = false;
+}
+
+static void
+flush_send(struct dpr_tqp *qp)
+{
+	while (qp->comp.index != qp->sq.prod) {
+		struct dpr_send_wqe *w = sq_wqe(qp, qp->comp.index);
+
+		if (w->state != WQE_DONE)
+			dpr_qp_complete_send(qp, w, DPR_WC_WR_FLUSH_ERR);
+		qp->comp.index++;
+	}
+	qp->req.index = qp->comp.index;
+	qp->req.rd_atomic = 0;
+}
+
+void
+dpr_qp_error(struct dpr_tqp *qp)
+{
+	if (qp->state == DPR_QPS_ERR)
+		return;
+	qp->state = DPR_QPS_ERR;
+	dpr_timer_cancel(qp->tp, &qp->timer);
+	qp->comp.rnr_wait = false;
+	flush_send(qp);
+	flush_recv(qp);
+	/* responses not yet sent are dropped; an error NAK still goes out */
+	qp->resp.res_unsent = 0;
+	qp->resp.ack_pending = false;
+	if (qp->resp.nak_pending)
+		qp_work(qp);
+}
+
+void
+dpr_qp_timer_fire(struct dpr_tqp *qp)
+{
+	if (qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD)
+		return;
+	if (qp->comp.rnr_wait) {
+		/* IBA 9.7.5.2.8: the RNR wait is over: resend from the NAK */
+		qp->comp.rnr_wait = false;
+		dpr_req_retry(qp, qp->comp.rnr_psn);
+		qp_work(qp);
+		return;
+	}
+	dpr_comp_timeout(qp);
+}
+
+int
+dpr_post_send(struct dpr_tqp *qp, struct dpr_send_wr *wr,
+	      struct dpr_send_wr **bad)
+{
+	int rc = 0;
+
+	for (; wr != NULL; wr = wr->next) {
+		struct dpr_send_wqe *w;
+		uint64_t len = 0;
+		int i;
+
+		if (qp->state < DPR_QPS_RTS) {
+			rc = -EINVAL;
+			break;
+		}
+		if (wr->opcode > DPR_WR_ATOMIC_FETCH_AND_ADD || wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->sq.max_sge) {
+			rc = -EINVAL;
+			break;
+		}
+		if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > (1ull << 31) ||
+		    (wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || len != 8)) ||
+		    ((wr->send_flags & DPR_SEND_INLINE) &&
+		     (len > qp->sq.max_inline || wr_is_rd_atomic(wr->opcode)))) {
+			rc = -EINVAL;
+			break;
+		}
+		w = sq_wqe(qp, qp->sq.prod);
+		w->wr_id = wr->wr_id;
+		w->opcode = (uint8_t)wr->opcode;
+		w->flags = (uint8_t)wr->send_flags;
+		w->imm = wr->imm_data;
+		w->length = (uint32_t)len;
+		w->state = WQE_POSTED;
+		w->started = false;
+		w->offset = 0;
+		w->read_done = 0;
+		if (wr_is_atomic(wr->opcode)) {
+			w->remote_addr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+		} else {
+			w->remote_addr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+		}
+		if (wr->send_flags & DPR_SEND_INLINE) {
+			uint32_t off = 0;
+
+			/* inline data is copied now, from this process */
+			for (i = 0; i < wr->num_sge; i++) {
+				memcpy(w->inline_data + off,
+				       (const void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				off += wr->sg_list[i].length;
+			}
+			w->num_sge = 0;
+		} else {
+			for (i = 0; i < wr->num_sge; i++)
+				w->sge[i] = wr->sg_list[i];
+			w->num_sge = (uint8_t)wr->num_sge;
+		}
+		qp->sq.prod++;
+		if (qp->state == DPR_QPS_ERR) {
+			flush_send(qp);
+			continue;
+		}
+	}
+	if (rc != 0 && bad != NULL)
+		*bad = wr;
+	if (qp->state == DPR_QPS_RTS)
+		qp_work(qp);
+	return rc;
+}
+
+int
+dpr_post_recv(struct dpr_tqp *qp, struct dpr_recv_wr *wr,
+	      struct dpr_recv_wr **bad)
+{
+	int rc = 0;
+
+	for (; wr != NULL; wr = wr->next) {
+		struct dpr_recv_wqe *r;
+		uint64_t len = 0;
+		int i;
+
+		if (qp->state == DPR_QPS_RESET || wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->rq.max_sge) {
+			rc = -EINVAL;
+			break;
+		}
+		if (qp->rq.prod - qp->rq.cons >= qp->rq.size) {
+			rc = -ENOMEM;
+			break;
+		}
+		r = &qp->rq.wqe[qp->rq.prod & qp->rq.mask];
+		r->wr_id = wr->wr_id;
+		r->num_sge = (uint32_t)wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			r->sge[i] = wr->sg_list[i];
+			len += wr->sg_list[i].length;
+		}
+		r->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+		qp->rq.prod++;
+		if (qp->state == DPR_QPS_ERR)
+			flush_recv(qp);
+	}
+	if (rc != 0 && bad != NULL)
+		*bad = wr;
+	return rc;
+}

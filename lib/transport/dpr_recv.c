@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The transport instance and its receive stage (rxe_recv.c): validate the
+ * frame (lib/wire), find the QP, check that it comes from the QP's peer
+ * and that the QP is in a state to take it, then hand requests to the
+ * responder and responses to the completer. Also the poll and TX sides.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "transport_private.h"
+
+RTE_LOG_REGISTER(dpr_logtype_transport, dprdma.transport, INFO);
+
+struct dpr_transport *
+dpr_transport_create(const struct dpr_transport_conf *c)
+{
+	struct dpr_transport *tp;
+	uint32_t ring;
+
+	if (c->ctx == NULL || c->pool == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	tp = calloc(1, sizeof(*tp));
+	if (tp == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	tp->conf = *c;
+	if (tp->conf.max_unacked == 0)
+		tp->conf.max_unacked = 512;
+	if (tp->conf.max_unacked > (1u << 22))
+		tp->conf.max_unacked = 1u << 22;
+	if (tp->conf.ack_every == 0)
+		tp->conf.ack_every = 64;
+	if (tp->conf.qp_burst == 0)
+		tp->conf.qp_burst = 32;
+	ring = tp->conf.tx_ring ? tp->conf.tx_ring : 4096;
+	ring = rte_align32pow2(ring);
+	tp->txq = calloc(ring, sizeof(*tp->txq));
+	if (tp->txq == NULL) {
+		free(tp);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	tp->txq_mask = ring - 1;
+	tp->ctx = c->ctx;
+	tp->pool = c->pool;
+	TAILQ_INIT(&tp->work);
+	TAILQ_INIT(&tp->all);
+	dpr_wheel_init(&tp->wheel, 0);
+	return tp;
+}
+
+void
+dpr_transport_destroy(struct dpr_transport *tp)
+{
+	if (tp == NULL)
+		return;
+	while (tp->txq_tail != tp->txq_head)
+		rte_pktmbuf_free(tp->txq[tp->txq_tail++ & tp->txq_mask]);
+	free(tp->txq);
+	free(tp);
+}
+
+const struct dpr_transport_stats *
+dpr_transport_stats(const struct dpr_transport *tp)
+{
+	return &tp->stats;
+}
+
+static void
+rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
+{
+	struct dpr_pkt_info pi;
+	struct dpr_wire_hdrs h;
+	struct dpr_tqp *qp;
+
+	/* payloads are bounded by the largest path MTU here, by the QP's
+	 * own in the responder and completer */
+	if (dpr_wire_parse(m, &pi, 4096) != DPR_WIRE_OK) {
+		tp->stats.rx_invalid++;
+		return;
+	}
+	if (!(pi.mask & DPR_RC_MASK)) {
+		/* UC, UD and CNP come with the transport-breadth work */
+		tp->stats.rx_invalid++;
+		return;
+	}
+	dpr_wire_decode(m, &pi, &h);
+	qp = dpr_qpn_lookup(tp->ctx, h.dqpn);
+	if (qp == NULL) {
+		tp->stats.rx_no_qp++;
+		return;
+	}
+	/* rxe check_addr/check_keys: from the QP's peer, default P_Key */
+	if (memcmp(&pi.encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi.encap.sgid)) ||
+	    memcmp(&pi.encap.dgid, &tp->conf.gid, sizeof(pi.encap.dgid)) ||
+	    h.pkey != DPR_DEFAULT_PKEY) {
+		tp->stats.rx_wrong_peer++;
+		return;
+	}
+	if (pi.mask & DPR_REQ_MASK) {
+		/* IBA 10.3.1: a responder works from RTR on */
+		if (qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
+		    qp->state != DPR_QPS_SQD) {
+			tp->stats.rx_qp_state++;
+			return;
+		}
+		dpr_resp_rx(qp, m, &pi, &h);
+	} else {
+		if (qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) {
+			tp->stats.rx_qp_state++;
+			return;
+		}
+		dpr_comp_rx(qp, m, &pi, &h);
+	}
+}
+
+void
+dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t n,
+		 uint64_t now)
+{
+	uint16_t i;
+
+	tp->now = now;
+	for (i = 0; i < n; i++) {
+		tp->stats.rx_frames++;
+		rx_one(tp, pkts[i]);
+		rte_pktmbuf_free(pkts[i]);
+	}
+}
+
+void
+dpr_transport_poll(struct dpr_transport *tp, uint64_t now)
+{
+	uint32_t n = 0;
+	struct dpr_tqp *qp;
+
+	tp->now = now;
+	dpr_wheel_run(tp, now);
+	/* each QP with work once, responses before new requests */
+	TAILQ_FOREACH(qp, &tp->work, work_link)
+		n++;
+	while (n-- > 0 && (qp = TAILQ_FIRST(&tp->work)) != NULL) {
+		bool more;
+
+		TAILQ_REMOVE(&tp->work, qp, work_link);
+		qp->on_work = false;
+		more = dpr_resp_send(qp, tp->conf.qp_burst);
+		more |= dpr_req_run(qp, tp->conf.qp_burst);
+		if (more)
+			qp_work(qp);
+	}
+}
+
+uint16_t
+dpr_transport_tx(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t max)
+{
+	uint16_t n = 0;
+
+	while (n < max && tp->txq_tail != tp->txq_head)
+		pkts[n++] = tp->txq[tp->txq_tail++ & tp->txq_mask];
+	return n;
+}
+
+uint64_t
+dpr_transport_next_timer(const struct dpr_transport *tp)
+{
+	return dpr_wheel_next(&tp->wheel);
+}
+
+bool
+dpr_transport_busy(const struct dpr_transport *tp)
+{
+	return !TAILQ_EMPTY(&tp->work) || tp->txq_head != tp->txq_tail;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The requester (rxe_req.c): turns send WQEs into request packets --
+ * segmentation by path MTU into FIRST/MIDDLE/LAST/ONLY, PSNs, AckReq, the
+ * READ/atomic limit and fences -- and rewinds for go-back-N retries.
+ */
+
+#include <errno.h>
+
+#include "transport_private.h"
+
+/* The BTH opcode of a packet of @p w (IBA 9.4, table 35). */
+static uint8_t
+req_opcode(const struct dpr_send_wqe *w, bool first, bool last)
+{
+	switch (w->opcode) {
+	case DPR_WR_SEND:
+		return first ? (last ? DPR_OP_RC_SEND_ONLY : DPR_OP_RC_SEND_FIRST) :
+			(last ? DPR_OP_RC_SEND_LAST : DPR_OP_RC_SEND_MIDDLE);
+	case DPR_WR_SEND_WITH_IMM:
+		return first ? (last ? DPR_OP_RC_SEND_ONLY_IMM : DPR_OP_RC_SEND_FIRST) :
+			(last ? DPR_OP_RC_SEND_LAST_IMM : DPR_OP_RC_SEND_MIDDLE);
+	case DPR_WR_RDMA_WRITE:
+		return first ? (last ? DPR_OP_RC_WRITE_ONLY : DPR_OP_RC_WRITE_FIRST) :
+			(last ? DPR_OP_RC_WRITE_LAST : DPR_OP_RC_WRITE_MIDDLE);
+	case DPR_WR_RDMA_WRITE_WITH_IMM:
+		return first ? (last ? DPR_OP_RC_WRITE_ONLY_IMM : DPR_OP_RC_WRITE_FIRST) :
+			(last ? DPR_OP_RC_WRITE_LAST_IMM : DPR_OP_RC_WRITE_MIDDLE);
+	case DPR_WR_RDMA_READ:
+		return DPR_OP_RC_READ_REQUEST;
+	case DPR_WR_ATOMIC_CMP_AND_SWP:
+		return DPR_OP_RC_CMP_SWAP;
+	default:
+		return DPR_OP_RC_FETCH_ADD;
+	}
+}
+
+/* Check the WQE's local buffers before its first packet (IBA 10.7.2.3:
+ * a bad local key is a Local Protection Error). */
+static bool
+local_sges_ok(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
+{
+	uint32_t access = wr_is_rd_atomic(w->opcode) ? DPR_ACCESS_LOCAL_WRITE : 0;
+	uint32_t i;
+
+	for (i = 0; i < w->num_sge; i++)
+		if (w->sge[i].length != 0 &&
+		    dpr_mr_check(qp->tp->ctx, w->sge[i].lkey, qp->pd,
+				 w->sge[i].addr, w->sge[i].length, access) == NULL)
+			return false;
+	return true;
+}
+
+/* @return false if the WQE must wait (or failed and the QP is in error). */
+static bool
+start_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+{
+	uint32_t max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+
+	if (wr_is_rd_atomic(w->opcode) && qp->req.rd_atomic >= max_rd)
+		return false;
+	/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics */
+	if ((w->flags & DPR_SEND_FENCE) && qp->req.rd_atomic > 0)
+		return false;
+	if (!local_sges_ok(qp, w)) {
+		dpr_qp_complete_send(qp, w, DPR_WC_LOC_PROT_ERR);
+		qp->comp.index++;
+		dpr_qp_error(qp);
+		return false;
+	}
+	w->first_psn = qp->req.psn;
+	w->last_psn = dpr_psn_add(qp->req.psn, (wr_is_atomic(w->opcode) ? 1 :
+				  (int32_t)npkts(w->length, qp->pmtu)) - 1);
+	w->offset = 0;
+	w->read_done = 0;
+	w->state = WQE_PROCESSING;
+	w->started = true;
+	if (wr_is_rd_atomic(w->opcode))
+		qp->req.rd_atomic++;
+	return true;
+}
+
+/* A request went out whose answers carry PSNs psn..last (a READ's
+ * responses span several). */
+static void
+count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	tp->stats.req_packets++;
+	if (dpr_psn_lt(psn, qp->req.psn_hi))
+		tp->stats.retransmits++;
+	if (dpr_psn_ge(last, qp->req.psn_hi))
+		qp->req.psn_hi = dpr_psn_add(last, 1);
+	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0)
+		dpr_timer_arm(tp, &qp->timer,
+			      tp->now + ack_timeout_ns(qp->attr.timeout));
+}
+
+/* One packet of @p w. @return 0, or -ENOBUFS/-ENOMEM to try later. */
+static int
+send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_wire_seg segs[MAX_SEGS_PER_PKT];
+	struct dpr_wire_hdrs h = {
+		.pkey = DPR_DEFAULT_PKEY,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = qp->req.psn,
+	};
+	unsigned int nseg = 0;
+	uint32_t paylen = 0;
+	bool first = true, last = true;
+	int rc;
+
+	if (w->opcode == DPR_WR_RDMA_READ) {
+		/* one request for what is left: the responder answers it with
+		 * npkts(left) PSNs, the span start_wqe() reserved */
+		h.reth.va = w->remote_addr + w->offset;
+		h.reth.rkey = w->rkey;
+		h.reth.len = w->length - w->offset;
+		h.ackreq = true;
+	} else if (wr_is_atomic(w->opcode)) {
+		h.atomic.va = w->remote_addr;
+		h.atomic.rkey = w->rkey;
+		if (w->opcode == DPR_WR_ATOMIC_CMP_AND_SWP) {
+			h.atomic.compare = w->compare_add;
+			h.atomic.swap_add = w->swap;
+		} else {
+			h.atomic.swap_add = w->compare_add;
+		}
+		h.ackreq = true;
+	} else {
+		paylen = RTE_MIN(qp->pmtu, w->length - w->offset);
+		first = w->offset == 0;
+		last = w->offset + paylen >= w->length;
+		if (first && (w->opcode == DPR_WR_RDMA_WRITE ||
+			      w->opcode == DPR_WR_RDMA_WRITE_WITH_IMM)) {
+			h.reth.va = w->remote_addr;
+			h.reth.rkey = w->rkey;
+			h.reth.len = w->length;
+		}
+		h.imm = w->imm;
+		/* AckReq on the last packet, and every ack_every packets of a
+		 * long message so that the window keeps moving (rxe: 64) */
+		h.ackreq = last || ++qp->req.noack_pkts >= tp->conf.ack_every;
+		if (h.ackreq)
+			qp->req.noack_pkts = 0;
+		h.se = last && (w->flags & DPR_SEND_SOLICITED);
+		if (paylen != 0 && (w->flags & DPR_SEND_INLINE)) {
+			segs[0].addr = w->inline_data + w->offset;
+			segs[0].iova = (rte_iova_t)(uintptr_t)segs[0].addr;
+			segs[0].len = paylen;
+			segs[0].shinfo = NULL;
+			nseg = 1;
+		} else if (paylen != 0 &&
+			   dpr_sge_gather(qp, w->sge, w->num_sge, w->offset, paylen,
+					  segs, RTE_DIM(segs), &nseg) != 0) {
+			/* a key deregistered since the WQE started */
+			dpr_qp_complete_send(qp, w, DPR_WC_LOC_PROT_ERR);
+			qp->comp.index++;
+			dpr_qp_error(qp);
+			return -EACCES;
+		}
+	}
+	h.opcode = req_opcode(w, first, last);
+
+	rc = dpr_xmit(tp, qp, &h, segs, nseg);
+	if (rc != 0)
+		return rc;
+	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
+	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode)) {
+		qp->req.psn = dpr_psn_add(w->last_psn, 1);
+		w->offset = w->length;
+		last = true;
+	} else {
+		qp->req.psn = dpr_psn_add(qp->req.psn, 1);
+		w->offset += paylen;
+	}
+	if (last) {
+		w->state = WQE_PENDING;
+		qp->req.index++;
+	}
+	return 0;
+}
+
+bool
+dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	if ((qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) ||
+	    qp->comp.rnr_wait)
+		return false;
+	if (!qp->mac_resolved) {
+		if (tp->conf.resolve(tp->conf.resolve_arg, &qp->encap.dgid,
+				     &qp->encap.dst_mac) != 0)
+			return qp->req.index != qp->sq.prod; /* ask again */
+		qp->mac_resolved = true;
+	}
+	while (qp->req.index != qp->sq.prod) {
+		struct dpr_send_wqe *w = sq_wqe(qp, qp->req.index);
+
+		if (w->state == WQE_DONE || w->state == WQE_PENDING) {
+			qp->req.index++;
+			continue;
+		}
+		if (w->state == WQE_POSTED) {
+			/* SQD: what has started finishes, nothing new starts */
+			if (qp->state == DPR_QPS_SQD || !start_wqe(qp, w))
+				return false;
+		}
+		/* the window: at most max_unacked PSNs outstanding */
+		if ((uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >=
+		    tp->conf.max_unacked)
+			return false;
+		if (budget == 0 || txq_room(tp) == 0)
+			return true;
+		if (send_packet(qp, w) != 0)
+			return qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
+		budget--;
+	}
+	return false;
+}
+
+void
+dpr_req_retry(struct dpr_tqp *qp, uint32_t psn)
+{
+	uint32_t i;
+
+	qp->req.noack_pkts = 0;
+	for (i = qp->comp.index; i != qp->sq.prod; i++) {
+		struct dpr_send_wqe *w = sq_wqe(qp, i);
+		uint32_t j;
+
+		if (w->state == WQE_POSTED)
+			break;
+		if (w->state == WQE_DONE)
+			continue;
+		if (!wr_is_rd_atomic(w->opcode) && dpr_psn_gt(psn, w->last_psn))
+			continue;   /* all sent and received: waits for its ACK */
+
+		/* resend from here: READs from what has arrived, atomics whole
+		 * (the responder replays a saved result), others from psn */
+		if (w->opcode == DPR_WR_RDMA_READ) {
+			w->offset = w->read_done;
+			qp->req.psn = dpr_psn_add(w->first_psn,
+						  (int32_t)(w->read_done / qp->pmtu));
+		} else if (wr_is_atomic(w->opcode)) {
+			w->offset = 0;
+			qp->req.psn = w->first_psn;
+		} else {
+			if (dpr_psn_lt(psn, w->first_psn))
+				psn = w->first_psn;
+			w->offset = (uint32_t)dpr_psn_diff(psn, w->first_psn) *
+				qp->pmtu;
+			qp->req.psn = psn;
+		}
+		w->state = WQE_PROCESSING;
+		qp->req.index = i;
+		/* the WQEs after it start again as they did */
+		for (j = i + 1; j != qp->sq.prod; j++) {
+			struct dpr_send_wqe *x = sq_wqe(qp, j);
+
+			if (x->state == WQE_POSTED)
+				break;
+			if (wr_is_rd_atomic(x->opcode))
+				qp->req.rd_atomic--;
+			x->state = WQE_POSTED;
+		}
+		return;
+	}
+	/* nothing at or after psn is unacknowledged: nothing to resend */
+}

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The responder (rxe_resp.c): checks each request (PSN, opcode sequence,
+ * lengths, keys and access) and executes it -- payload placed into the
+ * receive WQE or the MR, READ responses, atomics executed once -- then
+ * answers. Answers of one QP leave in PSN order: READ responses and atomic
+ * ACKs as they were requested, then one coalesced ACK, or a NAK.
+ */
+
+#include <string.h>
+
+#include "transport_private.h"
+
+/* A NAK to send after the responses before it; the first one wins (an
+ * RNR NAK is not replaced by the sequence NAKs of the packets behind it). */
+static void
+set_nak(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn)
+{
+	if (!qp->resp.nak_pending) {
+		qp->resp.nak_pending = true;
+		qp->resp.nak_syn = syndrome;
+		qp->resp.nak_psn = psn;
+	}
+	qp->resp.ack_pending = false;
+	qp_work(qp);
+}
+
+static void
+set_ack(struct dpr_tqp *qp)
+{
+	if (!qp->resp.nak_pending)
+		qp->resp.ack_pending = true;
+	qp_work(qp);
+}
+
+static void
+complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
+	      uint32_t len, const struct dpr_wire_hdrs *h, bool imm)
+{
+	struct dpr_recv_wqe *r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+	struct dpr_cqe e = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (imm && h != NULL) {
+		e.imm_data = h->imm;
+		e.wc_flags = DPR_WC_WITH_IMM;
+	}
+	dpr_cq_push(qp->rcq, &e);
+	qp->rq.cons++;
+	qp->resp.have_wqe = false;
+}
+
+/*
+ * IBA 9.9.3.1 class C errors (rxe do_class_ac_error): NAK the request, and
+ * the QP goes to the error state; the receive WQE in use, if any, takes
+ * @p recv_status.
+ */
+static void
+class_c(struct dpr_tqp *qp, uint8_t nak_code, uint32_t psn,
+	enum dpr_event_type ev, enum dpr_wc_status recv_status)
+{
+	set_nak(qp, DPR_AETH_NAK | nak_code, psn);
+	if (qp->resp.have_wqe)
+		complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
+			      NULL, false);
+	dpr_verbs_event(qp->tp->ctx, ev, qp->qpn);
+	dpr_qp_error(qp);
+}
+
+static void
+nak_invalid(struct dpr_tqp *qp, uint32_t psn)
+{
+	class_c(qp, DPR_NAK_INVALID_REQ, psn, DPR_EVENT_QP_REQ_ERR,
+		DPR_WC_REM_INV_REQ_ERR);
+}
+
+static void
+nak_access(struct dpr_tqp *qp, uint32_t psn)
+{
+	class_c(qp, DPR_NAK_REM_ACCESS_ERR, psn, DPR_EVENT_QP_ACCESS_ERR,
+		DPR_WC_REM_ACCESS_ERR);
+}
+
+/* IBA 9.7.5.2.8: no receive WQE: RNR NAK with our min_rnr_timer. */
+static void
+rnr_nak(struct dpr_tqp *qp, uint32_t psn)
+{
+	set_nak(qp, DPR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f), psn);
+	/* the packets behind it are covered by this NAK */
+	qp->resp.sent_psn_nak = true;
+}
+
+static void
+done_request(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
+	     const struct dpr_wire_hdrs *h)
+{
+	qp->resp.psn = dpr_psn_add(h->psn, 1);
+	if (pi->mask & DPR_END_MASK) {
+		qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+		qp->resp.in_msg = 0;
+	}
+	if (h->ackreq)
+		set_ack(qp);
+}
+
+static void
+rx_send(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	struct dpr_recv_wqe *r;
+	int rc;
+
+	if (pi->mask & DPR_START_MASK) {
+		if (qp->rq.cons == qp->rq.prod) {
+			rnr_nak(qp, h->psn);
+			return;
+		}
+		qp->resp.have_wqe = true;
+		qp->resp.recv_off = 0;
+	}
+	r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+	if (pi->paylen != 0) {
+		if (qp->resp.recv_off + pi->paylen > r->length) {
+			/* the message does not fit the receive WQE */
+			class_c(qp, DPR_NAK_INVALID_REQ, h->psn,
+				DPR_EVENT_QP_REQ_ERR, DPR_WC_LOC_LEN_ERR);
+			return;
+		}
+		rc = dpr_sge_scatter(qp, r->sge, r->num_sge, qp->resp.recv_off, m,
+				     pi->payload_off, pi->paylen);
+		if (rc != 0) {
+			/* rxe: a malformed WQE is a remote operational error */
+			class_c(qp, DPR_NAK_REM_OP_ERR, h->psn,
+				DPR_EVENT_QP_FATAL, DPR_WC_LOC_PROT_ERR);
+			return;
+		}
+		qp->resp.recv_off += pi->paylen;
+	}
+	qp->resp.in_msg = DPR_SEND_MASK;
+	if (pi->mask & DPR_END_MASK)
+		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, qp->resp.recv_off, h,
+			      pi->mask & DPR_IMMDT_MASK);
+	done_request(qp, pi, h);
+}
+
+static void
+rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	struct dpr_verbs_ctx *ctx = qp->tp->ctx;
+
+	/* WRITE with immediate consumes a receive WQE: check before placing */
+	if ((pi->mask & DPR_RWR_MASK) && qp->rq.cons == qp->rq.prod) {
+		rnr_nak(qp, h->psn);
+		return;
+	}
+	if (pi->mask & DPR_START_MASK) {
+		if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE) ||
+		    (h->reth.len != 0 &&
+		     dpr_mr_check(ctx, h->reth.rkey, qp->pd, h->reth.va,
+				  h->reth.len, DPR_ACCESS_REMOTE_WRITE) == NULL)) {
+			nak_access(qp, h->psn);
+			return;
+		}
+		qp->resp.write_va = h->reth.va;
+		qp->resp.write_rkey = h->reth.rkey;
+		qp->resp.write_left = h->reth.len;
+		qp->resp.write_len = h->reth.len;
+	}
+	if (pi->paylen > qp->resp.write_left ||
+	    ((pi->mask & DPR_END_MASK) && pi->paylen != qp->resp.write_left)) {
+		/* C9-91..93: the payloads must add up to the DMA length */
+		nak_invalid(qp, h->psn);
+		return;
+	}
+	if (pi->paylen != 0) {
+		/* the key again: it may have been deregistered since FIRST */
+		struct dpr_mr *mr = dpr_mr_check(ctx, qp->resp.write_rkey, qp->pd,
+						 qp->resp.write_va, pi->paylen,
+						 DPR_ACCESS_REMOTE_WRITE);
+		uint8_t *dst;
+		const void *src;
+
+		if (mr == NULL) {
+			nak_access(qp, h->psn);
+			return;
+		}
+		dst = dpr_mr_ptr(mr, qp->resp.write_va);
+		src = rte_pktmbuf_read(m, pi->payload_off, pi->paylen, dst);
+		if (src != dst)
+			memcpy(dst, src, pi->paylen);
+		qp->resp.write_va += pi->paylen;
+		qp->resp.write_left -= pi->paylen;
+	}
+	qp->resp.in_msg = DPR_WRITE_MASK;
+	if ((pi->mask & DPR_END_MASK) && (pi->mask & DPR_IMMDT_MASK)) {
+		qp->resp.have_wqe = true;
+		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV_RDMA_WITH_IMM,
+			      qp->resp.write_len, h, true);
+	}
+	done_request(qp, pi, h);
+}
+
+/* A slot for a READ or atomic, or NULL if every slot still has responses
+ * to send (a requester beyond max_dest_rd_atomic: dropped, it retries). */
+static struct dpr_resp_res *
+alloc_res(struct dpr_tqp *qp)
+{
+	struct dpr_resp_res *res;
+
+	if (qp->resp.res_unsent >= qp->resp.res_num)
+		return NULL;
+	res = &qp->resp.res[qp->resp.res_head % qp->resp.res_num];
+	if (res->to_send) {
+		/* the oldest slot is still sending: wait */
+		return NULL;
+	}
+	qp->resp.res_head++;
+	qp->resp.res_unsent++;
+	memset(res, 0, sizeof(*res));
+	res->to_send = true;
+	return res;
+}
+
+static void
+rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
+	const struct dpr_wire_hdrs *h)
+{
+	struct dpr_resp_res *res;
+
+	if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_READ) ||
+	    (h->reth.len != 0 &&
+	     dpr_mr_check(qp->tp->ctx, h->reth.rkey, qp->pd, h->reth.va,
+			  h->reth.len, DPR_ACCESS_REMOTE_READ) == NULL)) {
+		nak_access(qp, h->psn);
+		return;
+	}
+	if (qp->attr.max_dest_rd_atomic == 0) {
+		nak_invalid(qp, h->psn);
+		return;
+	}
+	res = alloc_res(qp);
+	if (res == NULL)
+		return;
+	res->type = RES_READ;
+	res->first_psn = h->psn;
+	res->last_psn = dpr_psn_add(h->psn, (int32_t)npkts(h->reth.len, qp->pmtu) - 1);
+	res->va = h->reth.va;
+	res->rkey = h->reth.rkey;
+	res->length = h->reth.len;
+	qp->resp.psn = dpr_psn_add(res->last_psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+	(void)pi;
+	qp_work(qp);
+}
+
+static void
+rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
+	  const struct dpr_wire_hdrs *h)
+{
+	struct dpr_resp_res *res;
+	struct dpr_mr *mr;
+	uint64_t *p, orig;
+
+	if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_ATOMIC)) {
+		nak_access(qp, h->psn);
+		return;
+	}
+	/* C9-?? (rxe: misaligned atomic): an atomic needs 8-byte alignment */
+	if (h->atomic.va & 7) {
+		nak_invalid(qp, h->psn);
+		return;
+	}
+	mr = dpr_mr_check(qp->tp->ctx, h->atomic.rkey, qp->pd, h->atomic.va, 8,
+			  DPR_ACCESS_REMOTE_ATOMIC);
+	if (mr == NULL) {
+		nak_access(qp, h->psn);
+		return;
+	}
+	if (qp->attr.max_dest_rd_atomic == 0) {
+		nak_invalid(qp, h->psn);
+		return;
+	}
+	res = alloc_res(qp);
+	if (res == NULL)
+		return;
+	/* executed once; the result is kept for duplicates (C9-125) */
+	p = (uint64_t *)(void *)dpr_mr_ptr(mr, h->atomic.va);
+	if (pi->opcode == DPR_OP_RC_CMP_SWAP) {
+		orig = h->atomic.compare;
+		__atomic_compare_exchange_n(p, &orig, h->atomic.swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, h->atomic.swap_add, __ATOMIC_SEQ_CST);
+	}
+	res->type = RES_ATOMIC;
+	res->first_psn = res->last_psn = h->psn;
+	res->orig = orig;
+	qp->tp->stats.atomic_executed++;
+	qp->resp.psn = dpr_psn_add(h->psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+	qp_work(qp);
+}
+
+/* IBA 9.7.5.1.2: a request already executed (C9-104..C9-106). */
+static void
+duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
+	  const struct dpr_wire_hdrs *h)
+{
+	struct dpr_transport *tp = qp->tp;
+	uint32_t i;
+
+	tp->stats.dup_request_rx++;
+	if (pi->mask & (DPR_SEND_MASK | DPR_WRITE_MASK)) {
+		set_ack(qp);            /* acknowledge again, do nothing else */
+		return;
+	}
+	for (i = 0; i < qp->resp.res_num; i++) {
+		struct dpr_resp_res *res = &qp->resp.res[i];
+
+		if (pi->opcode == DPR_OP_RC_READ_REQUEST && res->type == RES_READ &&
+		    dpr_psn_ge(h->psn, res->first_psn) &&
+		    dpr_psn_le(h->psn, res->last_psn)) {
+			/* re-served from the request (which may ask for the
+			 * tail of the original), not re-queued as new */
+			res->first_psn = h->psn;
+			res->va = h->reth.va;
+			res->rkey = h->reth.rkey;
+			res->length = h->reth.len;
+			res->last_psn = dpr_psn_add(h->psn,
+				(int32_t)npkts(h->reth.len, qp->pmtu) - 1);
+			res->sent = 0;
+			if (!res->to_send) {
+				res->to_send = true;
+				qp->resp.res_unsent++;
+			}
+			tp->stats.read_replays++;
+			qp_work(qp);
+			return;
+		}
+		if ((pi->mask & DPR_ATOMIC_MASK) && res->type == RES_ATOMIC &&
+		    res->first_psn == h->psn) {
+			if (!res->to_send) {
+				res->to_send = true;
+				qp->resp.res_unsent++;
+			}
+			tp->stats.atomic_replays++;
+			qp_work(qp);
+			return;
+		}
+	}
+	/* too old to answer: the requester has moved on; dropped */
+}
+
+void
+dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	struct dpr_transport *tp = qp->tp;
+	uint32_t in = qp->resp.in_msg;
+	int32_t d;
+
+	if (!qp->comm_established) {
+		qp->comm_established = true;
+		if (qp->state == DPR_QPS_RTR)
+			dpr_verbs_event(tp->ctx, DPR_EVENT_COMM_EST, qp->qpn);
+	}
+	/* IBA 9.7.5.1.1 (C9-97): ahead of the expected PSN: one NAK per gap */
+	d = dpr_psn_diff(h->psn, qp->resp.psn);
+	if (d > 0) {
+		tp->stats.out_of_seq_rx++;
+		if (!qp->resp.sent_psn_nak) {
+			qp->resp.sent_psn_nak = true;
+			set_nak(qp, DPR_AETH_NAK | DPR_NAK_PSN_SEQ_ERR, qp->resp.psn);
+		}
+		return;
+	}
+	if (d < 0) {
+		duplicate(qp, pi, h);
+		return;
+	}
+	qp->resp.sent_psn_nak = false;
+	if (qp->resp.nak_pending && qp->resp.nak_psn == h->psn &&
+	    (qp->resp.nak_syn & DPR_AETH_TYPE_MASK) == DPR_AETH_NAK)
+		qp->resp.nak_pending = false;   /* the gap has filled */
+
+	/* IBA 9.8.3 (rxe check_op_seq): MIDDLE/LAST continue a message of
+	 * the same kind; anything else starts one */
+	if (in != 0 ? !(pi->mask & in) || (pi->mask & DPR_START_MASK) :
+	    !(pi->mask & DPR_START_MASK)) {
+		nak_invalid(qp, h->psn);
+		return;
+	}
+	/* C9-91, C9-92: at most a path MTU, exactly one before the last */
+	if (pi->paylen > qp->pmtu ||
+	    ((pi->mask & (DPR_START_MASK | DPR_MIDDLE_MASK)) &&
+	     !(pi->mask & DPR_END_MASK) && pi->paylen != qp->pmtu)) {
+		nak_invalid(qp, h->psn);
+		return;
+	}
+	if (pi->mask & DPR_SEND_MASK)
+		rx_send(qp, m, pi, h);
+	else if (pi->mask & DPR_WRITE_MASK)
+		rx_write(qp, m, pi, h);
+	else if (pi->opcode == DPR_OP_RC_READ_REQUEST)
+		rx_read(qp, pi, h);
+	else if (pi->mask & DPR_ATOMIC_MASK)
+		rx_atomic(qp, pi, h);
+}
+
+bool
+dpr_resp_has_output(const struct dpr_tqp *qp)
+{
+	return qp->resp.res_unsent != 0 || qp->resp.nak_pending ||
+		qp->resp.ack_pending;
+}
+
+/* Responses of one READ, from where it stands. @return false to stop. */
+static bool
+send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	do {
+		uint32_t paylen = RTE_MIN(qp->pmtu, res->length - res->sent);
+		bool first = res->sent == 0, last = res->sent + paylen >= res->length;
+		struct dpr_wire_hdrs h = {
+			.pkey = DPR_DEFAULT_PKEY,
+			.dqpn = qp->attr.dest_qp_num,
+			.psn = dpr_psn_add(res->first_psn,
+					   (int32_t)(res->sent / qp->pmtu)),
+			.aeth = { DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,
+				  qp->resp.msn },
+		};
+		struct dpr_wire_seg seg;
+		unsigned int nseg = 0;
+
+		if (*budget == 0 || txq_room(tp) == 0)
+			return false;
+		h.opcode = first ? (last ? DPR_OP_RC_READ_RESPONSE_ONLY :
+				    DPR_OP_RC_READ_RESPONSE_FIRST) :
+			(last ? DPR_OP_RC_READ_RESPONSE_LAST :
+			 DPR_OP_RC_READ_RESPONSE_MIDDLE);
+		if (paylen != 0) {
+			/* the key again: it may have gone since the request */
+			struct dpr_mr *mr = dpr_mr_check(tp->ctx, res->rkey, qp->pd,
+							 res->va + res->sent, paylen,
+							 DPR_ACCESS_REMOTE_READ);
+
+			if (mr == NULL) {
+				res->to_send = false;
+				qp->resp.res_unsent--;
+				nak_access(qp, h.psn);
+				return false;
+			}
+			seg.addr = dpr_mr_ptr(mr, res->va + res->sent);
+			seg.iova = (rte_iova_t)(uintptr_t)seg.addr;
+			seg.len = paylen;
+			seg.shinfo = NULL;
+			nseg = 1;
+		}
+		if (dpr_xmit(tp, qp, &h, &seg, nseg) != 0)
+			return false;
+		tp->stats.read_resp_tx++;
+		tp->stats.resp_packets++;
+		(*budget)--;
+		res->sent += paylen;
+		if (last)
+			break;
+	} while (res->sent < res->length);
+	res->to_send = false;
+	qp->resp.res_unsent--;
+	return true;
+}
+
+bool
+dpr_resp_send(struct dpr_tqp *qp, uint32_t budget)
+{
+	struct dpr_transport *tp = qp->tp;
+	uint32_t i;
+
+	/* oldest resource first: they are in PSN order */
+	for (i = 0; i < qp->resp.res_num && qp->resp.res_unsent != 0; i++) {
+		uint32_t slot = (qp->resp.res_head + i) % qp->resp.res_num;
+		struct dpr_resp_res *res = &qp->resp.res[slot];
+
+		if (!res->to_send)
+			continue;
+		if (res->type == RES_READ) {
+			if (!send_read(qp, res, &budget))
+				return dpr_resp_has_output(qp);
+		} else {
+			struct dpr_wire_hdrs h = {
+				.opcode = DPR_OP_RC_ATOMIC_ACK,
+				.pkey = DPR_DEFAULT_PKEY,
+				.dqpn = qp->attr.dest_qp_num,
+				.psn = res->first_psn,
+				.aeth = { DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,
+					  qp->resp.msn },
+				.atomic_orig = res->orig,
+			};
+
+			if (budget == 0 || dpr_xmit(tp, qp, &h, NULL, 0) != 0)
+				return true;
+			tp->stats.resp_packets++;
+			budget--;
+			res->to_send = false;
+			qp->resp.res_unsent--;
+		}
+	}
+	if (qp->resp.res_unsent != 0)
+		return true;
+	if (qp->resp.nak_pending) {
+		uint8_t syn = qp->resp.nak_syn;
+
+		if (dpr_xmit_ack(qp, syn, qp->resp.nak_psn) != 0)
+			return true;
+		qp->resp.nak_pending = false;
+		if ((syn & DPR_AETH_TYPE_MASK) == DPR_AETH_RNR_NAK)
+			tp->stats.rnr_nak_tx++;
+		else if ((syn & 0x1f) == DPR_NAK_PSN_SEQ_ERR)
+			tp->stats.nak_seq_tx++;
+		else
+			tp->stats.nak_err_tx++;
+		tp->stats.resp_packets++;
+	} else if (qp->resp.ack_pending && qp->state != DPR_QPS_ERR) {
+		/* one cumulative ACK for everything received so far */
+		if (dpr_xmit_ack(qp, DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,
+				 dpr_psn_add(qp->resp.psn, -1)) != 0)
+			return true;
+		qp->resp.ack_pending = false;
+		tp->stats.ack_tx++;
+		tp->stats.resp_packets++;
+	}
+	return false;
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/**
+ * @file
+ * The RC transport (IBTA vol. 1 ch. 9) as pure logic over frames in and
+ * out and a clock it is given: requester, responder, completer, QP state
+ * machine and timers, split into files as Linux rxe splits them. The same
+ * code runs in a dprdmad worker (frames from a port, TSC time) and in a
+ * deterministic test (frames through a simulated link, virtual time).
+ *
+ * One transport instance belongs to one lcore; nothing here locks.
+ */
+
+#ifndef DPR_TRANSPORT_H
+#define DPR_TRANSPORT_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "dpr_verbs.h"
+#include "dpr_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dpr_transport;
+struct dpr_tqp;
+
+/** How to reach a peer: the destination MAC for a GID. @return 0, or
+ * -EAGAIN while it is being resolved (the QP waits and tries again). */
+typedef int (*dpr_resolve_cb)(void *arg, const union dpr_gid *gid,
+		struct rte_ether_addr *mac);
+
+struct dpr_transport_conf {
+	struct dpr_verbs_ctx *ctx;   /**< objects (PDs, MRs, CQs, QP numbers) */
+	struct rte_mempool *pool;    /**< frames built here come from it */
+	struct rte_ether_addr mac;   /**< our port's MAC */
+	union dpr_gid gid;           /**< our address (IPv4: mapped) */
+	dpr_resolve_cb resolve;
+	void *resolve_arg;
+	uint32_t max_unacked;        /**< PSN window of a requester (0: 512) */
+	uint32_t ack_every;          /**< AckReq every N packets of a long message (0: 64, as rxe) */
+	uint32_t tx_ring;            /**< frames queued for TX (0: 4096) */
+	uint32_t qp_burst;           /**< frames one QP emits per poll (0: 32) */
+};
+
+/** Address vector (ibv_ah_attr with its GRH). */
+struct dpr_ah_attr {
+	union dpr_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint8_t port_num;
+};
+
+/** QP attributes (ibv_qp_attr, the fields RC uses). */
+struct dpr_qp_attr {
+	enum dpr_qp_state qp_state;
+	enum dpr_qp_state cur_qp_state;
+	enum dpr_mtu path_mtu;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	uint32_t qp_access_flags;
+	struct dpr_ah_attr ah_attr;
+	uint16_t pkey_index;
+	uint8_t en_sqd_async_notify;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+};
+
+struct dpr_qp_init_attr {
+	struct dpr_pd *pd;
+	struct dpr_cq *send_cq;
+	struct dpr_cq *recv_cq;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	bool sq_sig_all;
+};
+
+/** A send work request (ibv_send_wr). */
+struct dpr_send_wr {
+	uint64_t wr_id;
+	struct dpr_send_wr *next;
+	struct dpr_sge *sg_list;
+	int num_sge;
+	enum dpr_wr_opcode opcode;
+	unsigned int send_flags;
+	rte_be32_t imm_data;
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+/** A receive work request (ibv_recv_wr). */
+struct dpr_recv_wr {
+	uint64_t wr_id;
+	struct dpr_recv_wr *next;
+	struct dpr_sge *sg_list;
+	int num_sge;
+};
+
+/* Counters of a transport: what an `rdma statistic` shows. */
+#define DPR_TRANSPORT_STATS(_) \
+	_(rx_frames) \
+	_(rx_invalid) \
+	_(rx_no_qp) \
+	_(rx_qp_state) \
+	_(rx_wrong_peer) \
+	_(tx_frames) \
+	_(tx_no_mbuf) \
+	_(req_packets) \
+	_(retransmits) \
+	_(local_ack_timeouts) \
+	_(rnr_waits) \
+	_(ack_rx) \
+	_(nak_seq_rx) \
+	_(rnr_nak_rx) \
+	_(nak_err_rx) \
+	_(dup_response_rx) \
+	_(resp_packets) \
+	_(ack_tx) \
+	_(nak_seq_tx) \
+	_(rnr_nak_tx) \
+	_(nak_err_tx) \
+	_(dup_request_rx) \
+	_(out_of_seq_rx) \
+	_(read_resp_tx) \
+	_(read_replays) \
+	_(atomic_executed) \
+	_(atomic_replays)
+
+struct dpr_transport_stats {
+#define _(n) uint64_t n;
+	DPR_TRANSPORT_STATS(_)
+#undef _
+};
+
+/** @return a transport, or NULL with rte_errno (EINVAL, ENOMEM). */
+struct dpr_transport *dpr_transport_create(const struct dpr_transport_conf *c);
+/** Destroy; its QPs must be destroyed first. Frees queued frames. */
+void dpr_transport_destroy(struct dpr_transport *tp);
+
+/**
+ * Receive frames (RoCEv2 ones; others are counted and freed). Every frame
+ * is consumed. @p now: the transport's clock, in nanoseconds.
+ */
+void dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts,
+		uint16_t n, uint64_t now);
+
+/** Run the requesters with work, pending responses and expired timers. */
+void dpr_transport_poll(struct dpr_transport *tp, uint64_t now);
+
+/** Take up to @p max frames to transmit. @return how many. */
+uint16_t dpr_transport_tx(struct dpr_transport *tp, struct rte_mbuf **pkts,
+		uint16_t max);
+
+/** Earliest timer deadline, or UINT64_MAX with none armed. */
+uint64_t dpr_transport_next_timer(const struct dpr_transport *tp);
+
+/** True while some QP has something to send (a poll would make frames). */
+bool dpr_transport_busy(const struct dpr_transport *tp);
+
+const struct dpr_transport_stats *dpr_transport_stats(const struct dpr_transport *tp);
+
+/* ------------------------------------------------------------------ QPs */
+
+/** @return a QP in RESET, or NULL with errno (EINVAL: caps over the
+ * limits or missing objects; ENOMEM). */
+struct dpr_tqp *dpr_qp_create(struct dpr_transport *tp,
+		const struct dpr_qp_init_attr *ia);
+/** Destroy (any state); outstanding work is dropped without completions. */
+int dpr_qp_destroy(struct dpr_tqp *qp);
+
+/**
+ * ibv_modify_qp: the attributes in @p mask, checked against the masks IBA
+ * 11.2.4.2 (and the kernel's qp_state_table) require and allow for the
+ * transition. @return 0, or -EINVAL with nothing changed.
+ */
+int dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *attr,
+		int mask);
+int dpr_qp_query(const struct dpr_tqp *qp, struct dpr_qp_attr *attr);
+uint32_t dpr_qp_num(const struct dpr_tqp *qp);
+enum dpr_qp_state dpr_qp_get_state(const struct dpr_tqp *qp);
+
+/**
+ * ibv_post_send. @return 0, or a negative errno with *bad the first WR
+ * not posted: EINVAL (QP not in RTS/SQD/ERR... as ibv says: RESET, INIT,
+ * RTR refuse; bad opcode; too many SGEs; inline too long), ENOMEM (queue
+ * full). In ERR, WRs are accepted and complete with WR_FLUSH_ERR.
+ */
+int dpr_post_send(struct dpr_tqp *qp, struct dpr_send_wr *wr,
+		struct dpr_send_wr **bad);
+/** ibv_post_recv: refused (EINVAL) in RESET. */
+int dpr_post_recv(struct dpr_tqp *qp, struct dpr_recv_wr *wr,
+		struct dpr_recv_wr **bad);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPR_TRANSPORT_H */

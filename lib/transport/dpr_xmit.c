@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Frames out, and payload between SGE lists and frames. Every local key is
+ * checked (PD, access, bounds) on each use: a key deregistered while a
+ * message is under way stops at once.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "transport_private.h"
+
+int
+dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
+	 const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
+	 unsigned int nseg)
+{
+	struct rte_mbuf *m;
+
+	if (txq_room(tp) == 0)
+		return -ENOBUFS;
+	m = dpr_wire_build(tp->pool, &qp->encap, h, segs, nseg);
+	if (m == NULL) {
+		tp->stats.tx_no_mbuf++;
+		return -rte_errno;
+	}
+	qp->encap.ip_id++;            /* as Linux does, one per frame */
+	tp->txq[tp->txq_head & tp->txq_mask] = m;
+	tp->txq_head++;
+	tp->stats.tx_frames++;
+	return 0;
+}
+
+int
+dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct dpr_wire_hdrs h = {
+		.opcode = DPR_OP_RC_ACK,
+		.pkey = DPR_DEFAULT_PKEY,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = psn & DPR_PSN_MASK,
+		.aeth = { syndrome, qp->resp.msn },
+	};
+
+	return dpr_xmit(qp->tp, qp, &h, NULL, 0);
+}
+
+int
+dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge, uint32_t nsge,
+	       uint32_t off, uint32_t len, struct dpr_wire_seg *segs,
+	       unsigned int max_segs, unsigned int *nseg)
+{
+	uint32_t i;
+
+	*nseg = 0;
+	for (i = 0; i < nsge && len > 0; i++) {
+		uint32_t piece;
+		struct dpr_mr *mr;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		piece = RTE_MIN(len, sge[i].length - off);
+		mr = dpr_mr_check(qp->tp->ctx, sge[i].lkey, qp->pd,
+				  sge[i].addr + off, piece, 0);
+		if (mr == NULL || *nseg == max_segs)
+			return -EACCES;
+		segs[*nseg].addr = dpr_mr_ptr(mr, sge[i].addr + off);
+		segs[*nseg].iova = (rte_iova_t)(uintptr_t)segs[*nseg].addr;
+		segs[*nseg].len = piece;
+		segs[*nseg].shinfo = NULL;   /* copied into the frame */
+		(*nseg)++;
+		len -= piece;
+		off = 0;
+	}
+	return len == 0 ? 0 : -ENOSPC;
+}
+
+int
+dpr_sge_scatter(struct dpr_tqp *qp, const struct dpr_sge *sge, uint32_t nsge,
+		uint32_t off, const struct rte_mbuf *m, uint32_t moff,
+		uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsge && len > 0; i++) {
+		uint32_t piece;
+		struct dpr_mr *mr;
+		const void *src;
+		uint8_t *dst;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		piece = RTE_MIN(len, sge[i].length - off);
+		mr = dpr_mr_check(qp->tp->ctx, sge[i].lkey, qp->pd,
+				  sge[i].addr + off, piece,
+				  DPR_ACCESS_LOCAL_WRITE);
+		if (mr == NULL)
+			return -EACCES;
+		dst = dpr_mr_ptr(mr, sge[i].addr + off);
+		src = rte_pktmbuf_read(m, moff, piece, dst);
+		if (src == NULL)
+			return -EINVAL;
+		if (src != dst)
+			memcpy(dst, src, piece);
+		moff += piece;
+		len -= piece;
+		off = 0;
+	}
+	return len == 0 ? 0 : -ENOSPC;
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Inside the RC transport. Cross-file prototypes are grouped by file, as
+ * rxe_loc.h groups them.
+ */
+
+#ifndef TRANSPORT_PRIVATE_H
+#define TRANSPORT_PRIVATE_H
+
+#include <sys/queue.h>
+
+#include <rte_log.h>
+
+#include "dpr_transport.h"
+
+extern int dpr_logtype_transport;
+#define TP_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpr_logtype_transport, \
+		"dprdma.transport: " fmt "\n", ## __VA_ARGS__)
+
+/* ---------------------------------------------------------------- timers */
+
+/** A one-shot timer on the transport's wheel. */
+struct dpr_timer {
+	uint64_t deadline;             /**< ns */
+	bool armed;
+	TAILQ_ENTRY(dpr_timer) link;
+};
+TAILQ_HEAD(dpr_timer_list, dpr_timer);
+
+#define WHEEL_SLOTS 1024
+#define WHEEL_SHIFT 14                 /* 16.4 us per slot, 16.8 ms a turn */
+
+struct dpr_wheel {
+	struct dpr_timer_list slot[WHEEL_SLOTS];
+	uint64_t tick;                 /**< last slot index processed */
+	uint32_t armed;
+};
+
+/* ------------------------------------------------------------- queues */
+
+enum wqe_state {
+	WQE_POSTED,      /**< not started */
+	WQE_PROCESSING,  /**< some packets sent */
+	WQE_PENDING,     /**< all sent, waiting for the response */
+	WQE_DONE,        /**< completed (or flushed) */
+};
+
+struct dpr_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;           /**< enum dpr_wr_opcode */
+	uint8_t flags;            /**< enum dpr_send_flags */
+	uint8_t num_sge;          /**< 0 with inline data */
+	uint8_t state;            /**< enum wqe_state */
+	bool started;             /**< has had PSNs: first/last_psn are valid */
+	rte_be32_t imm;
+	uint32_t length;          /**< bytes of the message */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+	struct dpr_sge *sge;      /**< num_sge entries, or NULL */
+	uint8_t *inline_data;     /**< with DPR_SEND_INLINE */
+	/* requester */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t offset;          /**< bytes sent (READ: asked for) */
+	/* completer */
+	uint32_t read_done;       /**< READ: bytes received, in order */
+};
+
+struct dpr_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;          /**< sum of the SGEs */
+	struct dpr_sge *sge;
+};
+
+/* A responder resource: a READ or an atomic, kept to answer duplicates
+ * (IBA 9.7.5.1.6, C9-122: max_dest_rd_atomic of them). */
+enum res_type { RES_NONE, RES_READ, RES_ATOMIC };
+
+struct dpr_resp_res {
+	uint8_t type;
+	bool to_send;             /**< responses still to transmit */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	/* READ */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t length;
+	uint32_t sent;            /**< bytes of responses emitted */
+	/* atomic */
+	uint64_t orig;
+};
+
+/* ----------------------------------------------------------------- QP */
+
+struct dpr_tqp {
+	struct dpr_transport *tp;
+	uint32_t qpn;
+	enum dpr_qp_state state;
+	struct dpr_qp_attr attr;
+	struct dpr_pd *pd;
+	struct dpr_cq *scq;
+	struct dpr_cq *rcq;
+	bool sq_sig_all;
+	uint32_t pmtu;                 /**< bytes */
+	struct dpr_wire_encap encap;   /**< prebuilt at RTR */
+	bool mac_resolved;
+	bool comm_established;
+
+	struct {
+		struct dpr_send_wqe *wqe;
+		struct dpr_sge *sge;
+		uint8_t *inline_buf;
+		uint32_t size, mask, max_sge, max_inline;
+		uint32_t prod;         /**< next slot to post into */
+	} sq;
+	struct {
+		struct dpr_recv_wqe *wqe;
+		struct dpr_sge *sge;
+		uint32_t size, mask, max_sge;
+		uint32_t prod, cons;
+	} rq;
+
+	struct {                       /* requester (dpr_req.c) */
+		uint32_t index;        /**< next WQE to send from */
+		uint32_t psn;          /**< next PSN to send */
+		uint32_t noack_pkts;
+		uint32_t rd_atomic;    /**< READ/atomic WQEs outstanding */
+		uint32_t psn_hi;       /**< one past the highest PSN sent */
+	} req;
+	struct {                       /* completer (dpr_comp.c) */
+		uint32_t index;        /**< oldest WQE not completed */
+		uint32_t psn;          /**< oldest PSN not acknowledged */
+		uint8_t retry_cnt;
+		uint8_t rnr_retry;
+		bool rnr_wait;         /**< timer is an RNR wait, not an ACK timeout */
+		uint32_t rnr_psn;
+		bool retried;          /**< a retry from retry_psn is under way */
+		uint32_t retry_psn;
+	} comp;
+	struct {                       /* responder (dpr_resp.c) */
+		uint32_t psn;          /**< next expected PSN */
+		uint32_t msn;
+		bool sent_psn_nak;     /**< one NAK per gap (C9-97) */
+		uint32_t in_msg;       /**< 0, DPR_SEND_MASK or DPR_WRITE_MASK */
+		bool have_wqe;         /**< rq[cons] is the SEND in progress */
+		uint32_t recv_off;
+		uint64_t write_va;
+		uint32_t write_rkey;
+		uint32_t write_left;
+		uint32_t write_len;
+		struct dpr_resp_res *res;
+		uint32_t res_num;
+		uint32_t res_head;     /**< next slot to allocate */
+		uint32_t res_send;     /**< oldest slot with responses to send */
+		uint32_t res_unsent;
+		bool ack_pending;
+		uint32_t ack_psn;
+		bool nak_pending;
+		uint8_t nak_syn;
+		uint32_t nak_psn;
+	} resp;
+
+	struct dpr_timer timer;        /**< ACK timeout or RNR wait */
+	bool on_work;
+	TAILQ_ENTRY(dpr_tqp) work_link;
+	TAILQ_ENTRY(dpr_tqp) all_link;
+};
+TAILQ_HEAD(dpr_tqp_list, dpr_tqp);
+
+struct dpr_transport {
+	struct dpr_transport_conf conf;
+	struct dpr_verbs_ctx *ctx;
+	struct rte_mempool *pool;
+	uint64_t now;
+	struct rte_mbuf **txq;
+	uint32_t txq_mask, txq_head, txq_tail;
+	struct dpr_tqp_list work;       /**< QPs with something to send */
+	struct dpr_tqp_list all;
+	struct dpr_wheel wheel;
+	struct dpr_transport_stats stats;
+};
+
+static inline struct dpr_send_wqe *
+sq_wqe(struct dpr_tqp *qp, uint32_t i)
+{
+	return &qp->sq.wqe[i & qp->sq.mask];
+}
+
+static inline uint32_t
+txq_room(const struct dpr_transport *tp)
+{
+	return tp->txq_mask + 1 - (tp->txq_head - tp->txq_tail);
+}
+
+static inline void
+qp_work(struct dpr_tqp *qp)
+{
+	if (!qp->on_work) {
+		qp->on_work = true;
+		TAILQ_INSERT_TAIL(&qp->tp->work, qp, work_link);
+	}
+}
+
+static inline bool
+wr_is_rd_atomic(uint8_t op)
+{
+	return op == DPR_WR_RDMA_READ || op == DPR_WR_ATOMIC_CMP_AND_SWP ||
+		op == DPR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool
+wr_is_atomic(uint8_t op)
+{
+	return op == DPR_WR_ATOMIC_CMP_AND_SWP || op == DPR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Payload pieces one packet may gather: an SGE list can split it. */
+#define MAX_SEGS_PER_PKT 40
+
+/* Packets a message of @p len bytes takes at @p pmtu (at least one). */
+static inline uint32_t
+npkts(uint32_t len, uint32_t pmtu)
+{
+	return len == 0 ? 1 : (len + pmtu - 1) / pmtu;
+}
+
+/* IBA 9.7.6.1.3: local ACK timeout 4.096 us x 2^timeout; 0: infinite */
+static inline uint64_t
+ack_timeout_ns(uint8_t timeout)
+{
+	return timeout == 0 ? 0 : 4096ull << (timeout > 31 ? 31 : timeout);
+}
+
+/* dpr_timer.c */
+void dpr_wheel_init(struct dpr_wheel *w, uint64_t now);
+void dpr_timer_arm(struct dpr_transport *tp, struct dpr_timer *t, uint64_t deadline);
+void dpr_timer_cancel(struct dpr_transport *tp, struct dpr_timer *t);
+void dpr_wheel_run(struct dpr_transport *tp, uint64_t now);
+uint64_t dpr_wheel_next(const struct dpr_wheel *w);
+uint64_t dpr_rnr_timer_ns(uint8_t code);
+
+/* dpr_xmit.c */
+int dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
+	     const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
+	     unsigned int nseg);
+int dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn);
+int dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge,
+		   uint32_t nsge, uint32_t off, uint32_t len,
+		   struct dpr_wire_seg *segs, unsigned int max_segs,
+		   unsigned int *nseg);
+int dpr_sge_scatter(struct dpr_tqp *qp, const struct dpr_sge *sge,
+		    uint32_t nsge, uint32_t off, const struct rte_mbuf *m,
+		    uint32_t moff, uint32_t len);
+
+/* dpr_qp.c */
+void dpr_qp_error(struct dpr_tqp *qp);
+void dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
+			  enum dpr_wc_status status);
+void dpr_qp_timer_fire(struct dpr_tqp *qp);
+
+/* dpr_req.c */
+bool dpr_req_run(struct dpr_tqp *qp, uint32_t budget);
+void dpr_req_retry(struct dpr_tqp *qp, uint32_t psn);
+
+/* dpr_comp.c */
+void dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
+void dpr_comp_timeout(struct dpr_tqp *qp);
+
+/* dpr_resp.c */
+void dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
+bool dpr_resp_send(struct dpr_tqp *qp, uint32_t budget);
+bool dpr_resp_has_output(const struct dpr_tqp *qp);
+
+#endif /* TRANSPORT_PRIVATE_H */

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Verbs objects. Keys and QP numbers index fixed tables (O(1) lookup);
+ * freed slots go to the back of a FIFO so that a slot is reused as late as
+ * possible, and a key's low 8 bits are random on every registration, so a
+ * stale or guessed key almost never matches (rxe: index << 8 | key byte).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/stdlib.h>
+
+#include "dpr_verbs.h"
+
+#define QPN_BASE 0x11   /* 0 and 1 are special (SMI, GSI); rxe starts here */
+
+/* A FIFO of free slot indexes. */
+struct slot_fifo {
+	uint32_t *slots;
+	uint32_t cap, head, count;
+};
+
+struct dpr_verbs_ctx {
+	struct dpr_verbs_limits lim;
+	struct dpr_verbs_usage use;
+	uint32_t next_handle;
+	dpr_event_cb event_cb;
+	void *event_arg;
+	struct dpr_mr **mrs;        /**< by key index */
+	struct slot_fifo mr_free;
+	void **qps;                 /**< by qpn - QPN_BASE */
+	struct slot_fifo qp_free;
+};
+
+static int
+fifo_init(struct slot_fifo *f, uint32_t n)
+{
+	uint32_t i;
+
+	f->slots = calloc(n, sizeof(*f->slots));
+	if (f->slots == NULL)
+		return -1;
+	f->cap = n;
+	f->head = 0;
+	f->count = n;
+	for (i = 0; i < n; i++)
+		f->slots[i] = i;
+	return 0;
+}
+
+static bool
+fifo_get(struct slot_fifo *f, uint32_t *slot)
+{
+	if (f->count == 0)
+		return false;
+	*slot = f->slots[f->head];
+	f->head = (f->head + 1) % f->cap;
+	f->count--;
+	return true;
+}
+
+static void
+fifo_put(struct slot_fifo *f, uint32_t slot)
+{
+	f->slots[(f->head + f->count) % f->cap] = slot;
+	f->count++;
+}
+
+void
+dpr_verbs_default_limits(struct dpr_verbs_limits *l)
+{
+	l->max_pd = 1024;
+	l->max_mr = 16384;
+	l->max_cq = 4096;
+	l->max_qp = 4096;
+	l->max_cqe = 1 << 17;
+	l->max_qp_wr = 1 << 14;
+	l->max_sge = 32;
+	l->max_inline = 256;
+	l->max_rd_atomic = 16;
+	l->max_mr_size = 1ULL << 40;
+}
+
+struct dpr_verbs_ctx *
+dpr_verbs_create(const struct dpr_verbs_limits *l)
+{
+	struct dpr_verbs_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (ctx == NULL)
+		return NULL;
+	if (l != NULL)
+		ctx->lim = *l;
+	else
+		dpr_verbs_default_limits(&ctx->lim);
+	/* key index: 24 bits; QPN: 24 bits */
+	if (ctx->lim.max_mr > (1u << 24) - 1)
+		ctx->lim.max_mr = (1u << 24) - 1;
+	if (ctx->lim.max_qp > (1u << 24) - QPN_BASE)
+		ctx->lim.max_qp = (1u << 24) - QPN_BASE;
+	ctx->mrs = calloc(ctx->lim.max_mr, sizeof(*ctx->mrs));
+	ctx->qps = calloc(ctx->lim.max_qp, sizeof(*ctx->qps));
+	if (ctx->mrs == NULL || ctx->qps == NULL ||
+	    fifo_init(&ctx->mr_free, ctx->lim.max_mr) != 0 ||
+	    fifo_init(&ctx->qp_free, ctx->lim.max_qp) != 0) {
+		dpr_verbs_destroy(ctx);
+		return NULL;
+	}
+	ctx->next_handle = 1;
+	return ctx;
+}
+
+void
+dpr_verbs_destroy(struct dpr_verbs_ctx *ctx)
+{
+	if (ctx == NULL)
+		return;
+	free(ctx->mrs);
+	free(ctx->qps);
+	free(ctx->mr_free.slots);
+	free(ctx->qp_free.slots);
+	free(ctx);
+}
+
+const struct dpr_verbs_limits *
+dpr_verbs_limits(const struct dpr_verbs_ctx *ctx)
+{
+	return &ctx->lim;
+}
+
+void
+dpr_verbs_set_event_cb(struct dpr_verbs_ctx *ctx, dpr_event_cb cb, void *arg)
+{
+	ctx->event_cb = cb;
+	ctx->event_arg = arg;
+}
+
+void
+dpr_verbs_event(struct dpr_verbs_ctx *ctx, enum dpr_event_type type,
+		uint32_t obj_handle)
+{
+	if (ctx->event_cb != NULL)
+		ctx->event_cb(ctx->event_arg, type, obj_handle);
+}
+
+void
+dpr_verbs_usage(const struct dpr_verbs_ctx *ctx, struct dpr_verbs_usage *u)
+{
+	*u = ctx->use;
+}
+
+struct dpr_pd *
+dpr_pd_alloc(struct dpr_verbs_ctx *ctx, uint32_t owner)
+{
+	struct dpr_pd *pd;
+
+	if (ctx->use.pd >= ctx->lim.max_pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL)
+		return NULL;
+	pd->ctx = ctx;
+	pd->handle = ctx->next_handle++;
+	pd->owner = owner;
+	ctx->use.pd++;
+	return pd;
+}
+
+int
+dpr_pd_dealloc(struct dpr_pd *pd)
+{
+	if (pd->refs != 0)
+		return -EBUSY;
+	pd->ctx->use.pd--;
+	free(pd);
+	return 0;
+}
+
+struct dpr_mr *
+dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
+	   uint32_t access)
+{
+	struct dpr_verbs_ctx *ctx = pd->ctx;
+	struct dpr_mr *mr;
+	uint32_t slot;
+
+	/* IBA 10.6.3.1 (C10-53): remote write or atomic access requires
+	 * local write; rxe and mlx5 refuse the combination */
+	if ((access & ~DPR_ACCESS_ALL) != 0 ||
+	    ((access & (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & DPR_ACCESS_LOCAL_WRITE)) ||
+	    length == 0 || length > ctx->lim.max_mr_size ||
+	    iova + length < iova || addr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!fifo_get(&ctx->mr_free, &slot)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		fifo_put(&ctx->mr_free, slot);
+		return NULL;
+	}
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	mr->index = slot;
+	mr->lkey = (slot + 1) << 8 | (arc4random() & 0xff);
+	mr->rkey = mr->lkey;
+	mr->valid = true;
+	ctx->mrs[slot] = mr;
+	ctx->use.mr++;
+	pd->refs++;
+	return mr;
+}
+
+int
+dpr_mr_dereg(struct dpr_mr *mr)
+{
+	struct dpr_verbs_ctx *ctx = mr->pd->ctx;
+
+	mr->valid = false;
+	ctx->mrs[mr->index] = NULL;
+	fifo_put(&ctx->mr_free, mr->index);
+	ctx->use.mr--;
+	mr->pd->refs--;
+	free(mr);
+	return 0;
+}
+
+struct dpr_mr *
+dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct dpr_mr *mr;
+
+	if (idx == 0 || idx > ctx->lim.max_mr)
+		return NULL;
+	mr = ctx->mrs[idx - 1];
+	if (mr == NULL || mr->lkey != key || !mr->valid)
+		return NULL;
+	return mr;
+}
+
+struct dpr_mr *
+dpr_mr_check(struct dpr_verbs_ctx *ctx, uint32_t key, const struct dpr_pd *pd,
+	     uint64_t iova, uint64_t len, uint32_t access)
+{
+	struct dpr_mr *mr = dpr_mr_lookup(ctx, key);
+
+	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
+		return NULL;
+	/* within [mr->iova, mr->iova + length), without wrapping */
+	if (iova < mr->iova || len > mr->length ||
+	    iova - mr->iova > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+struct dpr_cq *
+dpr_cq_create(struct dpr_verbs_ctx *ctx, uint32_t cqe, uint32_t owner)
+{
+	struct dpr_cq *cq;
+	uint32_t size = 1;
+
+	if (cqe == 0 || cqe > ctx->lim.max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ctx->use.cq >= ctx->lim.max_cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	while (size < cqe)
+		size <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return NULL;
+	cq->ring = calloc(size, sizeof(*cq->ring));
+	if (cq->ring == NULL) {
+		free(cq);
+		return NULL;
+	}
+	cq->ctx = ctx;
+	cq->handle = ctx->next_handle++;
+	cq->owner = owner;
+	cq->cqe = cqe;
+	cq->mask = size - 1;
+	ctx->use.cq++;
+	return cq;
+}
+
+int
+dpr_cq_destroy(struct dpr_cq *cq)
+{
+	if (cq->refs != 0)
+		return -EBUSY;
+	cq->ctx->use.cq--;
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int
+dpr_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
+{
+	/* the capacity asked for is what counts, as on a real device */
+	if (cq->overflowed || cq->head - cq->tail >= cq->cqe) {
+		if (!cq->overflowed) {
+			cq->overflowed = true;
+			dpr_verbs_event(cq->ctx, DPR_EVENT_CQ_ERR, cq->handle);
+		}
+		return -ENOSPC;
+	}
+	cq->ring[cq->head & cq->mask] = *e;
+	cq->head++;
+	return 0;
+}
+
+int
+dpr_cq_poll(struct dpr_cq *cq, struct dpr_cqe *out, int n)
+{
+	int i;
+
+	for (i = 0; i < n && cq->tail != cq->head; i++) {
+		out[i] = cq->ring[cq->tail & cq->mask];
+		cq->tail++;
+	}
+	return i;
+}
+
+int
+dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn)
+{
+	uint32_t slot;
+
+	if (!fifo_get(&ctx->qp_free, &slot))
+		return -ENOMEM;
+	ctx->qps[slot] = obj;
+	ctx->use.qp++;
+	*qpn = slot + QPN_BASE;
+	return 0;
+}
+
+void
+dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn)
+{
+	uint32_t slot = qpn - QPN_BASE;
+
+	if (qpn < QPN_BASE || slot >= ctx->lim.max_qp || ctx->qps[slot] == NULL)
+		return;
+	ctx->qps[slot] = NULL;
+	fifo_put(&ctx->qp_free, slot);
+	ctx->use.qp--;
+}
+
+void *
+dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn)
+{
+	uint32_t slot = qpn - QPN_BASE;
+
+	if (qpn < QPN_BASE || slot >= ctx->lim.max_qp)
+		return NULL;
+	return ctx->qps[slot];
+}

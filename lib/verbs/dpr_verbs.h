@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/**
+ * @file
+ * Verbs objects and their tables: protection domains, memory regions
+ * (access flags, bounds, unpredictable keys, O(1) lookup), completion
+ * queues, the verbs half of a queue pair, and resource limits.
+ *
+ * Enumerations carry the numeric values of rdma-core's <infiniband/verbs.h>
+ * (checked by the unit tests), so that the shim can pass them through.
+ * No DPDK here: this library is a leaf, usable by the daemon and clients.
+ */
+
+#ifndef DPR_VERBS_H
+#define DPR_VERBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ enums */
+
+/** Work request opcodes (ibv_wr_opcode). */
+enum dpr_wr_opcode {
+	DPR_WR_RDMA_WRITE = 0,
+	DPR_WR_RDMA_WRITE_WITH_IMM = 1,
+	DPR_WR_SEND = 2,
+	DPR_WR_SEND_WITH_IMM = 3,
+	DPR_WR_RDMA_READ = 4,
+	DPR_WR_ATOMIC_CMP_AND_SWP = 5,
+	DPR_WR_ATOMIC_FETCH_AND_ADD = 6,
+};
+
+/** Send flags (ibv_send_flags). */
+enum dpr_send_flags {
+	DPR_SEND_FENCE = 1 << 0,
+	DPR_SEND_SIGNALED = 1 << 1,
+	DPR_SEND_SOLICITED = 1 << 2,
+	DPR_SEND_INLINE = 1 << 3,
+};
+
+/** Completion opcodes (ibv_wc_opcode). */
+enum dpr_wc_opcode {
+	DPR_WC_SEND = 0,
+	DPR_WC_RDMA_WRITE = 1,
+	DPR_WC_RDMA_READ = 2,
+	DPR_WC_COMP_SWAP = 3,
+	DPR_WC_FETCH_ADD = 4,
+	DPR_WC_RECV = 128,
+	DPR_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
+/** Completion status (ibv_wc_status). */
+enum dpr_wc_status {
+	DPR_WC_SUCCESS = 0,
+	DPR_WC_LOC_LEN_ERR = 1,
+	DPR_WC_LOC_QP_OP_ERR = 2,
+	DPR_WC_LOC_PROT_ERR = 4,
+	DPR_WC_WR_FLUSH_ERR = 5,
+	DPR_WC_BAD_RESP_ERR = 7,
+	DPR_WC_LOC_ACCESS_ERR = 8,
+	DPR_WC_REM_INV_REQ_ERR = 9,
+	DPR_WC_REM_ACCESS_ERR = 10,
+	DPR_WC_REM_OP_ERR = 11,
+	DPR_WC_RETRY_EXC_ERR = 12,
+	DPR_WC_RNR_RETRY_EXC_ERR = 13,
+	DPR_WC_FATAL_ERR = 19,
+	DPR_WC_GENERAL_ERR = 21,
+};
+
+/** Completion flags (ibv_wc_flags). */
+enum dpr_wc_flags {
+	DPR_WC_WITH_IMM = 1 << 1,
+};
+
+/** Access flags (ibv_access_flags). */
+enum dpr_access_flags {
+	DPR_ACCESS_LOCAL_WRITE = 1 << 0,
+	DPR_ACCESS_REMOTE_WRITE = 1 << 1,
+	DPR_ACCESS_REMOTE_READ = 1 << 2,
+	DPR_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+#define DPR_ACCESS_ALL (DPR_ACCESS_LOCAL_WRITE | DPR_ACCESS_REMOTE_WRITE | \
+			DPR_ACCESS_REMOTE_READ | DPR_ACCESS_REMOTE_ATOMIC)
+
+/** QP states (ibv_qp_state). */
+enum dpr_qp_state {
+	DPR_QPS_RESET = 0,
+	DPR_QPS_INIT = 1,
+	DPR_QPS_RTR = 2,
+	DPR_QPS_RTS = 3,
+	DPR_QPS_SQD = 4,
+	DPR_QPS_SQE = 5,
+	DPR_QPS_ERR = 6,
+	DPR_QPS_NUM
+};
+
+/** QP attribute mask bits (ibv_qp_attr_mask). */
+enum dpr_qp_attr_mask {
+	DPR_QP_STATE = 1 << 0,
+	DPR_QP_CUR_STATE = 1 << 1,
+	DPR_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	DPR_QP_ACCESS_FLAGS = 1 << 3,
+	DPR_QP_PKEY_INDEX = 1 << 4,
+	DPR_QP_PORT = 1 << 5,
+	DPR_QP_QKEY = 1 << 6,
+	DPR_QP_AV = 1 << 7,
+	DPR_QP_PATH_MTU = 1 << 8,
+	DPR_QP_TIMEOUT = 1 << 9,
+	DPR_QP_RETRY_CNT = 1 << 10,
+	DPR_QP_RNR_RETRY = 1 << 11,
+	DPR_QP_RQ_PSN = 1 << 12,
+	DPR_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	DPR_QP_ALT_PATH = 1 << 14,
+	DPR_QP_MIN_RNR_TIMER = 1 << 15,
+	DPR_QP_SQ_PSN = 1 << 16,
+	DPR_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	DPR_QP_PATH_MIG_STATE = 1 << 18,
+	DPR_QP_CAP = 1 << 19,
+	DPR_QP_DEST_QPN = 1 << 20,
+};
+
+/** Path MTU (ibv_mtu): 1 = 256 .. 5 = 4096. */
+enum dpr_mtu {
+	DPR_MTU_256 = 1,
+	DPR_MTU_512 = 2,
+	DPR_MTU_1024 = 3,
+	DPR_MTU_2048 = 4,
+	DPR_MTU_4096 = 5,
+};
+
+static inline uint32_t
+dpr_mtu_bytes(enum dpr_mtu m)
+{
+	return m >= DPR_MTU_256 && m <= DPR_MTU_4096 ? 128u << m : 0;
+}
+
+/** Asynchronous events (ibv_event_type). */
+enum dpr_event_type {
+	DPR_EVENT_CQ_ERR = 0,
+	DPR_EVENT_QP_FATAL = 1,
+	DPR_EVENT_QP_REQ_ERR = 2,
+	DPR_EVENT_QP_ACCESS_ERR = 3,
+	DPR_EVENT_COMM_EST = 4,
+	DPR_EVENT_SQ_DRAINED = 5,
+};
+
+/* ---------------------------------------------------------- limits */
+
+/** Resource limits of one verbs context (a device as clients see it). */
+struct dpr_verbs_limits {
+	uint32_t max_pd;
+	uint32_t max_mr;
+	uint32_t max_cq;
+	uint32_t max_qp;
+	uint32_t max_cqe;
+	uint32_t max_qp_wr;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t max_rd_atomic;     /**< outstanding READ/atomic per QP, both ways */
+	uint64_t max_mr_size;
+};
+
+/** Defaults: rxe-like, sized for an appliance. */
+void dpr_verbs_default_limits(struct dpr_verbs_limits *l);
+
+/* --------------------------------------------------------- objects */
+
+struct dpr_verbs_ctx;
+
+struct dpr_pd {
+	struct dpr_verbs_ctx *ctx;
+	uint32_t handle;
+	uint32_t owner;           /**< client that made it (0: the daemon) */
+	uint32_t refs;            /**< MRs and QPs that use it */
+};
+
+/** A memory region: [addr, addr + length) of this process, known to
+ * peers as [iova, iova + length). */
+struct dpr_mr {
+	struct dpr_pd *pd;
+	uint8_t *addr;
+	uint64_t iova;
+	uint64_t length;
+	uint32_t access;          /**< enum dpr_access_flags */
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t index;
+	bool valid;
+	void *priv;               /**< for the transport (e.g. mbuf shared info) */
+};
+
+/** A completion, field for field what ibv_wc carries. */
+struct dpr_cqe {
+	uint64_t wr_id;
+	uint32_t status;          /**< enum dpr_wc_status */
+	uint32_t opcode;          /**< enum dpr_wc_opcode */
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;        /**< wire order, as ibv_wc has it */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+};
+
+struct dpr_cq {
+	struct dpr_verbs_ctx *ctx;
+	uint32_t handle;
+	uint32_t owner;
+	uint32_t cqe;             /**< capacity asked for */
+	uint32_t mask;            /**< ring size - 1 */
+	uint32_t head;            /**< next to write */
+	uint32_t tail;            /**< next to read */
+	bool overflowed;          /**< an overflow happened: CQ in error */
+	struct dpr_cqe *ring;
+	uint32_t refs;
+};
+
+/** A scatter/gather element (ibv_sge). */
+struct dpr_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* -------------------------------------------------------- the context */
+
+typedef void (*dpr_event_cb)(void *arg, enum dpr_event_type type,
+		uint32_t obj_handle);
+
+/** Create a context with these limits (NULL: defaults). NULL on ENOMEM. */
+struct dpr_verbs_ctx *dpr_verbs_create(const struct dpr_verbs_limits *l);
+void dpr_verbs_destroy(struct dpr_verbs_ctx *ctx);
+const struct dpr_verbs_limits *dpr_verbs_limits(const struct dpr_verbs_ctx *ctx);
+
+/** Where asynchronous events (CQ overflow, QP errors) go. */
+void dpr_verbs_set_event_cb(struct dpr_verbs_ctx *ctx, dpr_event_cb cb, void *arg);
+void dpr_verbs_event(struct dpr_verbs_ctx *ctx, enum dpr_event_type type,
+		uint32_t obj_handle);
+
+/** @return a PD, or NULL with errno (ENOMEM: limit reached). */
+struct dpr_pd *dpr_pd_alloc(struct dpr_verbs_ctx *ctx, uint32_t owner);
+/** @return 0, or -EBUSY while MRs or QPs use it. */
+int dpr_pd_dealloc(struct dpr_pd *pd);
+
+/**
+ * Register [addr, addr + length) with the peers' view starting at @p iova.
+ * @return the MR, or NULL with errno: EINVAL (bad access combination:
+ *   remote write or atomic without local write, as IBA 10.6.3.1 requires;
+ *   zero or too large a length; wrapping iova), ENOMEM (limit reached).
+ */
+struct dpr_mr *dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova,
+		uint64_t length, uint32_t access);
+/** Invalidate at once (its keys are refused from now on) and free. */
+int dpr_mr_dereg(struct dpr_mr *mr);
+
+/** MR for a key, or NULL; O(1): the key's index bits pick the slot. */
+struct dpr_mr *dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key);
+
+/**
+ * Check a remote or local access of [iova, iova + len) through @p key.
+ * @return the MR, or NULL if the key is unknown or invalid, of another PD,
+ *   lacks @p access, or the range is out of bounds (wrap included).
+ */
+struct dpr_mr *dpr_mr_check(struct dpr_verbs_ctx *ctx, uint32_t key,
+		const struct dpr_pd *pd, uint64_t iova, uint64_t len,
+		uint32_t access);
+
+/** Address of @p iova inside a checked MR. */
+static inline uint8_t *
+dpr_mr_ptr(const struct dpr_mr *mr, uint64_t iova)
+{
+	return mr->addr + (iova - mr->iova);
+}
+
+/** @return a CQ of at least @p cqe entries, or NULL with errno. */
+struct dpr_cq *dpr_cq_create(struct dpr_verbs_ctx *ctx, uint32_t cqe,
+		uint32_t owner);
+/** @return 0, or -EBUSY while QPs use it. */
+int dpr_cq_destroy(struct dpr_cq *cq);
+
+/**
+ * Add a completion. On overflow the completion is dropped, the CQ is
+ * marked in error and a DPR_EVENT_CQ_ERR event raised (IBA 11.4.2.1).
+ * @return 0, or -ENOSPC on overflow.
+ */
+int dpr_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e);
+
+/** Take up to @p n completions, oldest first. @return how many. */
+int dpr_cq_poll(struct dpr_cq *cq, struct dpr_cqe *out, int n);
+
+static inline uint32_t
+dpr_cq_count(const struct dpr_cq *cq)
+{
+	return cq->head - cq->tail;
+}
+
+/** Reserve a QP number (24 bits, never 0 or 1) for @p obj. */
+int dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn);
+void dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn);
+/** The object a QP number was reserved for, or NULL; O(1). */
+void *dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn);
+
+/** Counts of live objects, for limits and tests. */
+struct dpr_verbs_usage {
+	uint32_t pd, mr, cq, qp;
+};
+void dpr_verbs_usage(const struct dpr_verbs_ctx *ctx, struct dpr_verbs_usage *u);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPR_VERBS_H */

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_mbuf.h>
+
+#include "rc_harness.h"
+
+const char *const rc_kind_names[K_NUM] = {
+	"request", "ack", "nak", "read_response", "atomic_ack",
+};
+const char *const rc_fault_names[F_NUM] = {
+	"lost", "reordered", "duplicated", "corrupted",
+};
+
+static int
+resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
+{
+	struct rc_harness *h = arg;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (memcmp(gid, &h->side[i].gid, sizeof(*gid)) == 0) {
+			*mac = h->side[i].mac;
+			return 0;
+		}
+	return -EAGAIN;
+}
+
+static void
+on_event(void *arg, enum dpr_event_type type, uint32_t obj)
+{
+	struct rc_side *s = arg;
+
+	(void)obj;
+	if ((unsigned int)type < RTE_DIM(s->events))
+		s->events[type]++;
+}
+
+int
+rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
+		const struct rc_faults *f)
+{
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	h->pool = pool;
+	h->rng = seed ? seed : 1;
+	if (f != NULL)
+		h->f = *f;
+	if (h->f.delay_ns == 0)
+		h->f.delay_ns = 2000;
+	h->cap = 1 << 16;
+	h->heap = calloc(h->cap, sizeof(*h->heap));
+	if (h->heap == NULL)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		struct rc_side *s = &h->side[i];
+		struct dpr_transport_conf c;
+
+		s->mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0, (uint8_t)(i + 1) }};
+		dpr_gid_from_ipv4(&s->gid, htonl(0x0a4d0001 + i));
+		s->ctx = dpr_verbs_create(NULL);
+		if (s->ctx == NULL)
+			return -1;
+		dpr_verbs_set_event_cb(s->ctx, on_event, s);
+		memset(&c, 0, sizeof(c));
+		c.ctx = s->ctx;
+		c.pool = pool;
+		c.mac = s->mac;
+		c.gid = s->gid;
+		c.resolve = resolve;
+		c.resolve_arg = h;
+		s->tp = dpr_transport_create(&c);
+		s->pd = dpr_pd_alloc(s->ctx, 0);
+		s->scq = dpr_cq_create(s->ctx, 1 << 16, 0);
+		s->rcq = dpr_cq_create(s->ctx, 1 << 16, 0);
+		if (s->tp == NULL || s->pd == NULL || s->scq == NULL || s->rcq == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+void
+rc_harness_fini(struct rc_harness *h)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->n; i++)
+		rte_pktmbuf_free(h->heap[i].m);
+	free(h->heap);
+	/* the transports' QPs, MRs and CQs belong to the tests */
+	for (i = 0; i < 2; i++)
+		dpr_transport_destroy(h->side[i].tp);
+}
+
+void
+rc_conn_defaults(struct rc_conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mtu = DPR_MTU_1024;
+	c->timeout = 10;          /* 4.2 ms */
+	c->retry_cnt = 7;
+	c->rnr_retry = 7;
+	c->min_rnr_timer = 1;     /* 10 us */
+	c->rd_atomic = 8;
+	c->access = DPR_ACCESS_ALL;
+	c->psn[0] = 0x100;
+	c->psn[1] = 0x200;
+	c->max_send_wr = 1024;
+	c->max_recv_wr = 1024;
+}
+
+int
+rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
+	   struct dpr_tqp **qb)
+{
+	struct dpr_tqp *qp[2];
+	int i, rc;
+
+	for (i = 0; i < 2; i++) {
+		struct dpr_qp_init_attr ia = {
+			.pd = h->side[i].pd,
+			.send_cq = h->side[i].scq,
+			.recv_cq = h->side[i].rcq,
+			.max_send_wr = c->max_send_wr,
+			.max_recv_wr = c->max_recv_wr,
+			.max_send_sge = 4,
+			.max_recv_sge = 4,
+			.max_inline_data = 64,
+		};
+
+		qp[i] = dpr_qp_create(h->side[i].tp, &ia);
+		if (qp[i] == NULL)
+			return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		struct dpr_qp_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = DPR_QPS_INIT;
+		a.port_num = 1;
+		a.qp_access_flags = c->access;
+		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_PKEY_INDEX |
+				   DPR_QP_PORT | DPR_QP_ACCESS_FLAGS);
+		if (rc != 0)
+			return rc;
+		a.qp_state = DPR_QPS_RTR;
+		a.path_mtu = c->mtu;
+		a.dest_qp_num = dpr_qp_num(qp[!i]);
+		a.rq_psn = c->psn[!i];
+		a.max_dest_rd_atomic = c->rd_atomic;
+		a.min_rnr_timer = c->min_rnr_timer;
+		a.ah_attr.dgid = h->side[!i].gid;
+		a.ah_attr.sgid_index = 1;
+		a.ah_attr.hop_limit = 1;
+		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_AV |
+				   DPR_QP_PATH_MTU | DPR_QP_DEST_QPN |
+				   DPR_QP_RQ_PSN | DPR_QP_MAX_DEST_RD_ATOMIC |
+				   DPR_QP_MIN_RNR_TIMER);
+		if (rc != 0)
+			return rc;
+		a.qp_state = DPR_QPS_RTS;
+		a.sq_psn = c->psn[i];
+		a.timeout = c->timeout;
+		a.retry_cnt = c->retry_cnt;
+		a.rnr_retry = c->rnr_retry;
+		a.max_rd_atomic = c->rd_atomic;
+		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_TIMEOUT |
+				   DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY |
+				   DPR_QP_SQ_PSN | DPR_QP_MAX_QP_RD_ATOMIC);
+		if (rc != 0)
+			return rc;
+	}
+	*qa = qp[0];
+	*qb = qp[1];
+	return 0;
+}
+
+struct dpr_mr *
+rc_mr(struct rc_harness *h, int side, uint64_t len, uint32_t access)
+{
+	void *buf = aligned_alloc(64, (len + 63) & ~63ULL);
+
+	if (buf == NULL)
+		return NULL;
+	memset(buf, 0, len);
+	return dpr_mr_reg(h->side[side].pd, buf, (uint64_t)(uintptr_t)buf, len,
+			  access);
+}
+
+/* ---------------------------------------------------------- the link */
+
+static bool
+earlier(const struct rc_flight *a, const struct rc_flight *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void
+heap_push(struct rc_harness *h, struct rte_mbuf *m, int to, uint64_t t)
+{
+	uint32_t i;
+
+	if (h->n == h->cap) {
+		h->cap *= 2;
+		h->heap = realloc(h->heap, h->cap * sizeof(*h->heap));
+	}
+	i = h->n++;
+	h->heap[i] = (struct rc_flight){ t, h->seq++, m, to };
+	while (i > 0 && earlier(&h->heap[i], &h->heap[(i - 1) / 2])) {
+		struct rc_flight x = h->heap[i];
+
+		h->heap[i] = h->heap[(i - 1) / 2];
+		h->heap[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct rc_flight
+heap_pop(struct rc_harness *h)
+{
+	struct rc_flight top = h->heap[0];
+	uint32_t i = 0;
+
+	h->heap[0] = h->heap[--h->n];
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < h->n && earlier(&h->heap[l], &h->heap[m]))
+			m = l;
+		if (r < h->n && earlier(&h->heap[r], &h->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct rc_flight x = h->heap[i];
+
+		h->heap[i] = h->heap[m];
+		h->heap[m] = x;
+		i = m;
+	}
+	return top;
+}
+
+static enum rc_kind
+kind_of(const struct rte_mbuf *m)
+{
+	uint8_t b[14 + 20 + 8 + 16];
+	const uint8_t *p = rte_pktmbuf_read(m, 0, sizeof(b), b);
+	uint8_t op;
+
+	if (p == NULL)
+		return K_REQUEST;
+	op = p[14 + 20 + 8];
+	if (op == DPR_OP_RC_ACK)
+		return (p[14 + 20 + 8 + 12] & DPR_AETH_TYPE_MASK) == DPR_AETH_ACK ?
+			K_ACK : K_NAK;
+	if (op == DPR_OP_RC_ATOMIC_ACK)
+		return K_ATOMIC_ACK;
+	if (op >= DPR_OP_RC_READ_RESPONSE_FIRST && op <= DPR_OP_RC_READ_RESPONSE_ONLY)
+		return K_READ_RESP;
+	return K_REQUEST;
+}
+
+static void
+send_frame(struct rc_harness *h, int from, struct rte_mbuf *m)
+{
+	enum rc_kind k = kind_of(m);
+	uint64_t t = h->now + h->f.delay_ns;
+	struct rte_mbuf *c;
+
+	h->frames[from][k]++;
+	if ((from == 0 && h->f.drop_a_to_b) ||
+	    (h->f.loss > 0 && rc_uniform(&h->rng) < h->f.loss)) {
+		h->faults[from][k][F_LOSS]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (h->f.dup > 0 && rc_uniform(&h->rng) < h->f.dup) {
+		c = rte_pktmbuf_copy(m, h->pool, 0, UINT32_MAX);
+		if (c != NULL) {
+			h->faults[from][k][F_DUP]++;
+			heap_push(h, c, !from, t + rc_rand(&h->rng) % (4 * h->f.delay_ns));
+		}
+	}
+	if (h->f.corrupt > 0 && rc_uniform(&h->rng) < h->f.corrupt) {
+		/* a private copy: the original may point into the sender's MR */
+		c = rte_pktmbuf_copy(m, h->pool, 0, UINT32_MAX);
+		if (c != NULL) {
+			uint32_t len = rte_pktmbuf_pkt_len(c) - 14;
+			uint32_t off = 14 + (uint32_t)(rc_rand(&h->rng) % len);
+			struct rte_mbuf *s = c;
+
+			while (off >= s->data_len) {
+				off -= s->data_len;
+				s = s->next;
+			}
+			rte_pktmbuf_mtod(s, uint8_t *)[off] ^=
+				(uint8_t)(1u << (rc_rand(&h->rng) % 8));
+			rte_pktmbuf_free(m);
+			m = c;
+			h->faults[from][k][F_CORRUPT]++;
+		}
+	}
+	if (h->f.reorder > 0 && rc_uniform(&h->rng) < h->f.reorder) {
+		t += h->f.delay_ns + rc_rand(&h->rng) % (8 * h->f.delay_ns);
+		h->faults[from][k][F_REORDER]++;
+	}
+	heap_push(h, m, !from, t);
+}
+
+void
+rc_step(struct rc_harness *h)
+{
+	struct rte_mbuf *pkts[64];
+	uint64_t next = UINT64_MAX, t;
+	bool busy = false;
+	int i;
+	uint16_t n, j;
+
+	for (i = 0; i < 2; i++) {
+		dpr_transport_poll(h->side[i].tp, h->now);
+		while ((n = dpr_transport_tx(h->side[i].tp, pkts, RTE_DIM(pkts))) > 0)
+			for (j = 0; j < n; j++)
+				send_frame(h, i, pkts[j]);
+		busy |= dpr_transport_busy(h->side[i].tp);
+	}
+	/* the clock moves to the next event: a delivery or a timer */
+	if (h->n > 0)
+		next = h->heap[0].t;
+	for (i = 0; i < 2; i++) {
+		t = dpr_transport_next_timer(h->side[i].tp);
+		if (t < next)
+			next = t;
+	}
+	if (busy)
+		next = h->now + 100;   /* work to do: time still moves */
+	if (next != UINT64_MAX && next > h->now)
+		h->now = next;
+	/* deliver everything due, in bursts per destination */
+	while (h->n > 0 && h->heap[0].t <= h->now) {
+		struct rc_flight fl = heap_pop(h);
+
+		dpr_transport_rx(h->side[fl.to].tp, &fl.m, 1, h->now);
+	}
+}
+
+bool
+rc_run(struct rc_harness *h, bool (*done)(struct rc_harness *, void *),
+       void *arg, uint64_t max_ns)
+{
+	uint64_t end = h->now + max_ns;
+
+	while (h->now <= end) {
+		if (done(h, arg))
+			return true;
+		rc_step(h);
+	}
+	return done(h, arg);
+}
+
+static bool
+idle(struct rc_harness *h, void *arg)
+{
+	(void)arg;
+	return h->n == 0 && !dpr_transport_busy(h->side[0].tp) &&
+		!dpr_transport_busy(h->side[1].tp);
+}
+
+void
+rc_settle(struct rc_harness *h, uint64_t max_ns)
+{
+	rc_step(h);
+	rc_run(h, idle, NULL, max_ns);
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Two RC transports joined by a simulated link: seeded faults (loss,
+ * reordering, duplication, corruption the ICRC must catch, delay) and a
+ * virtual clock. No sleeps: time jumps to the next event.
+ */
+
+#ifndef RC_HARNESS_H
+#define RC_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dpr_transport.h"
+
+struct rc_faults {
+	double loss;
+	double reorder;      /**< probability of an extra delay of up to 8x */
+	double dup;
+	double corrupt;      /**< one bit flipped somewhere after Ethernet */
+	uint64_t delay_ns;   /**< one-way */
+	bool drop_a_to_b;    /**< every frame from A lost (timeouts) */
+};
+
+enum rc_kind { K_REQUEST, K_ACK, K_NAK, K_READ_RESP, K_ATOMIC_ACK, K_NUM };
+enum rc_fault { F_LOSS, F_REORDER, F_DUP, F_CORRUPT, F_NUM };
+
+extern const char *const rc_kind_names[K_NUM];
+extern const char *const rc_fault_names[F_NUM];
+
+struct rc_side {
+	struct dpr_verbs_ctx *ctx;
+	struct dpr_transport *tp;
+	struct dpr_pd *pd;
+	struct dpr_cq *scq;
+	struct dpr_cq *rcq;
+	union dpr_gid gid;
+	struct rte_ether_addr mac;
+	uint32_t events[8];          /**< async events by type */
+};
+
+struct rc_flight {
+	uint64_t t;
+	uint64_t seq;
+	struct rte_mbuf *m;
+	int to;
+};
+
+struct rc_harness {
+	struct rc_side side[2];
+	struct rte_mempool *pool;
+	struct rc_faults f;
+	uint64_t now;
+	uint64_t rng;
+	uint64_t seq;
+	struct rc_flight *heap;
+	uint32_t n, cap;
+	uint64_t faults[2][K_NUM][F_NUM];   /**< [from side][kind][fault] */
+	uint64_t frames[2][K_NUM];
+};
+
+/** xorshift64*: the harness's only source of randomness. */
+static inline uint64_t
+rc_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+static inline double
+rc_uniform(uint64_t *s)
+{
+	return (double)(rc_rand(s) >> 11) / (double)(1ULL << 53);
+}
+
+int rc_harness_init(struct rc_harness *h, struct rte_mempool *pool,
+		uint64_t seed, const struct rc_faults *f);
+void rc_harness_fini(struct rc_harness *h);
+
+struct rc_conn {
+	enum dpr_mtu mtu;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, rd_atomic;
+	uint32_t access;
+	uint32_t psn[2];
+	uint32_t max_send_wr, max_recv_wr;
+};
+void rc_conn_defaults(struct rc_conn *c);
+
+/** Create a QP on each side and bring both to RTS, connected. */
+int rc_connect(struct rc_harness *h, const struct rc_conn *c,
+		struct dpr_tqp **a, struct dpr_tqp **b);
+
+/** One step: poll, move frames, advance the clock. */
+void rc_step(struct rc_harness *h);
+
+/** Step until @p done says so or @p max_ns of virtual time pass.
+ * @return true if done. */
+bool rc_run(struct rc_harness *h, bool (*done)(struct rc_harness *, void *),
+	    void *arg, uint64_t max_ns);
+
+/** Step until both sides are idle with nothing in flight. */
+void rc_settle(struct rc_harness *h, uint64_t max_ns);
+
+/** Register @p len bytes of a fresh buffer on a side. */
+struct dpr_mr *rc_mr(struct rc_harness *h, int side, uint64_t len,
+		uint32_t access);
+
+#endif /* RC_HARNESS_H */

@@ -1,0 +1,874 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * lib/verbs and lib/transport through the two-endpoint harness: every
+ * operation, every NAK kind, RNR, timeouts, retry exhaustion, PSN wrap,
+ * the state machine and its masks, flushes.
+ */
+
+#include <stdlib.h>
+
+#include <infiniband/verbs.h>
+#include <rte_mbuf.h>
+
+#include "dpr_test.h"
+#include "rc_harness.h"
+
+/* our enumerations are rdma-core's, value for value */
+static_assert((int)DPR_WC_RETRY_EXC_ERR == (int)IBV_WC_RETRY_EXC_ERR, "wc status");
+static_assert((int)DPR_WC_RNR_RETRY_EXC_ERR == (int)IBV_WC_RNR_RETRY_EXC_ERR, "wc status");
+static_assert((int)DPR_WC_REM_ACCESS_ERR == (int)IBV_WC_REM_ACCESS_ERR, "wc status");
+static_assert((int)DPR_WC_REM_INV_REQ_ERR == (int)IBV_WC_REM_INV_REQ_ERR, "wc status");
+static_assert((int)DPR_WC_WR_FLUSH_ERR == (int)IBV_WC_WR_FLUSH_ERR, "wc status");
+static_assert((int)DPR_WC_LOC_LEN_ERR == (int)IBV_WC_LOC_LEN_ERR, "wc status");
+static_assert((int)DPR_WC_LOC_PROT_ERR == (int)IBV_WC_LOC_PROT_ERR, "wc status");
+static_assert((int)DPR_WC_BAD_RESP_ERR == (int)IBV_WC_BAD_RESP_ERR, "wc status");
+static_assert((int)DPR_WC_RECV_RDMA_WITH_IMM == (int)IBV_WC_RECV_RDMA_WITH_IMM, "wc op");
+static_assert((int)DPR_WC_FETCH_ADD == (int)IBV_WC_FETCH_ADD, "wc op");
+static_assert((int)DPR_WR_ATOMIC_FETCH_AND_ADD == (int)IBV_WR_ATOMIC_FETCH_AND_ADD, "wr op");
+static_assert((int)DPR_WR_SEND_WITH_IMM == (int)IBV_WR_SEND_WITH_IMM, "wr op");
+static_assert((int)DPR_QP_DEST_QPN == (int)IBV_QP_DEST_QPN, "attr mask");
+static_assert((int)DPR_QP_MAX_DEST_RD_ATOMIC == (int)IBV_QP_MAX_DEST_RD_ATOMIC, "attr mask");
+static_assert((int)DPR_QPS_ERR == (int)IBV_QPS_ERR, "qp state");
+static_assert((int)DPR_ACCESS_REMOTE_ATOMIC == (int)IBV_ACCESS_REMOTE_ATOMIC, "access");
+static_assert((int)DPR_MTU_4096 == (int)IBV_MTU_4096, "mtu");
+static_assert((int)DPR_EVENT_SQ_DRAINED == (int)IBV_EVENT_SQ_DRAINED, "event");
+
+static struct rte_mempool *pool;
+static struct rc_harness H;
+static struct dpr_tqp *qa, *qb;
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+static int
+setup(void)
+{
+	/* room for a 4 KiB path MTU in one segment */
+	pool = rte_pktmbuf_pool_create("rc", 16383, 256, 0,
+				       RTE_PKTMBUF_HEADROOM + 4096 + 256,
+				       SOCKET_ID_ANY);
+	return pool == NULL ? -1 : 0;
+}
+
+static void
+teardown(void)
+{
+	rte_mempool_free(pool);
+}
+
+static int
+conn(const struct rc_faults *f, const struct rc_conn *c0, uint64_t seed)
+{
+	struct rc_conn c;
+
+	if (rc_harness_init(&H, pool, seed, f) != 0)
+		return -1;
+	if (c0 == NULL)
+		rc_conn_defaults(&c);
+	else
+		c = *c0;
+	return rc_connect(&H, &c, &qa, &qb);
+}
+
+static void
+fini(void)
+{
+	rc_settle(&H, 10 * SEC);
+	if (qa != NULL)
+		dpr_qp_destroy(qa);
+	if (qb != NULL)
+		dpr_qp_destroy(qb);
+	qa = qb = NULL;
+	rc_harness_fini(&H);
+}
+
+static bool
+is_atomic(enum dpr_wr_opcode op)
+{
+	return op == DPR_WR_ATOMIC_CMP_AND_SWP || op == DPR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static int
+post_send(struct dpr_tqp *qp, enum dpr_wr_opcode op, struct dpr_mr *lmr,
+	  uint64_t loff, uint32_t len, uint64_t raddr, uint32_t rkey,
+	  uint64_t wr_id, unsigned int flags)
+{
+	struct dpr_sge sge = { lmr ? lmr->iova + loff : 0, len, lmr ? lmr->lkey : 0 };
+	struct dpr_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = len || is_atomic(op) ? 1 : 0,
+		.opcode = op,
+		.send_flags = flags,
+		.imm_data = rte_cpu_to_be_32(0xabc000u + (uint32_t)wr_id),
+	};
+	struct dpr_send_wr *bad;
+
+	if (is_atomic(op)) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 5;    /* fetch_add: add 5 */
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	return dpr_post_send(qp, &wr, &bad);
+}
+
+static int
+post_recv(struct dpr_tqp *qp, struct dpr_mr *mr, uint64_t off, uint32_t len,
+	  uint64_t wr_id)
+{
+	struct dpr_sge sge = { mr->iova + off, len, mr->lkey };
+	struct dpr_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct dpr_recv_wr *bad;
+
+	return dpr_post_recv(qp, &wr, &bad);
+}
+
+struct cq_wait {
+	struct dpr_cq *cq;
+	uint32_t n;
+};
+
+static bool
+cq_has(struct rc_harness *h, void *arg)
+{
+	struct cq_wait *w = arg;
+
+	(void)h;
+	return dpr_cq_count(w->cq) >= w->n;
+}
+
+/* Run until @p cq holds @p n completions; take them. */
+static int
+wait_cq(struct dpr_cq *cq, uint32_t n, struct dpr_cqe *out, uint64_t max_ns)
+{
+	struct cq_wait w = { cq, n };
+
+	if (!rc_run(&H, cq_has, &w, max_ns))
+		return -1;
+	return dpr_cq_poll(cq, out, (int)n);
+}
+
+static void
+fill(struct dpr_mr *mr, uint64_t off, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		mr->addr[off + i] = (uint8_t)(seed + i * 131 + (i >> 8));
+}
+
+static void
+mr_free(struct dpr_mr *mr)
+{
+	void *a = mr->addr;
+
+	dpr_mr_dereg(mr);
+	free(a);
+}
+
+/* ------------------------------------------------------------- verbs */
+
+static int
+test_verbs_objects(void)
+{
+	struct dpr_verbs_limits lim;
+	struct dpr_verbs_ctx *ctx;
+	struct dpr_pd *pd, *pd2;
+	struct dpr_mr *mr[64], *m;
+	static uint8_t buf[8192];
+	uint32_t old_key;
+	int i, j;
+
+	dpr_verbs_default_limits(&lim);
+	lim.max_mr = 64;
+	lim.max_pd = 2;
+	ctx = dpr_verbs_create(&lim);
+	CHECK(ctx != NULL, "ctx");
+	pd = dpr_pd_alloc(ctx, 1);
+	pd2 = dpr_pd_alloc(ctx, 1);
+	CHECK(pd && pd2, "PDs");
+	CHECK(dpr_pd_alloc(ctx, 1) == NULL && errno == ENOMEM, "PD limit");
+	for (i = 0; i < 64; i++) {
+		mr[i] = dpr_mr_reg(pd, buf, 0x1000, sizeof(buf),
+				   DPR_ACCESS_LOCAL_WRITE | DPR_ACCESS_REMOTE_READ);
+		CHECK(mr[i] != NULL, "MR %d", i);
+		for (j = 0; j < i; j++)
+			CHECK(mr[i]->rkey != mr[j]->rkey, "distinct keys");
+		CHECK(dpr_mr_lookup(ctx, mr[i]->rkey) == mr[i], "lookup");
+	}
+	CHECK(dpr_mr_reg(pd, buf, 0, 64, 0) == NULL && errno == ENOMEM, "MR limit");
+	CHECK(dpr_pd_dealloc(pd) == -EBUSY, "PD in use");
+	/* bounds, access, PD */
+	m = mr[0];
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1000, 8192, DPR_ACCESS_REMOTE_READ) == m,
+	      "whole MR");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1001, 8192, 0) == NULL, "one past");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0xfff, 1, 0) == NULL, "one before");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, UINT64_MAX - 2, 8, 0) == NULL, "wrap");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1000 + 8191, 2, 0) == NULL, "straddle end");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1000, 8, DPR_ACCESS_REMOTE_WRITE) == NULL,
+	      "no remote write");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd2, 0x1000, 8, 0) == NULL, "other PD");
+	CHECK(dpr_mr_check(ctx, m->rkey ^ 0x1, pd, 0x1000, 8, 0) == NULL, "key byte");
+	/* a freed key is refused at once; its slot comes back last */
+	old_key = m->rkey;
+	dpr_mr_dereg(m);
+	CHECK(dpr_mr_lookup(ctx, old_key) == NULL, "freed key refused");
+	m = dpr_mr_reg(pd, buf, 0, 64, 0);
+	CHECK(m != NULL && m->rkey != old_key, "new key differs");
+	CHECK(dpr_mr_reg(pd, buf, 0, 64, DPR_ACCESS_REMOTE_WRITE) == NULL &&
+	      errno == EINVAL, "remote write without local write (C10-53)");
+	for (i = 1; i < 64; i++)
+		dpr_mr_dereg(mr[i]);
+	dpr_mr_dereg(m);
+	CHECK(dpr_pd_dealloc(pd) == 0 && dpr_pd_dealloc(pd2) == 0, "PDs freed");
+	dpr_verbs_destroy(ctx);
+	return TEST_SUCCESS;
+}
+
+static int cq_events;
+static void
+count_cq_event(void *arg, enum dpr_event_type t, uint32_t h)
+{
+	(void)arg;
+	(void)h;
+	if (t == DPR_EVENT_CQ_ERR)
+		cq_events++;
+}
+
+static int
+test_cq_overflow(void)
+{
+	struct dpr_verbs_ctx *ctx = dpr_verbs_create(NULL);
+	struct dpr_cq *cq = dpr_cq_create(ctx, 3, 0);
+	struct dpr_cqe e = { .wr_id = 1 }, out[8];
+	int i;
+
+	dpr_verbs_set_event_cb(ctx, count_cq_event, NULL);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(dpr_cq_push(cq, &e), 0, "push %d", i);
+	CHECK_EQ(dpr_cq_push(cq, &e), -ENOSPC, "overflow at the asked capacity");
+	CHECK_EQ(dpr_cq_push(cq, &e), -ENOSPC, "stays in error");
+	CHECK_EQ(cq_events, 1, "one CQ_ERR event");
+	CHECK_EQ(dpr_cq_poll(cq, out, 8), 3, "three kept");
+	dpr_cq_destroy(cq);
+	dpr_verbs_destroy(ctx);
+	return TEST_SUCCESS;
+}
+
+/* ---------------------------------------------------- state machine */
+
+static int
+test_state_machine(void)
+{
+	struct dpr_qp_attr a;
+	struct dpr_tqp *q;
+	const int init_mask = DPR_QP_STATE | DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+		DPR_QP_ACCESS_FLAGS;
+	const int rtr_mask = DPR_QP_STATE | DPR_QP_AV | DPR_QP_PATH_MTU |
+		DPR_QP_DEST_QPN | DPR_QP_RQ_PSN | DPR_QP_MAX_DEST_RD_ATOMIC |
+		DPR_QP_MIN_RNR_TIMER;
+	const int rts_mask = DPR_QP_STATE | DPR_QP_TIMEOUT | DPR_QP_RETRY_CNT |
+		DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN | DPR_QP_MAX_QP_RD_ATOMIC;
+	struct dpr_qp_init_attr ia;
+	int bit;
+
+	CHECK(rc_harness_init(&H, pool, 1, NULL) == 0, "harness");
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = H.side[0].pd;
+	ia.send_cq = ia.recv_cq = H.side[0].scq;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	q = dpr_qp_create(H.side[0].tp, &ia);
+	CHECK(q != NULL, "create");
+	CHECK_EQ(dpr_qp_get_state(q), DPR_QPS_RESET, "starts in RESET");
+	memset(&a, 0, sizeof(a));
+	a.port_num = 1;
+	a.qp_access_flags = DPR_ACCESS_REMOTE_WRITE;
+	a.path_mtu = DPR_MTU_1024;
+	a.dest_qp_num = 0x42;
+	a.ah_attr.dgid = H.side[1].gid;
+	a.ah_attr.sgid_index = 1;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	a.max_dest_rd_atomic = 1;
+
+	/* RESET -> RTR/RTS skip a state: refused */
+	a.qp_state = DPR_QPS_RTR;
+	CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask), -EINVAL, "RESET -> RTR");
+	a.qp_state = DPR_QPS_RTS;
+	CHECK_EQ(dpr_qp_modify(q, &a, rts_mask), -EINVAL, "RESET -> RTS");
+	/* every required bit missing in turn, and an extra bit: refused */
+	a.qp_state = DPR_QPS_INIT;
+	for (bit = 1; bit < 21; bit++) {
+		if (!(init_mask & (1 << bit)))
+			continue;
+		CHECK_EQ(dpr_qp_modify(q, &a, init_mask & ~(1 << bit)), -EINVAL,
+			 "INIT without bit %d", bit);
+	}
+	CHECK_EQ(dpr_qp_modify(q, &a, init_mask | DPR_QP_SQ_PSN), -EINVAL,
+		 "INIT with SQ_PSN");
+	a.port_num = 2;
+	CHECK_EQ(dpr_qp_modify(q, &a, init_mask), -EINVAL, "port 2");
+	a.port_num = 1;
+	CHECK_EQ(dpr_qp_get_state(q), DPR_QPS_RESET, "nothing changed");
+	CHECK_EQ(dpr_qp_modify(q, &a, init_mask), 0, "RESET -> INIT");
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_ACCESS_FLAGS), 0, "INIT -> INIT");
+
+	a.qp_state = DPR_QPS_RTR;
+	for (bit = 1; bit < 21; bit++) {
+		if (!(rtr_mask & (1 << bit)))
+			continue;
+		CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask & ~(1 << bit)), -EINVAL,
+			 "RTR without bit %d", bit);
+	}
+	a.path_mtu = 6;
+	CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask), -EINVAL, "MTU 6");
+	a.path_mtu = DPR_MTU_1024;
+	a.dest_qp_num = 1u << 24;
+	CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask), -EINVAL, "QPN > 24 bits");
+	a.dest_qp_num = 0x42;
+	a.max_dest_rd_atomic = 200;
+	CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask), -EINVAL, "rd_atomic over the limit");
+	a.max_dest_rd_atomic = 1;
+	CHECK_EQ(dpr_qp_get_state(q), DPR_QPS_INIT, "still INIT");
+	CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask), 0, "INIT -> RTR");
+	{
+		struct dpr_send_wr wr = { .opcode = DPR_WR_SEND };
+		struct dpr_send_wr *bad = NULL;
+
+		CHECK_EQ(dpr_post_send(q, &wr, &bad), -EINVAL, "post send in RTR");
+		CHECK(bad == &wr, "bad WR returned");
+	}
+	a.qp_state = DPR_QPS_RTS;
+	for (bit = 1; bit < 21; bit++) {
+		if (!(rts_mask & (1 << bit)))
+			continue;
+		CHECK_EQ(dpr_qp_modify(q, &a, rts_mask & ~(1 << bit)), -EINVAL,
+			 "RTS without bit %d", bit);
+	}
+	a.retry_cnt = 8;
+	CHECK_EQ(dpr_qp_modify(q, &a, rts_mask), -EINVAL, "retry_cnt 8");
+	a.retry_cnt = 7;
+	a.timeout = 32;
+	CHECK_EQ(dpr_qp_modify(q, &a, rts_mask), -EINVAL, "timeout 32");
+	a.timeout = 14;
+	CHECK_EQ(dpr_qp_modify(q, &a, rts_mask), 0, "RTR -> RTS");
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_TIMEOUT), -EINVAL,
+		 "RTS -> RTS may not change the timeout");
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_MIN_RNR_TIMER), 0, "RTS -> RTS");
+	a.qp_state = DPR_QPS_SQD;
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_STATE | DPR_QP_EN_SQD_ASYNC_NOTIFY), 0,
+		 "RTS -> SQD");
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_TIMEOUT), 0, "SQD -> SQD timeout");
+	a.qp_state = DPR_QPS_RTS;
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_STATE), 0, "SQD -> RTS");
+	a.qp_state = DPR_QPS_INIT;
+	CHECK_EQ(dpr_qp_modify(q, &a, init_mask), -EINVAL, "RTS -> INIT");
+	a.qp_state = DPR_QPS_ERR;
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_STATE), 0, "RTS -> ERR");
+	a.qp_state = DPR_QPS_RTS;
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_STATE), -EINVAL, "ERR -> RTS");
+	a.qp_state = DPR_QPS_RESET;
+	CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_STATE), 0, "ERR -> RESET");
+	a.qp_state = DPR_QPS_INIT;
+	CHECK_EQ(dpr_qp_modify(q, &a, init_mask), 0, "RESET -> INIT again");
+	dpr_qp_destroy(q);
+	rc_harness_fini(&H);
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------------- operations */
+
+static int
+test_send_recv(void)
+{
+	static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 65536, 100003 };
+	struct dpr_mr *src, *dst;
+	struct dpr_cqe c[2];
+	unsigned int i;
+
+	CHECK(conn(NULL, NULL, 2) == 0, "connect");
+	src = rc_mr(&H, 0, 1 << 17, DPR_ACCESS_LOCAL_WRITE);
+	dst = rc_mr(&H, 1, 1 << 17, DPR_ACCESS_LOCAL_WRITE);
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		bool imm = i % 2;
+
+		fill(src, 0, sizes[i], i);
+		memset(dst->addr, 0, 1 << 17);
+		CHECK_EQ(post_recv(qb, dst, 0, 1 << 17, 100 + i), 0, "recv");
+		CHECK_EQ(post_send(qa, imm ? DPR_WR_SEND_WITH_IMM : DPR_WR_SEND, src, 0,
+				   sizes[i], 0, 0, i, DPR_SEND_SIGNALED), 0, "send");
+		CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "send completion %u",
+			 sizes[i]);
+		CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_SEND &&
+		      c[0].wr_id == i && c[0].byte_len == sizes[i], "send CQE %u: "
+		      "status %u", sizes[i], c[0].status);
+		CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "recv completion");
+		CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_RECV &&
+		      c[0].wr_id == 100 + i && c[0].byte_len == sizes[i] &&
+		      c[0].qp_num == dpr_qp_num(qb) && c[0].src_qp == dpr_qp_num(qa),
+		      "recv CQE %u: len %u", sizes[i], c[0].byte_len);
+		CHECK_EQ(!!(c[0].wc_flags & DPR_WC_WITH_IMM), imm, "imm flag");
+		if (imm)
+			CHECK_EQ(rte_be_to_cpu_32(c[0].imm_data), 0xabc000u + i, "imm");
+		CHECK(memcmp(src->addr, dst->addr, sizes[i]) == 0, "data %u", sizes[i]);
+		CHECK_EQ(dst->addr[sizes[i]], 0, "nothing past the message");
+	}
+	mr_free(src);
+	mr_free(dst);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static int
+test_write_read_atomic(void)
+{
+	static const uint32_t sizes[] = { 0, 1, 1024, 1025, 4095, 65536, 1 << 20 };
+	const uint32_t remote = DPR_ACCESS_LOCAL_WRITE | DPR_ACCESS_REMOTE_WRITE |
+		DPR_ACCESS_REMOTE_READ | DPR_ACCESS_REMOTE_ATOMIC;
+	struct dpr_mr *l, *r, *rbuf;
+	struct dpr_cqe c[2];
+	uint64_t v;
+	unsigned int i;
+
+	CHECK(conn(NULL, NULL, 3) == 0, "connect");
+	l = rc_mr(&H, 0, 2 << 20, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 2 << 20, remote);
+	rbuf = rc_mr(&H, 1, 64, DPR_ACCESS_LOCAL_WRITE);
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		fill(l, 0, sizes[i], 7 * i);
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, sizes[i],
+				   r->iova + 333, r->rkey, i, DPR_SEND_SIGNALED), 0, "w");
+		CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "write done");
+		CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_RDMA_WRITE,
+		      "write CQE status %u", c[0].status);
+		CHECK(memcmp(l->addr, r->addr + 333, sizes[i]) == 0, "write data %u",
+		      sizes[i]);
+		/* read it back into another place */
+		memset(l->addr + (1 << 20), 0, sizes[i]);
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, 1 << 20, sizes[i],
+				   r->iova + 333, r->rkey, 50 + i, DPR_SEND_SIGNALED), 0,
+			 "r");
+		CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "read done %u", sizes[i]);
+		CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_RDMA_READ &&
+		      c[0].byte_len == sizes[i], "read CQE status %u", c[0].status);
+		CHECK(memcmp(l->addr + (1 << 20), r->addr + 333, sizes[i]) == 0,
+		      "read data %u", sizes[i]);
+	}
+	/* WRITE with immediate: data in the MR, a completion with the imm */
+	CHECK_EQ(post_recv(qb, rbuf, 0, 64, 77), 0, "recv");
+	fill(l, 0, 5000, 99);
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE_WITH_IMM, l, 0, 5000, r->iova,
+			   r->rkey, 9, 0), 0, "write imm");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "imm completion");
+	CHECK(c[0].opcode == DPR_WC_RECV_RDMA_WITH_IMM && c[0].byte_len == 5000 &&
+	      (c[0].wc_flags & DPR_WC_WITH_IMM) &&
+	      rte_be_to_cpu_32(c[0].imm_data) == 0xabc009u && c[0].wr_id == 77,
+	      "RECV_RDMA_WITH_IMM CQE");
+	rc_settle(&H, SEC);
+	CHECK_EQ(dpr_cq_count(H.side[0].scq), 0, "unsignaled: no completion");
+	CHECK(memcmp(l->addr, r->addr, 5000) == 0, "write imm data");
+
+	/* atomics on 8 aligned bytes of the remote MR */
+	v = 10;
+	memcpy(r->addr + 64, &v, 8);
+	CHECK_EQ(post_send(qa, DPR_WR_ATOMIC_FETCH_AND_ADD, l, 0, 8, r->iova + 64,
+			   r->rkey, 1, DPR_SEND_SIGNALED), 0, "fetch add");
+	{
+		struct dpr_sge sge = { l->iova + 8, 8, l->lkey };
+		struct dpr_send_wr wr = {
+			.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+			.opcode = DPR_WR_ATOMIC_CMP_AND_SWP,
+			.send_flags = DPR_SEND_SIGNALED,
+		}, *bad;
+
+		wr.wr.atomic.remote_addr = r->iova + 64;
+		wr.wr.atomic.rkey = r->rkey;
+		wr.wr.atomic.compare_add = 10 + 5;   /* after the add */
+		wr.wr.atomic.swap = 1000;
+		CHECK_EQ(dpr_post_send(qa, &wr, &bad), 0, "cmp swap");
+	}
+	CHECK_EQ(wait_cq(H.side[0].scq, 2, c, SEC), 2, "atomics done");
+	CHECK(c[0].opcode == DPR_WC_FETCH_ADD && c[1].opcode == DPR_WC_COMP_SWAP &&
+	      c[0].status == 0 && c[1].status == 0, "atomic CQEs");
+	memcpy(&v, l->addr, 8);
+	CHECK_EQ(v, 10, "fetch_add returned the original");
+	memcpy(&v, l->addr + 8, 8);
+	CHECK_EQ(v, 10 + 5, "cmp_swap returned the original");
+	memcpy(&v, r->addr + 64, 8);
+	CHECK_EQ(v, 1000, "swapped");
+	mr_free(l);
+	mr_free(r);
+	mr_free(rbuf);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/* ----------------------------------------------------------- errors */
+
+/* WRITE through a bad key: REM_ACCESS_ERR at the requester, nothing
+ * written, both QPs in ERR, the next WQE flushed (IBA 9.9.3.1.3). */
+static int
+one_access_error(const char *what, int how)
+{
+	const uint32_t remote = DPR_ACCESS_LOCAL_WRITE | DPR_ACCESS_REMOTE_WRITE |
+		DPR_ACCESS_REMOTE_READ;
+	struct dpr_mr *l, *r, *other;
+	struct dpr_cqe c[2];
+	struct dpr_pd *pd2;
+	uint64_t va;
+	uint32_t rkey, i;
+
+	CHECK(conn(NULL, NULL, 10 + how) == 0, "connect");
+	l = rc_mr(&H, 0, 8192, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 8192, how == 2 ? DPR_ACCESS_LOCAL_WRITE |
+		  DPR_ACCESS_REMOTE_READ : remote);
+	pd2 = dpr_pd_alloc(H.side[1].ctx, 0);
+	other = dpr_mr_reg(pd2, r->addr, r->iova, 8192, remote);
+	va = r->iova;
+	rkey = r->rkey;
+	switch (how) {
+	case 0: rkey = other->rkey; break;                 /* another PD */
+	case 1: { struct dpr_mr *f = rc_mr(&H, 1, 64, remote);
+		rkey = f->rkey; mr_free(f); break; }          /* freed MR */
+	case 2: break;                                     /* no remote write */
+	case 3: va = r->iova + 8192 - 100; break;          /* past the end */
+	case 4: va = UINT64_MAX - 50; break;               /* wrapping */
+	}
+	fill(l, 0, 4096, 3);
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 4096, va, rkey, 1,
+			   DPR_SEND_SIGNALED), 0, "post");
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 8, 0, 0, 2, DPR_SEND_SIGNALED), 0,
+		 "post behind it");
+	CHECK_EQ(wait_cq(H.side[0].scq, 2, c, SEC), 2, "%s: completions", what);
+	CHECK(c[0].status == DPR_WC_REM_ACCESS_ERR && c[0].wr_id == 1,
+	      "%s: REM_ACCESS_ERR (got %u)", what, c[0].status);
+	CHECK(c[1].status == DPR_WC_WR_FLUSH_ERR && c[1].wr_id == 2,
+	      "%s: the next flushed (got %u)", what, c[1].status);
+	for (i = 0; i < 8192; i++)
+		CHECK(r->addr[i] == 0, "%s: byte %u written", what, i);
+	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_ERR, "%s: requester in ERR", what);
+	CHECK_EQ(dpr_qp_get_state(qb), DPR_QPS_ERR, "%s: responder in ERR", what);
+	CHECK_EQ(H.side[1].events[DPR_EVENT_QP_ACCESS_ERR], 1, "%s: event", what);
+	CHECK_EQ(dpr_transport_stats(H.side[1].tp)->nak_err_tx, 1, "%s: one NAK", what);
+	dpr_mr_dereg(other);
+	dpr_pd_dealloc(pd2);
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static int
+test_remote_access_errors(void)
+{
+	int r = 0;
+
+	r |= one_access_error("rkey of another PD", 0);
+	r |= one_access_error("rkey of a freed MR", 1);
+	r |= one_access_error("MR without remote write", 2);
+	r |= one_access_error("va + len past the end", 3);
+	r |= one_access_error("va + len wrapping 2^64", 4);
+	return r ? TEST_FAILED : TEST_SUCCESS;
+}
+
+static int
+test_invalid_request_errors(void)
+{
+	struct dpr_mr *l, *r, *small;
+	struct dpr_cqe c[2];
+
+	/* an atomic at a misaligned address */
+	CHECK(conn(NULL, NULL, 20) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+	CHECK_EQ(post_send(qa, DPR_WR_ATOMIC_FETCH_AND_ADD, l, 0, 8, r->iova + 4,
+			   r->rkey, 1, DPR_SEND_SIGNALED), 0, "post");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
+	CHECK_EQ(c[0].status, DPR_WC_REM_INV_REQ_ERR, "misaligned atomic");
+	CHECK_EQ(H.side[1].events[DPR_EVENT_QP_REQ_ERR], 1, "responder event");
+	mr_free(l);
+	mr_free(r);
+	fini();
+
+	/* a SEND longer than the receive buffer */
+	CHECK(conn(NULL, NULL, 21) == 0, "connect");
+	l = rc_mr(&H, 0, 8192, DPR_ACCESS_LOCAL_WRITE);
+	small = rc_mr(&H, 1, 4096, DPR_ACCESS_LOCAL_WRITE);
+	CHECK_EQ(post_recv(qb, small, 0, 1000, 5), 0, "recv");
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 3000, 0, 0, 1, DPR_SEND_SIGNALED),
+		 0, "send");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
+	CHECK_EQ(c[0].status, DPR_WC_REM_INV_REQ_ERR, "requester status");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "recv completion");
+	CHECK_EQ(c[0].status, DPR_WC_LOC_LEN_ERR, "responder: local length error");
+	mr_free(l);
+	mr_free(small);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------------------- RNR and timeouts */
+
+static int
+test_rnr(void)
+{
+	struct rc_conn cc;
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[2];
+
+	/* no receive ever posted: rnr_retry 2 -> three RNR NAKs, then error */
+	rc_conn_defaults(&cc);
+	cc.rnr_retry = 2;
+	cc.min_rnr_timer = 14;            /* 1.28 ms */
+	CHECK(conn(NULL, &cc, 30) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 100, 0, 0, 1, 0), 0, "send");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
+	CHECK_EQ(c[0].status, DPR_WC_RNR_RETRY_EXC_ERR, "RNR retries run out");
+	CHECK_EQ(dpr_transport_stats(H.side[1].tp)->rnr_nak_tx, 3, "three RNR NAKs");
+	CHECK(H.now >= 2 * 1280000ull, "waited the RNR timer twice (%lu ns)",
+	      (unsigned long)H.now);
+	mr_free(l);
+	fini();
+
+	/* the receive arrives during the wait: the SEND goes through */
+	rc_conn_defaults(&cc);
+	cc.rnr_retry = 7;                 /* for ever */
+	cc.min_rnr_timer = 1;
+	CHECK(conn(NULL, &cc, 31) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 4096, DPR_ACCESS_LOCAL_WRITE);
+	fill(l, 0, 3000, 1);
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 3000, 0, 0, 1, DPR_SEND_SIGNALED),
+		 0, "send");
+	rc_run(&H, cq_has, &(struct cq_wait){ H.side[0].scq, 1 }, 300000);
+	CHECK(dpr_transport_stats(H.side[0].tp)->rnr_waits >= 3, "several waits");
+	CHECK_EQ(post_recv(qb, r, 0, 4096, 9), 0, "recv, late");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
+	CHECK_EQ(c[0].status, DPR_WC_SUCCESS, "delivered after the waits");
+	CHECK(memcmp(l->addr, r->addr, 3000) == 0, "data");
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static int
+test_timeout_retry_exhausted(void)
+{
+	struct rc_faults f = { .drop_a_to_b = true };
+	struct rc_conn cc;
+	struct dpr_mr *l;
+	struct dpr_cqe c[4];
+	const struct dpr_transport_stats *s;
+
+	rc_conn_defaults(&cc);
+	cc.retry_cnt = 3;
+	cc.timeout = 5;                   /* 4.096 us x 32 = 131 us */
+	CHECK(conn(&f, &cc, 40) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 64, 0, 0, 1, 0), 0, "send");
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 64, 0, 0, 2, 0), 0, "send");
+	CHECK_EQ(wait_cq(H.side[0].scq, 2, c, SEC), 2, "completions");
+	CHECK_EQ(c[0].status, DPR_WC_RETRY_EXC_ERR, "retries run out");
+	CHECK_EQ(c[1].status, DPR_WC_WR_FLUSH_ERR, "the next one flushed");
+	s = dpr_transport_stats(H.side[0].tp);
+	CHECK_EQ(s->local_ack_timeouts, 4, "timeouts: first try + 3 retries");
+	CHECK_EQ(s->req_packets, 2 * 4, "each packet sent 4 times");
+	CHECK(H.now >= 4 * 131072ull && H.now < 6 * 131072ull,
+	      "4 timeouts of 131 us (%lu ns)", (unsigned long)H.now);
+	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_ERR, "QP in ERR");
+	mr_free(l);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/* ----------------------------------------------------- PSN and loss */
+
+static int
+test_psn_wrap(void)
+{
+	struct rc_conn cc;
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[4];
+
+	rc_conn_defaults(&cc);
+	cc.psn[0] = 0xfffff0;
+	cc.psn[1] = 0xfffffe;
+	cc.mtu = DPR_MTU_256;
+	CHECK(conn(NULL, &cc, 50) == 0, "connect");
+	l = rc_mr(&H, 0, 1 << 16, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 1 << 16, DPR_ACCESS_ALL);
+	fill(l, 0, 32768, 5);
+	/* 64 packets from 0xfffff0: across the wrap, then READ across it */
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 16384, r->iova, r->rkey, 1,
+			   DPR_SEND_SIGNALED), 0, "write");
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, 32768, 16384, r->iova, r->rkey,
+			   2, DPR_SEND_SIGNALED), 0, "read");
+	CHECK_EQ(post_send(qb, DPR_WR_RDMA_WRITE, NULL, 0, 0, 0, 0, 3,
+			   DPR_SEND_SIGNALED), 0, "zero write the other way");
+	CHECK_EQ(wait_cq(H.side[0].scq, 2, c, SEC), 2, "done");
+	CHECK(c[0].status == 0 && c[1].status == 0, "success across the wrap");
+	CHECK(memcmp(l->addr, r->addr, 16384) == 0, "written");
+	CHECK(memcmp(l->addr + 32768, r->addr, 16384) == 0, "read back");
+	CHECK_EQ(wait_cq(H.side[1].scq, 1, c, SEC), 1, "B's write");
+	CHECK_EQ(c[0].status, 0, "B's PSN wrapped too");
+	{
+		struct dpr_qp_attr a;
+
+		dpr_qp_query(qa, &a);
+		CHECK_EQ(a.sq_psn, (0xfffff0 + 64 + 64) & 0xffffff, "sq_psn wrapped");
+	}
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static int
+test_nak_sequence_go_back_n(void)
+{
+	struct rc_faults f = { .loss = 0.05 };
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[64];
+	const struct dpr_transport_stats *sa, *sb;
+	int i, n = 0;
+
+	CHECK(conn(&f, NULL, 60) == 0, "connect");
+	l = rc_mr(&H, 0, 1 << 20, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 1 << 20, DPR_ACCESS_ALL);
+	fill(l, 0, 1 << 20, 9);
+	for (i = 0; i < 16; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, (uint64_t)i << 16, 1 << 16,
+				   r->iova + ((uint64_t)i << 16), r->rkey, i,
+				   DPR_SEND_SIGNALED), 0, "write");
+	while (n < 16) {
+		int k = wait_cq(H.side[0].scq, 1, c + n, 10 * SEC);
+
+		CHECK(k == 1, "completion %d", n);
+		CHECK(c[n].status == 0 && c[n].wr_id == (uint64_t)n,
+		      "in order, successful: %d (status %u)", n, c[n].status);
+		n++;
+	}
+	CHECK(memcmp(l->addr, r->addr, 1 << 20) == 0, "1 MiB intact through 5%% loss");
+	sa = dpr_transport_stats(H.side[0].tp);
+	sb = dpr_transport_stats(H.side[1].tp);
+	CHECK(sb->nak_seq_tx > 0 && sa->nak_seq_rx > 0 && sa->retransmits > 0,
+	      "sequence NAKs and retransmissions happened (%lu NAKs, %lu resent)",
+	      (unsigned long)sb->nak_seq_tx, (unsigned long)sa->retransmits);
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static int
+test_flush_and_unsignaled(void)
+{
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[8];
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_ERR };
+	int i;
+
+	CHECK(conn(NULL, NULL, 70) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova, r->rkey,
+				   i, i == 3 ? DPR_SEND_SIGNALED : 0), 0, "post");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "one completion");
+	CHECK_EQ(c[0].wr_id, 3, "only the signaled one");
+	rc_settle(&H, SEC);
+	CHECK_EQ(dpr_cq_count(H.side[0].scq), 0, "and no other");
+
+	/* into ERR with work outstanding: every WQE and receive flushed */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova, r->rkey,
+				   10 + i, 0), 0, "post");
+	CHECK_EQ(post_recv(qa, l, 0, 64, 20), 0, "recv");
+	CHECK_EQ(dpr_qp_modify(qa, &a, DPR_QP_STATE), 0, "to ERR");
+	CHECK_EQ(dpr_cq_poll(H.side[0].scq, c, 8), 3, "3 sends flushed");
+	CHECK_EQ(dpr_cq_poll(H.side[0].rcq, c + 3, 5), 1, "1 receive flushed");
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(c[i].status, DPR_WC_WR_FLUSH_ERR, "flush %d", i);
+	CHECK(c[3].wr_id == 20 && c[3].opcode == DPR_WC_RECV, "the receive");
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 8, 0, 0, 30, 0), 0,
+		 "posting in ERR is allowed");
+	CHECK_EQ(dpr_cq_poll(H.side[0].scq, c, 8), 1, "and flushed at once");
+	CHECK(c[0].wr_id == 30 && c[0].status == DPR_WC_WR_FLUSH_ERR, "flushed");
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static int
+test_rd_atomic_limit_and_fence(void)
+{
+	struct rc_conn cc;
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[16];
+	int i;
+
+	rc_conn_defaults(&cc);
+	cc.rd_atomic = 1;
+	CHECK(conn(NULL, &cc, 80) == 0, "connect");
+	l = rc_mr(&H, 0, 1 << 16, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 1 << 16, DPR_ACCESS_ALL);
+	fill(r, 0, 1 << 16, 4);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, (uint64_t)i * 4096, 4096,
+				   r->iova + (uint64_t)i * 4096, r->rkey, i,
+				   DPR_SEND_SIGNALED), 0, "read");
+	/* fenced: waits for the READs before it */
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 4096, r->iova + 32768,
+			   r->rkey, 8, DPR_SEND_SIGNALED | DPR_SEND_FENCE), 0, "w");
+	CHECK_EQ(wait_cq(H.side[0].scq, 9, c, SEC), 9, "done");
+	for (i = 0; i < 9; i++)
+		CHECK(c[i].status == 0 && c[i].wr_id == (uint64_t)i, "in order %d", i);
+	CHECK(memcmp(l->addr, r->addr, 32768) == 0, "read data");
+	CHECK(memcmp(l->addr, r->addr + 32768, 4096) == 0,
+	      "the fenced WRITE sent what the READ brought");
+	CHECK_EQ(dpr_transport_stats(H.side[0].tp)->local_ack_timeouts, 0,
+		 "never more READs outstanding than the responder takes");
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+static const struct dpr_test_case transport_cases[] = {
+	DPR_TEST_CASE(test_verbs_objects),
+	DPR_TEST_CASE(test_cq_overflow),
+	DPR_TEST_CASE(test_state_machine),
+	DPR_TEST_CASE(test_send_recv),
+	DPR_TEST_CASE(test_write_read_atomic),
+	DPR_TEST_CASE(test_remote_access_errors),
+	DPR_TEST_CASE(test_invalid_request_errors),
+	DPR_TEST_CASE(test_rnr),
+	DPR_TEST_CASE(test_timeout_retry_exhausted),
+	DPR_TEST_CASE(test_psn_wrap),
+	DPR_TEST_CASE(test_nak_sequence_go_back_n),
+	DPR_TEST_CASE(test_flush_and_unsignaled),
+	DPR_TEST_CASE(test_rd_atomic_limit_and_fence),
+	DPR_TEST_CASES_END,
+};
+
+static struct dpr_test_suite transport_suite = {
+	.name = "transport",
+	.needs_eal = true,
+	.setup = setup,
+	.teardown = teardown,
+	.cases = transport_cases,
+};
+DPR_TEST_SUITE(transport_suite);
