@@ -112,11 +112,9 @@ ack_through(struct dpr_tqp *qp, uint32_t psn)
 		qp->comp.psn = dpr_psn_add(psn, 1);
 		moved = true;
 	}
-	/* a late ACK may cover WQEs a retry had rewound */
+	/* a late ACK may cover WQEs a retry was about to resend */
 	if ((int32_t)(qp->comp.index - qp->req.index) > 0)
 		qp->req.index = qp->comp.index;
-	if (dpr_psn_lt(qp->req.psn, qp->comp.psn))
-		qp->req.psn = qp->comp.psn;
 	if (moved)
 		qp->comp.retried = false;
 	return moved;

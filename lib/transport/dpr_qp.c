@@ -363,6 +363,7 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 		qp->attr.max_rd_atomic = a->max_rd_atomic;
 	if (mask & DPR_QP_SQ_PSN) {
 		qp->req.psn = a->sq_psn;
+		qp->req.psn_hi = a->sq_psn;
 		qp->comp.psn = a->sq_psn;
 	}
 	if (mask & DPR_QP_EN_SQD_ASYNC_NOTIFY)

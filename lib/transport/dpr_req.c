@@ -71,9 +71,11 @@ start_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		dpr_qp_error(qp);
 		return false;
 	}
+	/* the WQE's PSNs, for good: retries resend the same PSNs */
 	w->first_psn = qp->req.psn;
 	w->last_psn = dpr_psn_add(qp->req.psn, (wr_is_atomic(w->opcode) ? 1 :
 				  (int32_t)npkts(w->length, qp->pmtu)) - 1);
+	qp->req.psn = dpr_psn_add(w->last_psn, 1);
 	w->offset = 0;
 	w->read_done = 0;
 	w->state = WQE_PROCESSING;
@@ -109,7 +111,9 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	struct dpr_wire_hdrs h = {
 		.pkey = DPR_DEFAULT_PKEY,
 		.dqpn = qp->attr.dest_qp_num,
-		.psn = qp->req.psn,
+		/* a packet's PSN follows from its place in the WQE */
+		.psn = dpr_psn_add(w->first_psn, wr_is_atomic(w->opcode) ? 0 :
+				   (int32_t)(w->offset / qp->pmtu)),
 	};
 	unsigned int nseg = 0;
 	uint32_t paylen = 0;
@@ -173,11 +177,9 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		return rc;
 	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
 	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode)) {
-		qp->req.psn = dpr_psn_add(w->last_psn, 1);
 		w->offset = w->length;
 		last = true;
 	} else {
-		qp->req.psn = dpr_psn_add(qp->req.psn, 1);
 		w->offset += paylen;
 	}
 	if (last) {
@@ -209,12 +211,16 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 			continue;
 		}
 		if (w->state == WQE_POSTED) {
-			/* SQD: what has started finishes, nothing new starts */
-			if (qp->state == DPR_QPS_SQD || !start_wqe(qp, w))
+			/* SQD: what has started finishes, nothing new starts;
+			 * the window: at most max_unacked PSNs outstanding */
+			if (qp->state == DPR_QPS_SQD ||
+			    (uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >=
+			    tp->conf.max_unacked || !start_wqe(qp, w))
 				return false;
 		}
-		/* the window: at most max_unacked PSNs outstanding */
-		if ((uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >=
+		if (!wr_is_rd_atomic(w->opcode) &&
+		    (uint32_t)dpr_psn_diff(dpr_psn_add(w->first_psn,
+				(int32_t)(w->offset / qp->pmtu)), qp->comp.psn) >=
 		    tp->conf.max_unacked)
 			return false;
 		if (budget == 0 || txq_room(tp) == 0)
@@ -229,49 +235,37 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 void
 dpr_req_retry(struct dpr_tqp *qp, uint32_t psn)
 {
+	bool found = false;
 	uint32_t i;
 
+	/* Every started WQE keeps its PSNs; going back only moves where the
+	 * requester resends from: the WQE holding psn resumes there, the
+	 * started ones after it start over, READs from what has arrived and
+	 * atomics whole (the responder replays their saved result). */
 	qp->req.noack_pkts = 0;
 	for (i = qp->comp.index; i != qp->sq.prod; i++) {
 		struct dpr_send_wqe *w = sq_wqe(qp, i);
-		uint32_t j;
 
 		if (w->state == WQE_POSTED)
 			break;
 		if (w->state == WQE_DONE)
 			continue;
-		if (!wr_is_rd_atomic(w->opcode) && dpr_psn_gt(psn, w->last_psn))
-			continue;   /* all sent and received: waits for its ACK */
-
-		/* resend from here: READs from what has arrived, atomics whole
-		 * (the responder replays a saved result), others from psn */
-		if (w->opcode == DPR_WR_RDMA_READ) {
-			w->offset = w->read_done;
-			qp->req.psn = dpr_psn_add(w->first_psn,
-						  (int32_t)(w->read_done / qp->pmtu));
-		} else if (wr_is_atomic(w->opcode)) {
-			w->offset = 0;
-			qp->req.psn = w->first_psn;
+		if (!found) {
+			if (!wr_is_rd_atomic(w->opcode) && dpr_psn_gt(psn, w->last_psn))
+				continue;   /* all received: waits for its ACK */
+			found = true;
+			qp->req.index = i;
+			if (w->opcode == DPR_WR_RDMA_READ)
+				w->offset = w->read_done;
+			else if (wr_is_atomic(w->opcode))
+				w->offset = 0;
+			else
+				w->offset = dpr_psn_lt(psn, w->first_psn) ? 0 :
+					(uint32_t)dpr_psn_diff(psn, w->first_psn) *
+					qp->pmtu;
 		} else {
-			if (dpr_psn_lt(psn, w->first_psn))
-				psn = w->first_psn;
-			w->offset = (uint32_t)dpr_psn_diff(psn, w->first_psn) *
-				qp->pmtu;
-			qp->req.psn = psn;
+			w->offset = w->opcode == DPR_WR_RDMA_READ ? w->read_done : 0;
 		}
 		w->state = WQE_PROCESSING;
-		qp->req.index = i;
-		/* the WQEs after it start again as they did */
-		for (j = i + 1; j != qp->sq.prod; j++) {
-			struct dpr_send_wqe *x = sq_wqe(qp, j);
-
-			if (x->state == WQE_POSTED)
-				break;
-			if (wr_is_rd_atomic(x->opcode))
-				qp->req.rd_atomic--;
-			x->state = WQE_POSTED;
-		}
-		return;
 	}
-	/* nothing at or after psn is unacknowledged: nothing to resend */
 }

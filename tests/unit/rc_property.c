@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * dprdma-rc-property: random RC traffic through a faulty link, every byte
+ * and every completion checked.
+ *
+ *   dprdma-rc-property [--messages N] [--seed S] [--qps Q] [--max-size B]
+ *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
+ *
+ * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
+ * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
+ * 0 B to --max-size, both ways over Q QPs, through loss, reordering,
+ * duplication and corruption (which the ICRC must catch) on a virtual
+ * clock. Checked: target bytes, completion order per QP, status, opcode,
+ * byte count, immediate data, atomic results. A failure prints the seed to
+ * replay. Defaults: 1% loss, 1% reorder, 0.1% dup, 0.1% corruption.
+ */
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "rc_harness.h"
+
+#define SLOTS 4            /* messages in flight per QP and direction */
+
+enum op { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_CAS,
+	  OP_FADD, OP_NUM };
+static const char *const op_names[OP_NUM] = {
+	"SEND", "SEND_IMM", "WRITE", "WRITE_IMM", "READ", "CMP_SWAP", "FETCH_ADD",
+};
+
+struct msg {
+	uint64_t id;
+	int op;
+	uint32_t size;
+	uint32_t slot;
+	uint32_t pattern;
+	uint64_t expect_orig;     /* atomics */
+	bool send_done, recv_done, need_recv;
+};
+
+struct dir {                   /* one QP, one direction */
+	struct dpr_tqp *qp;        /* the requester's QP */
+	struct dpr_tqp *peer;
+	int from;
+	struct msg slot[SLOTS];
+	bool busy[SLOTS];
+	uint64_t sq_order[SLOTS * 4], sq_head, sq_tail;   /* ids in post order */
+	uint64_t rq_order[SLOTS * 4], rq_head, rq_tail;
+	uint64_t atomic_val[SLOTS];
+};
+
+struct side_mrs {
+	struct dpr_mr *src;        /* what this side sends / is read from */
+	struct dpr_mr *dst;        /* where this side is written / reads into */
+	struct dpr_mr *atom;       /* 8 bytes per direction and slot */
+};
+
+static struct rc_harness H;
+static struct dir *dirs;
+static struct side_mrs mrs[2];
+static uint32_t n_qps = 4, max_size = 1 << 20;
+static uint64_t seed = 1, n_msgs = 20000, posted, completed;
+static uint64_t bytes_moved, per_op[OP_NUM];
+
+static void dump(void);
+
+#define FAIL(...) do { \
+		dump(); \
+		printf("FAIL (seed %" PRIu64 ", replay: dprdma-rc-property " \
+		       "--seed %" PRIu64 " --messages %" PRIu64 " --qps %u " \
+		       "--max-size %u): ", seed, seed, n_msgs, n_qps, max_size); \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+		exit(1); \
+	} while (0)
+
+static uint64_t
+region(const struct dir *d, uint32_t slot)
+{
+	return ((uint64_t)(d - dirs) * SLOTS + slot) * (uint64_t)max_size;
+}
+
+static void
+pattern(uint8_t *p, uint32_t len, uint32_t seed32)
+{
+	uint64_t s = seed32 | 1;
+	uint32_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = rc_rand(&s);
+
+		memcpy(p + i, &v, 8);
+	}
+	for (; i < len; i++)
+		p[i] = (uint8_t)rc_rand(&s);
+}
+
+static bool
+check_pattern(const uint8_t *p, uint32_t len, uint32_t seed32)
+{
+	static uint8_t *tmp;
+
+	if (tmp == NULL)
+		tmp = malloc(max_size + 8);
+	pattern(tmp, len, seed32);
+	return memcmp(tmp, p, len) == 0;
+}
+
+static uint32_t
+pick_size(int op)
+{
+	double bits;
+
+	if (op == OP_CAS || op == OP_FADD)
+		return 8;
+	/* log-uniform over [0, max_size] */
+	bits = rc_uniform(&H.rng) * log2((double)max_size + 1);
+	return (uint32_t)(exp2(bits) - 1);
+}
+
+static void
+post_one(struct dir *d, uint32_t slot)
+{
+	struct side_mrs *me = &mrs[d->from], *peer = &mrs[!d->from];
+	struct msg *m = &d->slot[slot];
+	uint64_t off = region(d, slot);
+	struct dpr_sge sge, rsge;
+	struct dpr_send_wr wr, *bad;
+	struct dpr_recv_wr rwr, *rbad;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->id = posted++;
+	m->op = (int)(rc_rand(&H.rng) % OP_NUM);
+	m->size = pick_size(m->op);
+	m->slot = slot;
+	m->pattern = (uint32_t)rc_rand(&H.rng);
+	per_op[m->op]++;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = m->id;
+	wr.send_flags = DPR_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.imm_data = rte_cpu_to_be_32((uint32_t)m->id);
+	sge.length = m->size;
+	sge.lkey = me->src->lkey;
+	sge.addr = me->src->iova + off;
+
+	switch (m->op) {
+	case OP_SEND:
+	case OP_SEND_IMM:
+	case OP_WRITE_IMM:
+		/* the receive is posted before the message: no RNR here */
+		rsge.addr = peer->dst->iova + off;
+		rsge.length = max_size;
+		rsge.lkey = peer->dst->lkey;
+		rwr.wr_id = m->id;
+		rwr.next = NULL;
+		rwr.sg_list = &rsge;
+		rwr.num_sge = m->op == OP_WRITE_IMM ? 0 : 1;
+		if (dpr_post_recv(d->peer, &rwr, &rbad) != 0)
+			FAIL("post_recv");
+		d->rq_order[d->rq_head++ % RTE_DIM(d->rq_order)] = m->id;
+		m->need_recv = true;
+		pattern(me->src->addr + off, m->size, m->pattern);
+		if (m->op == OP_WRITE_IMM) {
+			wr.opcode = DPR_WR_RDMA_WRITE_WITH_IMM;
+			wr.wr.rdma.remote_addr = peer->dst->iova + off;
+			wr.wr.rdma.rkey = peer->dst->rkey;
+		} else {
+			wr.opcode = m->op == OP_SEND ? DPR_WR_SEND : DPR_WR_SEND_WITH_IMM;
+		}
+		break;
+	case OP_WRITE:
+		pattern(me->src->addr + off, m->size, m->pattern);
+		wr.opcode = DPR_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = peer->dst->iova + off;
+		wr.wr.rdma.rkey = peer->dst->rkey;
+		break;
+	case OP_READ:
+		pattern(peer->src->addr + off, m->size, m->pattern);
+		sge.addr = me->dst->iova + off;
+		sge.lkey = me->dst->lkey;
+		wr.opcode = DPR_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = peer->src->iova + off;
+		wr.wr.rdma.rkey = peer->src->rkey;
+		break;
+	default: {
+		/* 8 bytes per slot at the start of the peer's region */
+		uint64_t cur = d->atomic_val[slot];
+		uint64_t arg = rc_rand(&H.rng);
+
+		sge.addr = me->dst->iova + off;
+		sge.lkey = me->dst->lkey;
+		wr.wr.atomic.remote_addr = peer->atom->iova +
+			((uint64_t)(d - dirs) * SLOTS + slot) * 8;
+		wr.wr.atomic.rkey = peer->atom->rkey;
+		m->expect_orig = cur;
+		if (m->op == OP_CAS) {
+			bool hit = rc_rand(&H.rng) % 2;
+
+			wr.opcode = DPR_WR_ATOMIC_CMP_AND_SWP;
+			wr.wr.atomic.compare_add = hit ? cur : cur + 1;
+			wr.wr.atomic.swap = arg;
+			d->atomic_val[slot] = hit ? arg : cur;
+		} else {
+			wr.opcode = DPR_WR_ATOMIC_FETCH_AND_ADD;
+			wr.wr.atomic.compare_add = arg;
+			d->atomic_val[slot] = cur + arg;
+		}
+		break;
+	}
+	}
+	rc = dpr_post_send(d->qp, &wr, &bad);
+	if (rc != 0)
+		FAIL("post_send: %d", rc);
+	d->sq_order[d->sq_head++ % RTE_DIM(d->sq_order)] = m->id;
+	d->busy[slot] = true;
+}
+
+static struct dir *
+dir_of(struct dpr_tqp *const *qps, uint32_t qpn, int side, bool requester)
+{
+	uint32_t i;
+
+	for (i = 0; i < 2 * n_qps; i++) {
+		struct dpr_tqp *q = requester ? dirs[i].qp : dirs[i].peer;
+
+		if (dirs[i].from == (requester ? side : !side) &&
+		    dpr_qp_num(q) == qpn)
+			return &dirs[i];
+	}
+	(void)qps;
+	return NULL;
+}
+
+static struct msg *
+find(struct dir *d, uint64_t id)
+{
+	uint32_t s;
+
+	for (s = 0; s < SLOTS; s++)
+		if (d->busy[s] && d->slot[s].id == id)
+			return &d->slot[s];
+	return NULL;
+}
+
+static void
+finish(struct dir *d, struct msg *m)
+{
+	if (!m->send_done || (m->need_recv && !m->recv_done))
+		return;
+	d->busy[m->slot] = false;
+	completed++;
+	bytes_moved += m->size;
+}
+
+static void
+on_send_cqe(int side, const struct dpr_cqe *c)
+{
+	struct dir *d = dir_of(NULL, c->qp_num, side, true);
+	uint64_t want;
+	struct msg *m;
+	uint64_t off;
+
+	if (d == NULL)
+		FAIL("send completion for unknown QP %u", c->qp_num);
+	want = d->sq_order[d->sq_tail++ % RTE_DIM(d->sq_order)];
+	if (c->wr_id != want)
+		FAIL("side %d QP %u: completion %" PRIu64 " out of order (expected %"
+		     PRIu64 ")", side, c->qp_num, c->wr_id, want);
+	m = find(d, c->wr_id);
+	if (m == NULL)
+		FAIL("completion for message %" PRIu64 " not in flight", c->wr_id);
+	if (c->status != DPR_WC_SUCCESS)
+		FAIL("message %" PRIu64 " (%s, %u B) completed with status %u",
+		     m->id, op_names[m->op], m->size, c->status);
+	off = region(d, m->slot);
+	switch (m->op) {
+	case OP_WRITE:
+	case OP_WRITE_IMM:
+		if (c->opcode != DPR_WC_RDMA_WRITE || c->byte_len != m->size)
+			FAIL("WRITE %" PRIu64 ": opcode %u len %u", m->id, c->opcode,
+			     c->byte_len);
+		/* acknowledged: the bytes are at the target */
+		if (!check_pattern(mrs[!side].dst->addr + off, m->size, m->pattern))
+			FAIL("WRITE %" PRIu64 " of %u B: target bytes differ", m->id,
+			     m->size);
+		break;
+	case OP_READ:
+		if (c->opcode != DPR_WC_RDMA_READ || c->byte_len != m->size)
+			FAIL("READ %" PRIu64 ": opcode %u len %u", m->id, c->opcode,
+			     c->byte_len);
+		if (!check_pattern(mrs[side].dst->addr + off, m->size, m->pattern))
+			FAIL("READ %" PRIu64 " of %u B: bytes differ", m->id, m->size);
+		break;
+	case OP_CAS:
+	case OP_FADD: {
+		uint64_t got;
+
+		memcpy(&got, mrs[side].dst->addr + off, 8);
+		if (c->opcode != (m->op == OP_CAS ? DPR_WC_COMP_SWAP : DPR_WC_FETCH_ADD))
+			FAIL("atomic %" PRIu64 ": opcode %u", m->id, c->opcode);
+		if (got != m->expect_orig)
+			FAIL("atomic %" PRIu64 ": original %" PRIx64 ", expected %" PRIx64
+			     " (executed twice?)", m->id, got, m->expect_orig);
+		break;
+	}
+	default:
+		if (c->opcode != DPR_WC_SEND || c->byte_len != m->size)
+			FAIL("SEND %" PRIu64 ": opcode %u len %u", m->id, c->opcode,
+			     c->byte_len);
+	}
+	m->send_done = true;
+	finish(d, m);
+}
+
+static void
+on_recv_cqe(int side, const struct dpr_cqe *c)
+{
+	struct dir *d = dir_of(NULL, c->qp_num, side, false);
+	uint64_t want;
+	struct msg *m;
+
+	if (d == NULL)
+		FAIL("receive completion for unknown QP %u", c->qp_num);
+	want = d->rq_order[d->rq_tail++ % RTE_DIM(d->rq_order)];
+	if (c->wr_id != want)
+		FAIL("receive %" PRIu64 " out of order (expected %" PRIu64 ")",
+		     c->wr_id, want);
+	m = find(d, c->wr_id);
+	if (m == NULL || c->status != DPR_WC_SUCCESS)
+		FAIL("receive %" PRIu64 ": status %u", c->wr_id, c->status);
+	if (c->byte_len != m->size)
+		FAIL("receive %" PRIu64 " (%s): %u bytes, sent %u", m->id,
+		     op_names[m->op], c->byte_len, m->size);
+	if (m->op == OP_WRITE_IMM) {
+		if (c->opcode != DPR_WC_RECV_RDMA_WITH_IMM)
+			FAIL("WRITE_IMM %" PRIu64 ": opcode %u", m->id, c->opcode);
+	} else {
+		if (c->opcode != DPR_WC_RECV)
+			FAIL("SEND %" PRIu64 ": receive opcode %u", m->id, c->opcode);
+		if (!check_pattern(mrs[side].dst->addr + region(d, m->slot), m->size,
+				   m->pattern))
+			FAIL("SEND %" PRIu64 " of %u B: received bytes differ", m->id,
+			     m->size);
+	}
+	if ((m->op != OP_SEND) != !!(c->wc_flags & DPR_WC_WITH_IMM) ||
+	    (m->op != OP_SEND && rte_be_to_cpu_32(c->imm_data) != (uint32_t)m->id))
+		FAIL("message %" PRIu64 ": immediate data", m->id);
+	m->recv_done = true;
+	finish(d, m);
+}
+
+static void
+drain_cqs(void)
+{
+	struct dpr_cqe c[64];
+	int side, n, i;
+
+	for (side = 0; side < 2; side++) {
+		while ((n = dpr_cq_poll(H.side[side].scq, c, 64)) > 0)
+			for (i = 0; i < n; i++)
+				on_send_cqe(side, &c[i]);
+		while ((n = dpr_cq_poll(H.side[side].rcq, c, 64)) > 0)
+			for (i = 0; i < n; i++)
+				on_recv_cqe(side, &c[i]);
+	}
+}
+
+static void
+dump(void)
+{
+	int side, k;
+
+	for (side = 0; side < 2; side++) {
+		const struct dpr_transport_stats *st = dpr_transport_stats(H.side[side].tp);
+
+		printf("  side %c:", 'A' + side);
+#define _(n) if (st->n) printf(" %s %" PRIu64, #n, st->n);
+		DPR_TRANSPORT_STATS(_)
+#undef _
+		printf("\n  events:");
+		for (k = 0; k < 8; k++)
+			if (H.side[side].events[k])
+				printf(" %d:%u", k, H.side[side].events[k]);
+		printf("\n");
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "messages", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "qps", required_argument, NULL, 'q' },
+		{ "max-size", required_argument, NULL, 'm' },
+		{ "loss", required_argument, NULL, 'l' },
+		{ "reorder", required_argument, NULL, 'r' },
+		{ "dup", required_argument, NULL, 'd' },
+		{ "corrupt", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
+			       .corrupt = 0.001, .delay_ns = 2000 };
+	char prefix[64];
+	char *eal[] = { argv[0], (char *)"-l", (char *)"0", (char *)"--no-pci",
+		(char *)"--no-huge", (char *)"-m", (char *)"512",
+		(char *)"--no-shconf", (char *)"--file-prefix", prefix,
+		(char *)"--log-level", (char *)"*:warning",
+		(char *)"--no-telemetry", NULL };
+	struct rte_mempool *pool;
+	struct timespec t0, t1;
+	uint64_t last_progress = 0, stall_at = 0;
+	uint32_t i, s;
+	int opt, k, side;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n': n_msgs = strtoull(optarg, NULL, 0); break;
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 'q': n_qps = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'm': max_size = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'l': f.loss = atof(optarg); break;
+		case 'r': f.reorder = atof(optarg); break;
+		case 'd': f.dup = atof(optarg); break;
+		case 'c': f.corrupt = atof(optarg); break;
+		default:
+			fprintf(stderr, "usage: see the top of tests/unit/rc_property.c\n");
+			return 2;
+		}
+	}
+	if (n_qps == 0 || n_qps > 64 || max_size < 8 || max_size > (64u << 20)) {
+		fprintf(stderr, "--qps 1..64, --max-size 8..64 MiB\n");
+		return 2;
+	}
+	snprintf(prefix, sizeof(prefix), "dpr-prop-%d", (int)getpid());
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "EAL: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	pool = rte_pktmbuf_pool_create("prop", 65535, 256, 0,
+				       RTE_PKTMBUF_HEADROOM + 4096 + 256,
+				       SOCKET_ID_ANY);
+	if (pool == NULL || rc_harness_init(&H, pool, seed, &f) != 0) {
+		fprintf(stderr, "set-up failed\n");
+		return 1;
+	}
+	dirs = calloc(2 * n_qps, sizeof(*dirs));
+	for (i = 0; i < n_qps; i++) {
+		struct rc_conn c;
+		struct dpr_tqp *a, *b;
+
+		rc_conn_defaults(&c);
+		/* path MTUs vary by QP; PSNs start near the wrap on some */
+		c.mtu = (enum dpr_mtu)(DPR_MTU_1024 + i % 3);
+		c.psn[0] = (uint32_t)rc_rand(&H.rng) & DPR_PSN_MASK;
+		c.psn[1] = i % 2 ? 0xffffff - (uint32_t)(rc_rand(&H.rng) % 4096) :
+			(uint32_t)rc_rand(&H.rng) & DPR_PSN_MASK;
+		c.timeout = 8;             /* 1 ms */
+		c.rd_atomic = SLOTS;
+		if (rc_connect(&H, &c, &a, &b) != 0) {
+			fprintf(stderr, "connect failed\n");
+			return 1;
+		}
+		dirs[2 * i] = (struct dir){ .qp = a, .peer = b, .from = 0 };
+		dirs[2 * i + 1] = (struct dir){ .qp = b, .peer = a, .from = 1 };
+	}
+	for (side = 0; side < 2; side++) {
+		uint64_t len = (uint64_t)2 * n_qps * SLOTS * max_size;
+
+		mrs[side].src = rc_mr(&H, side, len, DPR_ACCESS_ALL);
+		mrs[side].dst = rc_mr(&H, side, len, DPR_ACCESS_ALL);
+		mrs[side].atom = rc_mr(&H, side, (uint64_t)2 * n_qps * SLOTS * 8,
+				       DPR_ACCESS_ALL);
+		if (mrs[side].src == NULL || mrs[side].dst == NULL ||
+		    mrs[side].atom == NULL) {
+			fprintf(stderr, "no memory for %" PRIu64 " MiB of MRs\n",
+				len >> 19);
+			return 1;
+		}
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (completed < n_msgs) {
+		for (i = 0; i < 2 * n_qps && posted < n_msgs; i++)
+			for (s = 0; s < SLOTS && posted < n_msgs; s++)
+				if (!dirs[i].busy[s] && rc_rand(&H.rng) % 4 == 0)
+					post_one(&dirs[i], s);
+		rc_step(&H);
+		drain_cqs();
+		if (completed != last_progress) {
+			last_progress = completed;
+			stall_at = H.now;
+		} else if (H.now - stall_at > 10ull * 1000000000ull) {
+			FAIL("no completion for 10 s of virtual time at %" PRIu64
+			     " of %" PRIu64 " messages", completed, n_msgs);
+		}
+	}
+	rc_settle(&H, 1000000000ull);
+	drain_cqs();
+	for (side = 0; side < 2; side++)
+		if (dpr_cq_count(H.side[side].scq) || dpr_cq_count(H.side[side].rcq))
+			FAIL("completions left over");
+	for (i = 0; i < 2 * n_qps; i++)
+		if (dpr_qp_get_state(dirs[i].qp) != DPR_QPS_RTS)
+			FAIL("a QP left RTS");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	printf("%" PRIu64 " messages, %.1f MiB, all verified, in %.1f s "
+	       "(virtual %.3f s); seed %" PRIu64 ", %u QPs, sizes 0..%u B\n",
+	       completed, (double)bytes_moved / (1 << 20),
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       H.now / 1e9, seed, n_qps, max_size);
+	printf("  by operation:");
+	for (k = 0; k < OP_NUM; k++)
+		printf(" %s %" PRIu64, op_names[k], per_op[k]);
+	printf("\n  faults injected (frames of each kind, A->B | B->A):\n");
+	for (k = 0; k < K_NUM; k++) {
+		int fk;
+
+		printf("    %-14s sent %8" PRIu64 " | %8" PRIu64, rc_kind_names[k],
+		       H.frames[0][k], H.frames[1][k]);
+		for (fk = 0; fk < F_NUM; fk++)
+			printf("  %s %" PRIu64 "|%" PRIu64, rc_fault_names[fk],
+			       H.faults[0][k][fk], H.faults[1][k][fk]);
+		printf("\n");
+	}
+	dump();
+	printf("1 passed, 0 failed\n");
+	return 0;
+}
