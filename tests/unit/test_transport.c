@@ -847,6 +847,216 @@ test_rd_atomic_limit_and_fence(void)
 	return TEST_SUCCESS;
 }
 
+
+/* NAK remote operational error: the responder's receive WQE names a key
+ * that does not exist (rxe: a malformed WQE). */
+static int
+test_remote_op_error(void)
+{
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[2];
+	struct dpr_sge sge;
+	struct dpr_recv_wr wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	CHECK(conn(NULL, NULL, 22) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 4096, DPR_ACCESS_LOCAL_WRITE);
+	sge.addr = r->iova;
+	sge.length = 4096;
+	sge.lkey = r->lkey ^ 0x5a;          /* no such key */
+	CHECK_EQ(dpr_post_recv(qb, &wr, &bad), 0, "recv");
+	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 100, 0, 0, 1, DPR_SEND_SIGNALED),
+		 0, "send");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
+	CHECK_EQ(c[0].status, DPR_WC_REM_OP_ERR, "requester: REM_OP_ERR");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "recv completion");
+	CHECK(c[0].status == DPR_WC_LOC_PROT_ERR && c[0].wr_id == 8,
+	      "responder: LOC_PROT_ERR on the receive (got %u)", c[0].status);
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/* Every (from, to) pair of RC states, as IBA 10.3.1 fig. 114 allows them,
+ * with the masks of IBA 11.2.4.2: each required bit missing, each bit the
+ * transition does not take added: EINVAL with nothing changed. */
+static const uint32_t REQ_INIT = DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+	DPR_QP_ACCESS_FLAGS;
+static const uint32_t REQ_RTR = DPR_QP_AV | DPR_QP_PATH_MTU | DPR_QP_DEST_QPN |
+	DPR_QP_RQ_PSN | DPR_QP_MAX_DEST_RD_ATOMIC | DPR_QP_MIN_RNR_TIMER;
+static const uint32_t REQ_RTS = DPR_QP_TIMEOUT | DPR_QP_RETRY_CNT |
+	DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN | DPR_QP_MAX_QP_RD_ATOMIC;
+
+struct trans_case {
+	enum dpr_qp_state from, to;
+	uint32_t req, opt;
+};
+
+static const struct trans_case allowed[] = {
+	{ DPR_QPS_RESET, DPR_QPS_RESET, 0, 0 },
+	{ DPR_QPS_RESET, DPR_QPS_INIT, REQ_INIT, 0 },
+	{ DPR_QPS_RESET, DPR_QPS_ERR, 0, 0 },
+	{ DPR_QPS_INIT, DPR_QPS_RESET, 0, 0 },
+	{ DPR_QPS_INIT, DPR_QPS_INIT, 0, REQ_INIT },
+	{ DPR_QPS_INIT, DPR_QPS_RTR, REQ_RTR, DPR_QP_ALT_PATH | DPR_QP_ACCESS_FLAGS |
+	  DPR_QP_PKEY_INDEX },
+	{ DPR_QPS_INIT, DPR_QPS_ERR, 0, 0 },
+	{ DPR_QPS_RTR, DPR_QPS_RESET, 0, 0 },
+	{ DPR_QPS_RTR, DPR_QPS_RTS, REQ_RTS, DPR_QP_CUR_STATE | DPR_QP_ALT_PATH |
+	  DPR_QP_ACCESS_FLAGS | DPR_QP_MIN_RNR_TIMER | DPR_QP_PATH_MIG_STATE },
+	{ DPR_QPS_RTR, DPR_QPS_ERR, 0, 0 },
+	{ DPR_QPS_RTS, DPR_QPS_RESET, 0, 0 },
+	{ DPR_QPS_RTS, DPR_QPS_RTS, 0, DPR_QP_CUR_STATE | DPR_QP_ACCESS_FLAGS |
+	  DPR_QP_ALT_PATH | DPR_QP_PATH_MIG_STATE | DPR_QP_MIN_RNR_TIMER },
+	{ DPR_QPS_RTS, DPR_QPS_SQD, 0, DPR_QP_EN_SQD_ASYNC_NOTIFY },
+	{ DPR_QPS_RTS, DPR_QPS_ERR, 0, 0 },
+	{ DPR_QPS_SQD, DPR_QPS_RESET, 0, 0 },
+	{ DPR_QPS_SQD, DPR_QPS_RTS, 0, DPR_QP_CUR_STATE | DPR_QP_ALT_PATH |
+	  DPR_QP_ACCESS_FLAGS | DPR_QP_MIN_RNR_TIMER | DPR_QP_PATH_MIG_STATE },
+	{ DPR_QPS_SQD, DPR_QPS_SQD, 0, DPR_QP_AV | DPR_QP_TIMEOUT |
+	  DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY | DPR_QP_MAX_QP_RD_ATOMIC |
+	  DPR_QP_MAX_DEST_RD_ATOMIC | DPR_QP_ALT_PATH | DPR_QP_ACCESS_FLAGS |
+	  DPR_QP_PKEY_INDEX | DPR_QP_MIN_RNR_TIMER | DPR_QP_PATH_MIG_STATE },
+	{ DPR_QPS_SQD, DPR_QPS_ERR, 0, 0 },
+	{ DPR_QPS_ERR, DPR_QPS_RESET, 0, 0 },
+	{ DPR_QPS_ERR, DPR_QPS_ERR, 0, 0 },
+};
+
+static void
+good_attr(struct dpr_qp_attr *a, enum dpr_qp_state to)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = to;
+	a->port_num = 1;
+	a->path_mtu = DPR_MTU_1024;
+	a->dest_qp_num = 0x42;
+	a->ah_attr.dgid = H.side[1].gid;
+	a->ah_attr.sgid_index = 1;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->max_rd_atomic = 1;
+	a->max_dest_rd_atomic = 1;
+}
+
+/* A fresh QP brought to @p st. */
+static struct dpr_tqp *
+qp_in(enum dpr_qp_state st)
+{
+	static const enum dpr_qp_state path[] = { DPR_QPS_INIT, DPR_QPS_RTR,
+						  DPR_QPS_RTS, DPR_QPS_SQD };
+	static const uint32_t masks[] = { REQ_INIT, REQ_RTR, REQ_RTS, 0 };
+	struct dpr_qp_init_attr ia = {
+		.pd = H.side[0].pd, .send_cq = H.side[0].scq,
+		.recv_cq = H.side[0].rcq, .max_send_wr = 4, .max_recv_wr = 4,
+	};
+	struct dpr_tqp *q = dpr_qp_create(H.side[0].tp, &ia);
+	struct dpr_qp_attr a;
+	unsigned int i;
+
+	if (st == DPR_QPS_ERR) {
+		good_attr(&a, DPR_QPS_ERR);
+		dpr_qp_modify(q, &a, DPR_QP_STATE);
+		return q;
+	}
+	for (i = 0; i < RTE_DIM(path) && st != DPR_QPS_RESET; i++) {
+		good_attr(&a, path[i]);
+		dpr_qp_modify(q, &a, DPR_QP_STATE | (int)masks[i]);
+		if (path[i] == st)
+			break;
+	}
+	return q;
+}
+
+static int
+test_every_transition_and_mask(void)
+{
+	static const enum dpr_qp_state states[] = { DPR_QPS_RESET, DPR_QPS_INIT,
+		DPR_QPS_RTR, DPR_QPS_RTS, DPR_QPS_SQD, DPR_QPS_ERR };
+	unsigned int f, t, k, bit, checked = 0;
+
+	CHECK(rc_harness_init(&H, pool, 5, NULL) == 0, "harness");
+	for (f = 0; f < RTE_DIM(states); f++) {
+		for (t = 0; t < RTE_DIM(states); t++) {
+			const struct trans_case *tc = NULL;
+			struct dpr_qp_attr a;
+			struct dpr_tqp *q;
+
+			for (k = 0; k < RTE_DIM(allowed); k++)
+				if (allowed[k].from == states[f] && allowed[k].to == states[t])
+					tc = &allowed[k];
+			q = qp_in(states[f]);
+			CHECK_EQ(dpr_qp_get_state(q), states[f], "reached state %u", states[f]);
+			good_attr(&a, states[t]);
+			if (tc == NULL) {
+				CHECK_EQ(dpr_qp_modify(q, &a, DPR_QP_STATE | REQ_INIT |
+						       REQ_RTR | REQ_RTS), -EINVAL,
+					 "%u -> %u is not a transition", states[f], states[t]);
+				CHECK_EQ(dpr_qp_get_state(q), states[f], "unchanged");
+				dpr_qp_destroy(q);
+				continue;
+			}
+			/* each required bit missing */
+			for (bit = 0; bit < 21; bit++) {
+				if (!(tc->req & (1u << bit)))
+					continue;
+				CHECK_EQ(dpr_qp_modify(q, &a, (int)(DPR_QP_STATE |
+						       (tc->req & ~(1u << bit)))), -EINVAL,
+					 "%u -> %u without bit %u", states[f], states[t], bit);
+				checked++;
+			}
+			/* each bit it does not take */
+			for (bit = 1; bit < 21; bit++) {
+				if ((tc->req | tc->opt) & (1u << bit))
+					continue;
+				CHECK_EQ(dpr_qp_modify(q, &a, (int)(DPR_QP_STATE | tc->req |
+						       (1u << bit))), -EINVAL,
+					 "%u -> %u with bit %u", states[f], states[t], bit);
+				checked++;
+			}
+			CHECK_EQ(dpr_qp_get_state(q), states[f], "wrong masks change nothing");
+			CHECK_EQ(dpr_qp_modify(q, &a, (int)(DPR_QP_STATE | tc->req)), 0,
+				 "%u -> %u with its mask", states[f], states[t]);
+			CHECK_EQ(dpr_qp_get_state(q), states[t], "now %u", states[t]);
+			dpr_qp_destroy(q);
+		}
+	}
+	printf("    %u wrong masks refused over %zu transitions\n", checked,
+	       RTE_DIM(allowed));
+	rc_harness_fini(&H);
+	return TEST_SUCCESS;
+}
+
+static int
+test_sqd_drains(void)
+{
+	struct dpr_mr *l, *r;
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_SQD, .en_sqd_async_notify = 1 };
+	struct dpr_cqe c[8];
+	int i;
+
+	CHECK(conn(NULL, NULL, 90) == 0, "connect");
+	l = rc_mr(&H, 0, 1 << 16, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 1 << 16, DPR_ACCESS_ALL);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 65536, r->iova, r->rkey,
+				   i, DPR_SEND_SIGNALED), 0, "post");
+	rc_step(&H);                      /* the first WQE is under way */
+	CHECK_EQ(dpr_qp_modify(qa, &a, DPR_QP_STATE | DPR_QP_EN_SQD_ASYNC_NOTIFY),
+		 0, "RTS -> SQD");
+	rc_settle(&H, SEC);
+	CHECK_EQ(H.side[0].events[DPR_EVENT_SQ_DRAINED], 1, "SQ_DRAINED raised");
+	CHECK_EQ(dpr_cq_poll(H.side[0].scq, c, 8), 1, "what had started finished");
+	a.qp_state = DPR_QPS_RTS;
+	CHECK_EQ(dpr_qp_modify(qa, &a, DPR_QP_STATE), 0, "SQD -> RTS");
+	CHECK_EQ(wait_cq(H.side[0].scq, 3, c, SEC), 3, "the rest resumed");
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
 static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_verbs_objects),
 	DPR_TEST_CASE(test_cq_overflow),
@@ -855,6 +1065,9 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_write_read_atomic),
 	DPR_TEST_CASE(test_remote_access_errors),
 	DPR_TEST_CASE(test_invalid_request_errors),
+	DPR_TEST_CASE(test_remote_op_error),
+	DPR_TEST_CASE(test_every_transition_and_mask),
+	DPR_TEST_CASE(test_sqd_drains),
 	DPR_TEST_CASE(test_rnr),
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
 	DPR_TEST_CASE(test_psn_wrap),
