@@ -44,7 +44,8 @@ drop(struct dpr_port_counters *c, enum dpr_drop_reason r)
 /* RFC 826: answer a request for our address, in place. */
 static enum dpr_rx_action
 rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
-       struct rte_ether_hdr *eth, struct dpr_port_counters *c)
+       struct rte_ether_hdr *eth, struct dpr_port_counters *c,
+       struct dpr_neigh_table *nt)
 {
 	struct rte_arp_hdr *arp;
 	uint32_t sip;
@@ -56,11 +57,23 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
 	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
 		return drop(c, DPR_DROP_ARP_MALFORMED);
+	if (port->ip != 0 && arp->arp_data.arp_tip == port->ip &&
+	    arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY)) {
+		/* the answer to our own request: a RoCE peer's MAC */
+		if (nt != NULL && arp->arp_data.arp_sip != 0)
+			dpr_neigh_learn(nt, arp->arp_data.arp_sip,
+					&arp->arp_data.arp_sha);
+		c->arp_reply_rx++;
+		return DPR_RX_CONSUMED;
+	}
 	if (arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
 		return drop(c, DPR_DROP_ARP_NOT_REQUEST);
 	if (port->ip == 0 || arp->arp_data.arp_tip != port->ip)
 		return drop(c, DPR_DROP_ARP_NOT_FOR_US);
 	c->arp_request_rx++;
+	/* RFC 826: whoever asks for us is a neighbour worth knowing */
+	if (nt != NULL && arp->arp_data.arp_sip != 0)
+		dpr_neigh_learn(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
 
 	sip = arp->arp_data.arp_sip;
 	arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
@@ -178,7 +191,7 @@ rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
 
 enum dpr_rx_action
 dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
-		struct dpr_port_counters *c)
+		struct dpr_port_counters *c, struct dpr_neigh_table *nt)
 {
 	struct rte_ether_hdr *eth;
 
@@ -193,7 +206,7 @@ dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 		return rx_ipv4(port, m, eth, c);
 	case RTE_BE16(RTE_ETHER_TYPE_ARP):
-		return rx_arp(port, m, eth, c);
+		return rx_arp(port, m, eth, c, nt);
 	case RTE_BE16(RTE_ETHER_TYPE_VLAN):
 	case RTE_BE16(RTE_ETHER_TYPE_QINQ):
 		return drop(c, DPR_DROP_VLAN);

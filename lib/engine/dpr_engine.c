@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -23,6 +24,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+#include <rte_ring.h>
 
 #include "dpr_engine.h"
 #include "engine_private.h"
@@ -35,19 +37,6 @@ struct dpr_engine dpr_engine;
 #define IDLE_POLLS_BEFORE_SLEEP 8
 /* Frames ahead of the one being classified that are prefetched. */
 #define PREFETCH_OFFSET 3
-
-/* Until the RC transport attaches, RoCEv2 frames stop here, counted. */
-static void
-roce_rx_none(struct dpr_worker *w, const struct dpr_port *port,
-	     struct rte_mbuf **pkts, uint16_t n)
-{
-	w->ctr[port - dpr_engine.ports].drop[DPR_DROP_ROCE_NO_TRANSPORT] += n;
-	rte_pktmbuf_free_bulk(pkts, n);
-}
-
-static const struct dpr_engine_ops default_ops = {
-	.roce_rx = roce_rx_none,
-};
 
 unsigned int
 dpr_active_mtu(unsigned int eth_mtu)
@@ -112,7 +101,7 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_OFFSET],
 						       void *));
 		c->rx_bytes += rte_pktmbuf_pkt_len(m);
-		switch (dpr_rx_classify(port, m, c)) {
+		switch (dpr_rx_classify(port, m, c, &w->neigh[pi])) {
 		case DPR_RX_REPLY:
 			tb->pkts[tb->n++] = m;
 			if (tb->n == RTE_DIM(tb->pkts))
@@ -122,15 +111,95 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 			roce[n_roce++] = m;
 			break;
 		case DPR_RX_DROP:
+		case DPR_RX_CONSUMED:
 			dropped[n_drop++] = m;
 			break;
 		}
 	}
+	/* the RoCE receive stage: the port's transport on this worker */
 	if (n_roce != 0)
-		dpr_engine.ops.roce_rx(w, port, roce, n_roce);
+		dpr_transport_rx(w->tp[pi], roce, n_roce, w->now);
 	if (n_drop != 0)
 		rte_pktmbuf_free_bulk(dropped, n_drop);
 	return n;
+}
+
+/* Nanoseconds since the engine started, from the TSC: no system call. */
+static inline uint64_t
+engine_ns(void)
+{
+	return (uint64_t)(((unsigned __int128)(rte_rdtsc() - dpr_engine.start_tsc) *
+			   dpr_engine.ns_mul) >> 32);
+}
+
+/* Frames the transport built go out with the replies. */
+static inline void
+tx_from_transport(struct dpr_worker *w, unsigned int pi)
+{
+	struct dpr_txbuf *tb = &w->tx[pi];
+	uint16_t n;
+
+	for (;;) {
+		n = dpr_transport_tx(w->tp[pi], &tb->pkts[tb->n],
+				     (uint16_t)(RTE_DIM(tb->pkts) - tb->n));
+		tb->n += n;
+		if (tb->n < RTE_DIM(tb->pkts))
+			break;
+		tx_flush(w, pi);
+	}
+}
+
+static void
+run_commands(struct dpr_worker *w)
+{
+	struct dpr_cmd *c = NULL;
+
+	while (rte_ring_sc_dequeue(w->cmd, (void **)&c) == 0) {
+		uint32_t queued = 0;
+
+		c->rc = c->fn(w, c);
+		/* hand the result back, unless the asker gave up waiting */
+		if (!__atomic_compare_exchange_n(&c->state, &queued, 1, false,
+						 __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			free(c);
+	}
+}
+
+/*
+ * Address resolution for the transports (RFC 826): the MAC of a GID from
+ * this worker's table, or an ARP request (at most one a second per
+ * address) and -EAGAIN: the QP's work waits in its send queue.
+ */
+static int
+resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
+{
+	struct dpr_resolve_arg *ra = arg;
+	struct dpr_worker *w = ra->w;
+	const struct dpr_port *port = &dpr_engine.ports[ra->pi];
+	uint32_t ip = dpr_gid_to_ipv4(gid);
+	struct dpr_neigh *n;
+	uint64_t tsc = rte_rdtsc();
+
+	if (!dpr_gid_is_ipv4(gid))
+		return -EAFNOSUPPORT;
+	n = dpr_neigh_get(&w->neigh[ra->pi], ip, true);
+	if (n->valid) {
+		*mac = n->mac;
+		return 0;
+	}
+	if (n->asked_tsc == 0 || tsc - n->asked_tsc > rte_get_tsc_hz()) {
+		struct dpr_txbuf *tb = &w->tx[ra->pi];
+		struct rte_mbuf *m = dpr_arp_request(dpr_engine.pool, port, ip);
+
+		n->asked_tsc = tsc;
+		if (m != NULL) {
+			if (tb->n == RTE_DIM(tb->pkts))
+				tx_flush(w, ra->pi);
+			tb->pkts[tb->n++] = m;
+			w->ctr[ra->pi].arp_request_tx++;
+		}
+	}
+	return -EAGAIN;
 }
 
 static int
@@ -149,13 +218,25 @@ worker_main(void *arg)
 		   w->lcore_id, w->queue, n_ports);
 	while (!dpr_engine.quit) {
 		uint32_t got = 0;
+		bool busy = false;
 
 		w->polls++;
+		w->now = engine_ns();
 		for (pi = 0; pi < n_ports; pi++)
 			got += rx_port(w, pi, burst);
+		/* requesters, responses not yet sent, expired timers */
+		for (pi = 0; pi < n_ports; pi++) {
+			dpr_transport_poll(w->tp[pi], w->now);
+			tx_from_transport(w, pi);
+			busy |= dpr_transport_busy(w->tp[pi]);
+		}
+		if (unlikely(rte_ring_count(w->cmd) != 0))
+			run_commands(w);
+		if (w->client != NULL)
+			busy |= dpr_client_progress(w);
 		for (pi = 0; pi < n_ports; pi++)
 			tx_flush(w, pi);
-		if (got != 0) {
+		if (got != 0 || busy) {
 			idle_run = 0;
 			continue;
 		}
@@ -179,7 +260,9 @@ dpr_engine_start(const struct dpr_config *conf, char *err, size_t errlen)
 
 	memset(e, 0, sizeof(*e));
 	e->conf = *conf;
-	e->ops = default_ops;
+	e->start_tsc = rte_rdtsc();
+	e->ns_mul = (uint64_t)(((unsigned __int128)1000000000ull << 32) /
+			       rte_get_tsc_hz());
 
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		struct dpr_worker *w = &e->workers[e->n_workers];
@@ -243,8 +326,48 @@ dpr_engine_start(const struct dpr_config *conf, char *err, size_t errlen)
 				   port_id, p->name, e->n_ports - 1);
 	}
 
+	/* a verbs device per port; on each worker a transport per port */
+	for (unsigned int pi = 0; pi < e->n_ports; pi++) {
+		e->ctx[pi] = dpr_verbs_create(NULL);
+		if (e->ctx[pi] == NULL) {
+			snprintf(err, errlen, "out of memory for port %u's objects", pi);
+			dpr_engine_stop();
+			return -ENOMEM;
+		}
+	}
+	for (unsigned int i = 0; i < e->n_workers; i++) {
+		struct dpr_worker *w = &e->workers[i];
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "dpr_cmd_%u", i);
+		w->cmd = rte_ring_create(name, 64, rte_socket_id(), RING_F_SC_DEQ);
+		for (unsigned int pi = 0; pi < e->n_ports && w->cmd != NULL; pi++) {
+			const struct dpr_port *p = &e->ports[pi];
+			struct dpr_transport_conf tc = {
+				.ctx = e->ctx[pi],
+				.pool = e->pool,
+				.mac = p->mac,
+				.resolve = resolve,
+				.resolve_arg = &w->rarg[pi],
+			};
+
+			w->rarg[pi].w = w;
+			w->rarg[pi].pi = (uint16_t)pi;
+			dpr_gid_from_ipv4(&tc.gid, p->ip);
+			w->tp[pi] = dpr_transport_create(&tc);
+			if (w->tp[pi] == NULL)
+				break;
+		}
+		if (w->cmd == NULL || w->tp[e->n_ports - 1] == NULL) {
+			snprintf(err, errlen, "cannot set up worker %u: %s", i,
+				 rte_strerror(rte_errno));
+			dpr_engine_stop();
+			return -ENOMEM;
+		}
+	}
+
 	dpr_stats_register_telemetry();
-	e->start_tsc = rte_rdtsc();
+	dpr_client_register_telemetry();
 	e->running = true;
 	for (unsigned int i = 0; i < e->n_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, &e->workers[i],
@@ -280,9 +403,37 @@ dpr_engine_stop(void)
 				rte_pktmbuf_free_bulk(tb->pkts, tb->n);
 			tb->n = 0;
 		}
-	/* Ports close; their counters stay readable for the summary. */
-	for (pi = 0; pi < e->n_ports; pi++)
+	/* Objects go before the ports; counters stay for the summary. */
+	for (i = 0; i < e->n_workers; i++) {
+		struct dpr_worker *w = &e->workers[i];
+
+		dpr_client_destroy(w);
+		for (pi = 0; pi < e->n_ports; pi++) {
+			dpr_transport_destroy(w->tp[pi]);
+			w->tp[pi] = NULL;
+		}
+		if (w->cmd != NULL) {
+			struct dpr_cmd *c = NULL;
+
+			/* nobody will run them now */
+			while (rte_ring_dequeue(w->cmd, (void **)&c) == 0) {
+				uint32_t queued = 0;
+
+				c->rc = -ESHUTDOWN;
+				if (!__atomic_compare_exchange_n(&c->state, &queued, 1,
+								 false, __ATOMIC_RELEASE,
+								 __ATOMIC_ACQUIRE))
+					free(c);
+			}
+			rte_ring_free(w->cmd);
+			w->cmd = NULL;
+		}
+	}
+	for (pi = 0; pi < e->n_ports; pi++) {
+		dpr_verbs_destroy(e->ctx[pi]);
+		e->ctx[pi] = NULL;
 		dpr_port_close(&e->ports[pi]);
+	}
 	if (e->pool != NULL) {
 		rte_mempool_free(e->pool);
 		e->pool = NULL;

@@ -148,6 +148,35 @@ tel_port_stats(const char *cmd __rte_unused, const char *params,
 }
 
 static int
+tel_transport_stats(const char *cmd __rte_unused, const char *params,
+		    struct rte_tel_data *d)
+{
+	struct dpr_transport_stats sum;
+	int pi = port_param(params);
+	unsigned int w;
+
+	if (pi < 0)
+		return -EINVAL;
+	memset(&sum, 0, sizeof(sum));
+	for (w = 0; w < dpr_engine.n_workers; w++) {
+		const struct dpr_transport *tp = dpr_engine.workers[w].tp[pi];
+		const volatile struct dpr_transport_stats *st;
+
+		if (tp == NULL)
+			continue;
+		st = dpr_transport_stats(tp);
+#define _(n) sum.n += st->n;
+		DPR_TRANSPORT_STATS(_)
+#undef _
+	}
+	rte_tel_data_start_dict(d);
+#define _(n) rte_tel_data_add_dict_u64(d, #n, sum.n);
+	DPR_TRANSPORT_STATS(_)
+#undef _
+	return 0;
+}
+
+static int
 tel_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
 	   struct rte_tel_data *d)
 {
@@ -213,6 +242,8 @@ dpr_stats_register_telemetry(void)
 		"Addresses, MTU and link of a port. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/port/stats", tel_port_stats,
 		"Counters of a port, drops by reason. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/transport/stats", tel_transport_stats,
+		"RC transport counters of a port, all workers. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/lcores", tel_lcores,
 		"Worker lcore ids. No parameters");
 	rte_telemetry_register_cmd("/dprdma/lcore/stats", tel_lcore_stats,

@@ -12,8 +12,11 @@
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
 
 #include "dpr_config.h"
+#include "dpr_transport.h"
 
 extern int dpr_logtype_engine;
 #define ENGINE_LOG(level, fmt, ...) \
@@ -34,6 +37,8 @@ extern int dpr_logtype_engine;
 	_(tx_bytes) \
 	_(arp_request_rx) \
 	_(arp_reply_tx) \
+	_(arp_reply_rx) \
+	_(arp_request_tx) \
 	_(icmp_echo_rx) \
 	_(icmp_echo_reply_tx) \
 	_(roce_rx_packets) \
@@ -48,7 +53,7 @@ extern int dpr_logtype_engine;
 	_(ETHERTYPE, rx_drop_ethertype, "EtherType neither ARP nor IPv4") \
 	_(ARP_MALFORMED, rx_drop_arp_malformed, "ARP not Ethernet/IPv4 or too short") \
 	_(ARP_NOT_FOR_US, rx_drop_arp_not_for_us, "ARP request for another address") \
-	_(ARP_NOT_REQUEST, rx_drop_arp_not_request, "ARP reply or other operation") \
+	_(ARP_NOT_REQUEST, rx_drop_arp_not_request, "ARP operation neither request nor reply for us") \
 	_(IP_MALFORMED, rx_drop_ipv4_malformed, "bad IPv4 version, header or total length") \
 	_(IP_CSUM, rx_drop_ipv4_bad_checksum, "IPv4 header checksum wrong") \
 	_(IP_NOT_FOR_US, rx_drop_ipv4_not_for_us, "IPv4 destination not the port's address") \
@@ -58,7 +63,6 @@ extern int dpr_logtype_engine;
 	_(ICMP_NOT_ECHO, rx_drop_icmp_not_echo, "ICMP other than echo request") \
 	_(UDP_MALFORMED, rx_drop_udp_malformed, "UDP length inconsistent with IPv4") \
 	_(UDP_PORT, rx_drop_udp_port, "UDP to a port other than 4791") \
-	_(ROCE_NO_TRANSPORT, rx_drop_roce_no_transport, "RoCEv2 frame: no transport attached yet") \
 	_(TX_FULL, tx_drop_full, "TX queue full")
 
 enum dpr_drop_reason {
@@ -96,15 +100,41 @@ enum dpr_rx_action {
 	DPR_RX_REPLY, /**< rewritten in place as a reply: transmit it */
 	DPR_RX_ROCE,  /**< UDP 4791 for us: hand to the RoCE receive stage */
 	DPR_RX_DROP,  /**< counted in a drop reason: free it */
+	DPR_RX_CONSUMED, /**< used up (an ARP reply learnt): free it */
 };
+
+/* Neighbours of one port, as one worker knows them (IPv4 -> MAC). */
+#define DPR_NEIGH_MAX 64
+
+struct dpr_neigh {
+	uint32_t ip;                  /**< network order; 0 = free */
+	struct rte_ether_addr mac;
+	bool valid;                   /**< MAC known */
+	uint64_t asked_tsc;           /**< last ARP request sent */
+};
+
+struct dpr_neigh_table {
+	struct dpr_neigh e[DPR_NEIGH_MAX];
+	uint32_t next;                /**< round-robin victim when full */
+};
+
+/* dpr_neigh.c */
+void dpr_neigh_learn(struct dpr_neigh_table *nt, uint32_t ip,
+		const struct rte_ether_addr *mac);
+struct dpr_neigh *dpr_neigh_get(struct dpr_neigh_table *nt, uint32_t ip,
+		bool create);
+struct rte_mbuf *dpr_arp_request(struct rte_mempool *pool,
+		const struct dpr_port *port, uint32_t ip);
 
 /**
  * Classify one received frame and, for ARP requests and ICMP echo requests
  * addressed to @p port, rewrite it in place into the reply. Counts the
- * frame's protocol counter or its drop reason in @p c.
+ * frame's protocol counter or its drop reason in @p c. ARP requests and
+ * replies for us teach @p nt (may be NULL) the sender's MAC.
  */
 enum dpr_rx_action dpr_rx_classify(const struct dpr_port *port,
-		struct rte_mbuf *m, struct dpr_port_counters *c);
+		struct rte_mbuf *m, struct dpr_port_counters *c,
+		struct dpr_neigh_table *nt);
 
 /** Largest frame (Ethernet header + one VLAN tag + MTU) for a port MTU. */
 static inline uint32_t
@@ -120,23 +150,59 @@ struct dpr_txbuf {
 	struct rte_mbuf *pkts[2 * DPR_MAX_BURST];
 };
 
-/** One worker lcore: its queues, TX buffers and counters. */
+struct dpr_worker;
+struct dpr_client;
+
+/* What a transport's address resolution needs to find its table. */
+struct dpr_resolve_arg {
+	struct dpr_worker *w;
+	uint16_t pi;
+};
+
+/** One worker lcore: its queues, transports, TX buffers and counters. */
 struct dpr_worker {
 	unsigned int lcore_id;
 	uint16_t queue;               /**< its RX/TX queue on every port */
 	uint64_t polls;               /**< loop iterations */
 	uint64_t idle_polls;          /**< iterations that received nothing */
 	uint64_t sleeps;              /**< yield-mode sleeps */
+	uint64_t now;                 /**< ns since the engine started */
+	struct rte_ring *cmd;         /**< commands for this worker */
+	struct dpr_client *client;    /**< the built-in test client, if any */
+	struct dpr_transport *tp[DPR_MAX_PORTS];
+	struct dpr_resolve_arg rarg[DPR_MAX_PORTS];
 	struct dpr_txbuf tx[DPR_MAX_PORTS];
+	struct dpr_neigh_table neigh[DPR_MAX_PORTS];
 	struct dpr_port_counters ctr[DPR_MAX_PORTS];
 } __rte_cache_aligned;
 
-/** Hooks later stages attach to; the defaults drop and count. */
-struct dpr_engine_ops {
-	/** RoCEv2 frames classified for us (the RoCE receive stage). */
-	void (*roce_rx)(struct dpr_worker *w, const struct dpr_port *port,
-			struct rte_mbuf **pkts, uint16_t n);
+/** A command run on a worker, between two polls: verbs objects are only
+ * touched by the worker that owns them. Results are name/value pairs. */
+struct dpr_cmd {
+	int (*fn)(struct dpr_worker *w, struct dpr_cmd *c);
+	char arg[256];
+	uint32_t state;               /**< 0 queued, 1 done, 2 abandoned */
+	int rc;
+	unsigned int n_kv;
+	struct {
+		char name[32];
+		bool is_str;
+		uint64_t u;
+		char s[192];
+	} kv[32];
 };
+
+void dpr_cmd_u64(struct dpr_cmd *c, const char *name, uint64_t v);
+void dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
+	__rte_format_printf(3, 4);
+/** Run @p fn on worker 0 with @p arg; wait up to 5 s. @return its rc. */
+int dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
+		const char *arg, struct rte_tel_data *d);
+
+/* dpr_client.c */
+void dpr_client_register_telemetry(void);
+bool dpr_client_progress(struct dpr_worker *w);
+void dpr_client_destroy(struct dpr_worker *w);
 
 /** The engine: one per process. */
 struct dpr_engine {
@@ -146,8 +212,9 @@ struct dpr_engine {
 	struct dpr_worker workers[DPR_MAX_WORKERS];
 	unsigned int n_workers;
 	struct rte_mempool *pool;
-	struct dpr_engine_ops ops;
+	struct dpr_verbs_ctx *ctx[DPR_MAX_PORTS];   /**< one device per port */
 	uint64_t start_tsc;
+	uint64_t ns_mul;              /**< TSC cycles -> ns, 32.32 fixed point */
 	volatile bool quit;
 	bool running;
 };

@@ -130,7 +130,7 @@ test_arp_request_answered(void)
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
 
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_REPLY, "ARP for us");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_REPLY, "ARP for us");
 	CHECK(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac), "to the asker");
 	CHECK(rte_is_same_ether_addr(&eth->src_addr, &port.mac), "from us");
 	CHECK_EQ(rte_be_to_cpu_16(arp->arp_opcode), RTE_ARP_OP_REPLY, "op");
@@ -151,24 +151,66 @@ test_arp_dropped(void)
 	struct rte_mbuf *m;
 
 	m = arp_frame(RTE_ARP_OP_REQUEST, PEER_IP + 5);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "other address");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "other address");
 	rte_pktmbuf_free(m);
 	CHECK_EQ(c.drop[DPR_DROP_ARP_NOT_FOR_US], 1, "reason");
 	m = arp_frame(RTE_ARP_OP_REPLY, PORT_IP);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "reply");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_CONSUMED, "reply");
+	rte_pktmbuf_free(m);
+	CHECK_EQ(c.arp_reply_rx, 1, "a reply for us is used, not dropped");
+	m = arp_frame(3 /* RARP request */, PORT_IP);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "RARP");
 	rte_pktmbuf_free(m);
 	CHECK_EQ(c.drop[DPR_DROP_ARP_NOT_REQUEST], 1, "reason");
 	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
 	rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14)->arp_plen = 16;
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "plen 16");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "plen 16");
 	rte_pktmbuf_free(m);
 	CHECK_EQ(c.drop[DPR_DROP_ARP_MALFORMED], 1, "reason");
 	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
 	rte_pktmbuf_trim(m, 60 - 20);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "truncated");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "truncated");
 	rte_pktmbuf_free(m);
 	CHECK_EQ(c.drop[DPR_DROP_ARP_MALFORMED], 2, "reason");
 	CHECK_EQ(c.arp_reply_tx, 0, "no reply");
+	return TEST_SUCCESS;
+}
+
+static int
+test_arp_learns_neighbours(void)
+{
+	struct dpr_neigh_table nt;
+	struct dpr_port_counters c = { 0 };
+	struct dpr_neigh *n;
+	struct rte_mbuf *m;
+
+	memset(&nt, 0, sizeof(nt));
+	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, &nt), DPR_RX_REPLY, "request");
+	rte_pktmbuf_free(m);
+	n = dpr_neigh_get(&nt, rte_cpu_to_be_32(PEER_IP), false);
+	CHECK(n != NULL && n->valid && rte_is_same_ether_addr(&n->mac, &peer_mac),
+	      "the asker is learnt");
+	memset(&nt, 0, sizeof(nt));
+	m = arp_frame(RTE_ARP_OP_REPLY, PORT_IP);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, &nt), DPR_RX_CONSUMED, "reply");
+	rte_pktmbuf_free(m);
+	n = dpr_neigh_get(&nt, rte_cpu_to_be_32(PEER_IP), false);
+	CHECK(n != NULL && n->valid, "the answer is learnt");
+	CHECK(dpr_neigh_get(&nt, rte_cpu_to_be_32(PEER_IP + 1), false) == NULL,
+	      "nobody else");
+	m = dpr_arp_request(pool, &port, rte_cpu_to_be_32(PEER_IP + 1));
+	CHECK(m != NULL, "request built");
+	{
+		struct rte_arp_hdr *a = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14);
+		struct rte_ether_hdr *e = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+
+		CHECK(rte_is_broadcast_ether_addr(&e->dst_addr) &&
+		      a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+		      a->arp_data.arp_tip == rte_cpu_to_be_32(PEER_IP + 1) &&
+		      a->arp_data.arp_sip == port.ip, "who-has, from us, broadcast");
+	}
+	rte_pktmbuf_free(m);
 	return TEST_SUCCESS;
 }
 
@@ -186,7 +228,7 @@ test_echo_answered(void)
 		struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)(ip + 1);
 		uint16_t ip_len = rte_be_to_cpu_16(ip->total_length);
 
-		CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_REPLY, "size %u",
+		CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_REPLY, "size %u",
 			 sizes[i]);
 		CHECK_EQ(icmp->icmp_type, RTE_IP_ICMP_ECHO_REPLY, "type");
 		CHECK_EQ(rte_be_to_cpu_16(icmp->icmp_ident), 0x1234, "ident kept");
@@ -215,18 +257,18 @@ test_ip_drops(void)
 
 	m = echo_request(8, 0);
 	ip_of(m)->hdr_checksum ^= 1;
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "bad IP checksum");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "bad IP checksum");
 	CHECK_EQ(c.drop[DPR_DROP_IP_CSUM], 1, "reason");
 	rte_pktmbuf_free(m);
 
 	m = echo_request(8, 0);
 	rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 8)[0] ^= 0xff;
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "bad ICMP checksum");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "bad ICMP checksum");
 	CHECK_EQ(c.drop[DPR_DROP_ICMP_MALFORMED], 1, "reason");
 	rte_pktmbuf_free(m);
 
 	m = ip_frame(IPPROTO_ICMP, PEER_IP + 9, 8, 0);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "not our IP");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "not our IP");
 	CHECK_EQ(c.drop[DPR_DROP_IP_NOT_FOR_US], 1, "reason");
 	rte_pktmbuf_free(m);
 
@@ -234,7 +276,7 @@ test_ip_drops(void)
 	ip_of(m)->total_length = rte_cpu_to_be_16(200);
 	ip_of(m)->hdr_checksum = 0;
 	ip_of(m)->hdr_checksum = rte_ipv4_cksum(ip_of(m));
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "total length");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "total length");
 	CHECK_EQ(c.drop[DPR_DROP_IP_MALFORMED], 1, "reason");
 	rte_pktmbuf_free(m);
 
@@ -242,12 +284,12 @@ test_ip_drops(void)
 	ip_of(m)->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG);
 	ip_of(m)->hdr_checksum = 0;
 	ip_of(m)->hdr_checksum = rte_ipv4_cksum(ip_of(m));
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "fragment");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "fragment");
 	CHECK_EQ(c.drop[DPR_DROP_IP_FRAGMENT], 1, "reason");
 	rte_pktmbuf_free(m);
 
 	m = ip_frame(IPPROTO_TCP, PORT_IP, 20, 0);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "TCP");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "TCP");
 	CHECK_EQ(c.drop[DPR_DROP_IP_PROTO], 1, "reason");
 	rte_pktmbuf_free(m);
 
@@ -256,7 +298,7 @@ test_ip_drops(void)
 	((struct rte_icmp_hdr *)(ip_of(m) + 1))->icmp_cksum = 0;
 	((struct rte_icmp_hdr *)(ip_of(m) + 1))->icmp_cksum =
 		~rte_raw_cksum(ip_of(m) + 1, 16);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "not echo");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "not echo");
 	CHECK_EQ(c.drop[DPR_DROP_ICMP_NOT_ECHO], 1, "reason");
 	rte_pktmbuf_free(m);
 	CHECK_EQ(c.icmp_echo_reply_tx, 0, "nothing answered");
@@ -274,14 +316,14 @@ test_udp(void)
 	udp = (struct rte_udp_hdr *)(ip_of(m) + 1);
 	udp->dst_port = rte_cpu_to_be_16(4791);
 	udp->dgram_len = rte_cpu_to_be_16(48);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_ROCE, "RoCEv2");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_ROCE, "RoCEv2");
 	CHECK_EQ(c.roce_rx_packets, 1, "counted");
 	udp->dgram_len = rte_cpu_to_be_16(49);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "UDP too long");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "UDP too long");
 	CHECK_EQ(c.drop[DPR_DROP_UDP_MALFORMED], 1, "reason");
 	udp->dgram_len = rte_cpu_to_be_16(48);
 	udp->dst_port = rte_cpu_to_be_16(4792);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "other port");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "other port");
 	CHECK_EQ(c.drop[DPR_DROP_UDP_PORT], 1, "reason");
 	rte_pktmbuf_free(m);
 	return TEST_SUCCESS;
@@ -295,23 +337,23 @@ test_l2_drops(void)
 	struct rte_mbuf *m;
 
 	m = eth_frame(RTE_ETHER_TYPE_IPV4, &other, 60);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "other MAC");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "other MAC");
 	CHECK_EQ(c.drop[DPR_DROP_L2_NOT_FOR_US], 1, "reason");
 	rte_pktmbuf_free(m);
 	m = eth_frame(RTE_ETHER_TYPE_IPV6, &port.mac, 60);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "IPv6");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "IPv6");
 	CHECK_EQ(c.drop[DPR_DROP_IPV6], 1, "reason");
 	rte_pktmbuf_free(m);
 	m = eth_frame(RTE_ETHER_TYPE_VLAN, &port.mac, 60);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "VLAN");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "VLAN");
 	CHECK_EQ(c.drop[DPR_DROP_VLAN], 1, "reason");
 	rte_pktmbuf_free(m);
 	m = eth_frame(0x88cc, &port.mac, 60);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "LLDP");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "LLDP");
 	CHECK_EQ(c.drop[DPR_DROP_ETHERTYPE], 1, "reason");
 	rte_pktmbuf_free(m);
 	m = eth_frame(RTE_ETHER_TYPE_IPV4, &port.mac, 20);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c), DPR_RX_DROP, "runt IPv4");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "runt IPv4");
 	CHECK_EQ(c.drop[DPR_DROP_RUNT], 1, "reason");
 	rte_pktmbuf_free(m);
 	return TEST_SUCCESS;
@@ -326,10 +368,10 @@ test_unnumbered_port_answers_nothing(void)
 
 	p.ip = 0;
 	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
-	CHECK_EQ(dpr_rx_classify(&p, m, &c), DPR_RX_DROP, "no address, no ARP");
+	CHECK_EQ(dpr_rx_classify(&p, m, &c, NULL), DPR_RX_DROP, "no address, no ARP");
 	rte_pktmbuf_free(m);
 	m = echo_request(8, 0);
-	CHECK_EQ(dpr_rx_classify(&p, m, &c), DPR_RX_DROP, "no address, no ping");
+	CHECK_EQ(dpr_rx_classify(&p, m, &c, NULL), DPR_RX_DROP, "no address, no ping");
 	rte_pktmbuf_free(m);
 	return TEST_SUCCESS;
 }
@@ -351,6 +393,7 @@ test_active_mtu(void)
 static const struct dpr_test_case classify_cases[] = {
 	DPR_TEST_CASE(test_arp_request_answered),
 	DPR_TEST_CASE(test_arp_dropped),
+	DPR_TEST_CASE(test_arp_learns_neighbours),
 	DPR_TEST_CASE(test_echo_answered),
 	DPR_TEST_CASE(test_ip_drops),
 	DPR_TEST_CASE(test_udp),

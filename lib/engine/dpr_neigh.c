@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * IPv4 neighbours (RFC 826): the MACs of RoCE peers, learnt from ARP and
+ * asked for when a QP needs one. Each worker keeps its own table per port,
+ * so the data path shares nothing.
+ */
+
+#include <string.h>
+
+#include <rte_arp.h>
+
+#include "engine_private.h"
+
+struct dpr_neigh *
+dpr_neigh_get(struct dpr_neigh_table *nt, uint32_t ip, bool create)
+{
+	struct dpr_neigh *free_e = NULL;
+	unsigned int i;
+
+	for (i = 0; i < DPR_NEIGH_MAX; i++) {
+		if (nt->e[i].ip == ip)
+			return &nt->e[i];
+		if (nt->e[i].ip == 0 && free_e == NULL)
+			free_e = &nt->e[i];
+	}
+	if (!create)
+		return NULL;
+	if (free_e == NULL) {
+		/* full: the next one round the table makes room */
+		free_e = &nt->e[nt->next++ % DPR_NEIGH_MAX];
+	}
+	memset(free_e, 0, sizeof(*free_e));
+	free_e->ip = ip;
+	return free_e;
+}
+
+void
+dpr_neigh_learn(struct dpr_neigh_table *nt, uint32_t ip,
+		const struct rte_ether_addr *mac)
+{
+	struct dpr_neigh *n = dpr_neigh_get(nt, ip, true);
+
+	n->mac = *mac;
+	n->valid = true;
+}
+
+struct rte_mbuf *
+dpr_arp_request(struct rte_mempool *pool, const struct dpr_port *port,
+		uint32_t ip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *arp;
+
+	if (m == NULL)
+		return NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) +
+							 sizeof(*arp));
+	arp = (struct rte_arp_hdr *)(eth + 1);
+	memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
+	eth->src_addr = port->mac;
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+	arp->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
+	arp->arp_plen = 4;
+	arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REQUEST);
+	arp->arp_data.arp_sha = port->mac;
+	arp->arp_data.arp_sip = port->ip;
+	memset(&arp->arp_data.arp_tha, 0, sizeof(arp->arp_data.arp_tha));
+	arp->arp_data.arp_tip = ip;
+	return m;
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""RDMA between two dprdmad boxes joined by net_memif: each runs the
+built-in client on its port; QPs connect with QPNs, PSNs, addresses and
+rkeys exchanged over telemetry as applications exchange them out of band.
+RC SEND, WRITE (with immediate), READ and both atomics, 0 B to 1 MiB, on
+several QPs; data checked at the far end: the daemon that received the
+bytes reports a CRC-32 of its MR region over telemetry, compared with the
+CRC of what the other daemon sent. The peers find each other by ARP."""
+
+import os
+import signal
+import time
+
+import dprtest as t
+
+PID = os.getpid()
+SOCK = "/tmp/dprt-memif-%d.sock" % PID
+PA, PB = "dprt-ma-%d" % PID, "dprt-mb-%d" % PID
+MR = 16 << 20
+SIZES = [0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20]
+
+
+def daemon(prefix, role, ip):
+    return t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+                     "--file-prefix", prefix, "--vdev",
+                     "net_memif0,role=%s,socket=%s,socket-abstract=no" %
+                     (role, SOCK), "--", "--ip", ip, "--idle", "yield"],
+                    prefix=prefix)
+
+
+def cmd(prefix, c):
+    r = t.telemetry(prefix, c)
+    if r is None or r.get("rc") != 0:
+        t.fail("%s: %s -> %r" % (prefix, c, r))
+    return r
+
+
+def wait_done(prefix, what, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        s = cmd(prefix, "/dprdma/client/status")
+        if not s["active"]:
+            if s["errors"]:
+                t.fail("%s: %d errors, first status %d" %
+                       (what, s["errors"], s["first_error_status"]))
+            return s
+        time.sleep(0.05)
+    t.fail("%s: not done in %d s: %r" % (what, timeout, s))
+
+
+def main():
+    t.require_root_and_netns()
+    if os.path.exists(SOCK):
+        os.unlink(SOCK)
+    a = b = None
+    try:
+        a = daemon(PA, "server", "10.80.0.1/24")
+        b = daemon(PB, "client", "10.80.0.2/24")
+        ca = cmd(PA, "/dprdma/client/setup,4,%d" % MR)
+        cb = cmd(PB, "/dprdma/client/setup,4,%d" % MR)
+        aq, bq = ca["qpns"].split(","), cb["qpns"].split(",")
+        ap, bp = ca["psns"].split(","), cb["psns"].split(",")
+        for i in range(4):
+            cmd(PA, "/dprdma/client/connect,%d,%s,%s,%s" %
+                (i, bq[i], bp[i], cb["gid_ipv4"]))
+            cmd(PB, "/dprdma/client/connect,%d,%s,%s,%s" %
+                (i, aq[i], ap[i], ca["gid_ipv4"]))
+
+        for n, size in enumerate(SIZES):
+            qp = n % 4
+            # WRITE A -> B: B's bytes are what A sent
+            crc = cmd(PA, "/dprdma/client/fill,0,%d,%d" % (size, 11 + n))["crc32"]
+            cmd(PA, "/dprdma/client/run,%d,write,%d,3,0,%d,%d" %
+                (qp, size, cb["mr_va"], cb["rkey"]))
+            s = wait_done(PA, "WRITE %d B" % size)
+            got = cmd(PB, "/dprdma/client/checksum,0,%d" % size)["crc32"]
+            t.check(s["completed"] == 3 and got == crc,
+                    "WRITE %d B on QP %d: B holds what A sent (crc %08x)"
+                    % (size, qp, crc))
+            # READ B -> A: A's bytes are what B holds
+            crc = cmd(PB, "/dprdma/client/fill,%d,%d,%d" %
+                      (2 << 20, size, 23 + n))["crc32"]
+            cmd(PA, "/dprdma/client/run,%d,read,%d,2,%d,%d,%d" %
+                (qp, size, 4 << 20, cb["mr_va"] + (2 << 20), cb["rkey"]))
+            wait_done(PA, "READ %d B" % size)
+            got = cmd(PA, "/dprdma/client/checksum,%d,%d" % (4 << 20, size))["crc32"]
+            t.check(got == crc, "READ %d B on QP %d: A holds what B has"
+                    % (size, qp))
+            # SEND B -> A into posted receives
+            before = cmd(PA, "/dprdma/client/status")["recv_done"]
+            cmd(PA, "/dprdma/client/recv,%d,2,%d,%d" % (qp, 8 << 20, 1 << 20))
+            crc = cmd(PB, "/dprdma/client/fill,%d,%d,%d" %
+                      (6 << 20, size, 37 + n))["crc32"]
+            op = "send_imm" if n % 2 else "send"
+            cmd(PB, "/dprdma/client/run,%d,%s,%d,2,%d,0,0" %
+                (qp, op, size, 6 << 20))
+            wait_done(PB, "%s %d B" % (op, size))
+            t.wait_for(lambda: cmd(PA, "/dprdma/client/status")["recv_done"]
+                       >= before + 2, 10, "the receives")
+            got = cmd(PA, "/dprdma/client/checksum,%d,%d" % (8 << 20, size))["crc32"]
+            t.check(got == crc, "%s %d B on QP %d: A received it" % (op, size, qp))
+
+        # WRITE with immediate consumes a receive at B
+        cmd(PB, "/dprdma/client/recv,1,5,%d,0" % (10 << 20))
+        crc = cmd(PA, "/dprdma/client/fill,0,5000,99")["crc32"]
+        cmd(PA, "/dprdma/client/run,1,write_imm,5000,5,0,%d,%d" %
+            (cb["mr_va"] + (12 << 20), cb["rkey"]))
+        wait_done(PA, "WRITE_IMM")
+        t.wait_for(lambda: cmd(PB, "/dprdma/client/status")["recv_done"] >= 5,
+                   10, "WRITE_IMM completions at B")
+        got = cmd(PB, "/dprdma/client/checksum,%d,5000" % (12 << 20))["crc32"]
+        t.check(got == crc, "WRITE_IMM: data and 5 receive completions at B")
+
+        # atomics on B's memory: 100 fetch-and-adds of 1, 50 compare-swaps
+        va = cb["mr_va"] + (15 << 20)
+        v0 = cmd(PB, "/dprdma/client/read64,%d" % (15 << 20))["value"]
+        cmd(PA, "/dprdma/client/run,2,fadd,8,100,0,%d,%d,16" % (va, cb["rkey"]))
+        wait_done(PA, "FETCH_ADD")
+        v1 = cmd(PB, "/dprdma/client/read64,%d" % (15 << 20))["value"]
+        t.check(v1 == (v0 + 100) % (1 << 64), "100 FETCH_ADDs of 1 executed once "
+                "each (%d -> %d)" % (v0, v1))
+        zero = (15 << 20) + 64          # never written: the MR starts zeroed
+        cmd(PA, "/dprdma/client/run,3,cas,8,50,0,%d,%d" % (cb["mr_va"] + zero,
+                                                          cb["rkey"]))
+        wait_done(PA, "CMP_SWAP")
+        v = cmd(PB, "/dprdma/client/read64,%d" % zero)["value"]
+        t.check(v == 50, "50 CMP_SWAPs each found the value the last left")
+
+        for p in (PA, PB):
+            tr = t.telemetry(p, "/dprdma/transport/stats,0")
+            st = t.telemetry(p, "/dprdma/port/stats,0")
+            t.check(tr["nak_err_tx"] == 0 and tr["nak_err_rx"] == 0 and
+                    tr["rx_invalid"] == 0 and tr["rx_no_qp"] == 0,
+                    "%s: no error NAK, no invalid frame (%d frames in, %d out)"
+                    % (p, tr["rx_frames"], tr["tx_frames"]))
+            t.check(st["arp_request_tx"] >= 1 or st["arp_request_rx"] >= 1,
+                    "%s: the peer was found by ARP" % p)
+        # stop the memif client first: its server survives the peer going
+        rc_b = b.stop(signal.SIGTERM)
+        b = None
+        rc_a = a.stop(signal.SIGTERM)
+        a = None
+        t.check(rc_a == 0 and rc_b == 0, "both daemons stop cleanly")
+    finally:
+        for d in (b, a):
+            if d is not None:
+                d.kill()
+        if os.path.exists(SOCK):
+            os.unlink(SOCK)
+    t.log("PASS")
+
+
+if __name__ == "__main__":
+    main()
