@@ -29,6 +29,7 @@
 
 #include "dpr_config.h"
 #include "dpr_engine.h"
+#include "dpr_faults.h"
 
 #define EXIT_CONFIG 2
 #define MAX_EAL_ARGS 128
@@ -62,6 +63,8 @@ usage(FILE *f, const char *prog)
 "      --socket PATH      client socket ([control] socket, default %s)\n"
 "      --idle busy|yield  worker idle mode ([engine] idle)\n"
 "      --stats SEC        print counters every SEC seconds ([engine] stats_interval)\n"
+"      --faults SPEC      inject faults into port 0's TX ([port0] faults), e.g.\n"
+"                         loss=0.01,reorder=0.01,dup=0.001,corrupt=0.001,seed=1\n"
 "      --duration SEC     stop after SEC seconds (default: run until SIGINT/SIGTERM)\n"
 "      --check            check the configuration, print it as INI, exit\n"
 "  -h, --help             this text\n"
@@ -93,6 +96,7 @@ enum {
 	OPT_STATS,
 	OPT_DURATION,
 	OPT_CHECK,
+	OPT_FAULTS,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +108,7 @@ static const struct option long_opts[] = {
 	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "faults", required_argument, NULL, OPT_FAULTS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
@@ -201,6 +206,9 @@ main(int argc, char **argv)
 		case OPT_STATS:
 			sec = "engine"; key = "stats_interval"; name = "stats";
 			break;
+		case OPT_FAULTS:
+			sec = "port0"; key = "faults"; name = "faults";
+			break;
 		case OPT_DURATION: {
 			char *end;
 			unsigned long d;
@@ -293,7 +301,16 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	ret = dpr_engine_start(&conf, err, sizeof(err));
+	{
+		/* the fault-injecting adapter wraps ports whose faults are on */
+		const struct dpr_engine_hooks hooks = {
+			.port_adapter = dpr_faults_port_adapter,
+			.arg = &conf,
+		};
+
+		dpr_faults_register_telemetry();
+		ret = dpr_engine_start(&conf, &hooks, err, sizeof(err));
+	}
 	if (ret != 0) {
 		fprintf(stderr, "dprdmad: error: %s\n", err);
 		rte_eal_cleanup();

@@ -30,6 +30,7 @@ enum key_type {
 	KT_IPV4_PREFIX, /**< A.B.C.D/LEN into dpr_port_conf.ip/prefix_len */
 	KT_LCORES,      /**< lcore list, each CPU available to this process */
 	KT_SOCKET,      /**< absolute Unix socket path */
+	KT_FAULTS,      /**< fault spec into dpr_port_conf.faults */
 };
 
 struct key_def {
@@ -106,6 +107,10 @@ static const struct key_def key_defs[] = {
 	  .pow2 = true, .help = "RX descriptors per queue (power of two)" },
 	{ "port", "tx_desc", KT_UINT, P_OFF(tx_desc), P_SZ(tx_desc), 64, 16384,
 	  .pow2 = true, .help = "TX descriptors per queue (power of two)" },
+	{ "port", "faults", KT_FAULTS, 0, 0,
+	  .help = "inject faults into what the port sends: loss=P,reorder=P,"
+		  "dup=P,corrupt=P,delay_us=N,seed=N (P a probability 0-1); "
+		  "empty: none" },
 
 	{ "control", "socket", KT_SOCKET, C_OFF(control.socket),
 	  C_SZ(control.socket),
@@ -206,6 +211,63 @@ section_keys(const char *section, char *buf, size_t len)
 		if (strcmp(key_defs[i].section, sec) == 0)
 			used += snprintf(buf + used, len - used, "%s%s",
 					 used ? ", " : "", key_defs[i].key);
+}
+
+int
+dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
+{
+	char buf[DPR_CONF_VALUE_LEN], *item, *save;
+
+	memset(f, 0, sizeof(*f));
+	f->seed = 1;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (item = strtok_r(buf, ",", &save); item != NULL;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *end;
+		double *p = NULL;
+
+		if (eq == NULL) {
+			snprintf(why, len, "'%s' is not name=value", item);
+			return -1;
+		}
+		*eq++ = '\0';
+		if (strcmp(item, "loss") == 0)
+			p = &f->loss;
+		else if (strcmp(item, "reorder") == 0)
+			p = &f->reorder;
+		else if (strcmp(item, "dup") == 0)
+			p = &f->dup;
+		else if (strcmp(item, "corrupt") == 0)
+			p = &f->corrupt;
+		if (p != NULL) {
+			*p = strtod(eq, &end);
+			if (*eq == '\0' || *end != '\0' || !(*p >= 0 && *p <= 1)) {
+				snprintf(why, len, "%s must be a probability from 0 to 1",
+					 item);
+				return -1;
+			}
+		} else if (strcmp(item, "delay_us") == 0 || strcmp(item, "seed") == 0) {
+			unsigned long long v = strtoull(eq, &end, 0);
+
+			if (*eq == '\0' || *eq == '-' || *end != '\0' ||
+			    (item[0] == 'd' && v > 1000000)) {
+				snprintf(why, len, "%s must be a whole number%s", item,
+					 item[0] == 'd' ? " up to 1000000" : "");
+				return -1;
+			}
+			if (item[0] == 'd')
+				f->delay_us = (uint32_t)v;
+			else
+				f->seed = v;
+		} else {
+			snprintf(why, len, "unknown fault '%s' (known: loss, reorder, "
+				 "dup, corrupt, delay_us, seed)", item);
+			return -1;
+		}
+	}
+	f->on = f->loss > 0 || f->reorder > 0 || f->dup > 0 || f->corrupt > 0 ||
+		f->delay_us > 0;
+	return 0;
 }
 
 int
@@ -449,6 +511,16 @@ dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 			ERR("%s: [%s] %s: value too long", origin, section, key);
 		snprintf(field, k->size, "%s", value);
 		break;
+	case KT_FAULTS: {
+		struct dpr_fault_conf fc;
+
+		if (dpr_parse_faults(value, &fc, why, sizeof(why)) != 0)
+			ERR("%s: [%s] %s = '%s': %s (expected e.g. loss=0.01,"
+			    "reorder=0.01,dup=0.001,corrupt=0.001,delay_us=0,seed=1)",
+			    origin, section, key, value, why);
+		conf->port[port].faults = fc;
+		break;
+	}
 	case KT_SOCKET:
 		if (value[0] != '/' || strlen(value) >= k->size)
 			ERR("%s: [%s] %s = '%s': expected an absolute path shorter "
@@ -841,6 +913,17 @@ format_value(const struct dpr_config *conf, int port, const struct key_def *k,
 		snprintf(buf, len, "%s/%u", a, conf->port[port].prefix_len);
 		break;
 	}
+	case KT_FAULTS: {
+		const struct dpr_fault_conf *f = &conf->port[port].faults;
+
+		if (!f->on)
+			buf[0] = '\0';
+		else
+			snprintf(buf, len, "loss=%g,reorder=%g,dup=%g,corrupt=%g,"
+				 "delay_us=%u,seed=%llu", f->loss, f->reorder, f->dup,
+				 f->corrupt, f->delay_us, (unsigned long long)f->seed);
+		break;
+	}
 	default:
 		snprintf(buf, len, "%s", field);
 		break;
@@ -874,7 +957,7 @@ dump_section(const struct dpr_config *conf, const char *section, int port,
 		if (k->type == KT_IPV4_PREFIX && conf->port[port].ip == 0)
 			continue;
 		format_value(conf, port, k, 0, val, sizeof(val));
-		if (k->type == KT_STR && val[0] == '\0')
+		if ((k->type == KT_STR || k->type == KT_FAULTS) && val[0] == '\0')
 			continue;
 		fprintf(f, "%s = %s\n", k->key, val);
 	}

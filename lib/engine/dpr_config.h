@@ -40,8 +40,21 @@ enum dpr_huge_mode {
 	DPR_HUGE_NO,   /**< always --no-huge */
 };
 
+/** Faults a port's TX injects (drivers/port/dpr_faults.c), for tests and
+ * for seeing the box survive a bad fabric. */
+struct dpr_fault_conf {
+	bool on;
+	double loss;        /**< probability a frame is dropped */
+	double reorder;     /**< probability it is held back 10-100 us */
+	double dup;         /**< probability it is sent twice */
+	double corrupt;     /**< probability one bit is flipped */
+	uint32_t delay_us;  /**< every frame held this long */
+	uint64_t seed;
+};
+
 /** One port, as configured in [portN]. */
 struct dpr_port_conf {
+	struct dpr_fault_conf faults;
 	uint32_t ip;         /**< IPv4 address, network order; 0 = none */
 	uint8_t prefix_len;  /**< of ip */
 	uint16_t mtu;        /**< Ethernet MTU (IP packet size) */
@@ -139,6 +152,11 @@ void dpr_config_help(FILE *f);
 
 /** Number of free hugepages of any size, in MiB. */
 unsigned long dpr_config_free_huge_mb(void);
+
+/** Parse "loss=P,reorder=P,dup=P,corrupt=P,delay_us=N,seed=N" (any
+ * subset); @return 0, or -1 with what is wrong in @p why. */
+int dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why,
+		size_t len);
 
 /** Parse "A.B.C.D/LEN"; @return 0 or -1. */
 int dpr_parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *len);

@@ -61,12 +61,16 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 	struct dpr_port_counters *c = &w->ctr[pi];
 	uint16_t sent, i;
 
-	if (tb->n == 0)
+	if (tb->n == 0 && w->txa[pi] == NULL)
 		return;
 	for (i = 0; i < tb->n; i++)
 		c->tx_bytes += rte_pktmbuf_pkt_len(tb->pkts[i]);
-	sent = rte_eth_tx_burst(dpr_engine.ports[pi].port_id, w->queue,
-				tb->pkts, tb->n);
+	if (w->txa[pi] != NULL)
+		sent = w->txa[pi](w->txa_state[pi], dpr_engine.ports[pi].port_id,
+				  w->queue, tb->pkts, tb->n, w->now);
+	else
+		sent = rte_eth_tx_burst(dpr_engine.ports[pi].port_id, w->queue,
+					tb->pkts, tb->n);
 	c->tx_packets += sent;
 	if (unlikely(sent < tb->n)) {
 		for (i = sent; i < tb->n; i++)
@@ -250,7 +254,8 @@ worker_main(void *arg)
 }
 
 int
-dpr_engine_start(const struct dpr_config *conf, char *err, size_t errlen)
+dpr_engine_start(const struct dpr_config *conf,
+		 const struct dpr_engine_hooks *hooks, char *err, size_t errlen)
 {
 	struct dpr_engine *e = &dpr_engine;
 	unsigned int lcore, pool_size;
@@ -357,6 +362,18 @@ dpr_engine_start(const struct dpr_config *conf, char *err, size_t errlen)
 			w->tp[pi] = dpr_transport_create(&tc);
 			if (w->tp[pi] == NULL)
 				break;
+			if (hooks != NULL && hooks->port_adapter != NULL) {
+				ret = hooks->port_adapter(hooks->arg, (uint16_t)pi, i,
+							  e->pool, &w->txa[pi],
+							  &w->txa_state[pi]);
+				if (ret != 0) {
+					snprintf(err, errlen, "port %u: its adapter "
+						 "cannot start: %s", pi,
+						 rte_strerror(-ret));
+					dpr_engine_stop();
+					return ret;
+				}
+			}
 		}
 		if (w->cmd == NULL || w->tp[e->n_ports - 1] == NULL) {
 			snprintf(err, errlen, "cannot set up worker %u: %s", i,
@@ -403,6 +420,14 @@ dpr_engine_stop(void)
 				rte_pktmbuf_free_bulk(tb->pkts, tb->n);
 			tb->n = 0;
 		}
+	/* frames an adapter still holds go out before the ports close */
+	for (i = 0; i < e->n_workers; i++)
+		for (pi = 0; pi < e->n_ports; pi++)
+			if (e->workers[i].txa[pi] != NULL && e->ports[pi].started)
+				e->workers[i].txa[pi](e->workers[i].txa_state[pi],
+						      e->ports[pi].port_id,
+						      e->workers[i].queue, NULL, 0,
+						      UINT64_MAX);
 	/* Objects go before the ports; counters stay for the summary. */
 	for (i = 0; i < e->n_workers; i++) {
 		struct dpr_worker *w = &e->workers[i];

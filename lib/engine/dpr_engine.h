@@ -13,11 +13,35 @@
 
 #include <stdio.h>
 
+#include <rte_mbuf.h>
+
 #include "dpr_config.h"
 
 /**
+ * A port adapter on the TX side (drivers/: fault injection, ...): it takes
+ * the frames a worker sends on a port and passes what goes out to
+ * rte_eth_tx_burst() itself. It is called once per loop with @p n = 0 too,
+ * so that it can release frames it holds. @return frames it took (sent,
+ * held or freed); the engine frees and counts the others as TX full.
+ */
+typedef uint16_t (*dpr_tx_adapter_fn)(void *state, uint16_t port_id,
+		uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now_ns);
+
+/** What the application plugs into the engine. */
+struct dpr_engine_hooks {
+	/** For every port index and worker before the workers start: set
+	 * @p fn and @p state to wrap the port, or leave them NULL.
+	 * @return 0 or a negative errno (start fails with it). */
+	int (*port_adapter)(void *arg, uint16_t port_index, unsigned int worker,
+			    struct rte_mempool *pool, dpr_tx_adapter_fn *fn,
+			    void **state);
+	void *arg;
+};
+
+/**
  * Set up every port the EAL probed and start one poll loop on every worker
- * lcore. Call after rte_eal_init().
+ * lcore. Call after rte_eal_init(). @p hooks may be NULL.
  *
  * @param err
  *   On failure, a message that says what to change.
@@ -26,7 +50,8 @@
  *   out of the device's range or too few queues), another negative errno
  *   for other failures. On failure nothing is left running.
  */
-int dpr_engine_start(const struct dpr_config *conf, char *err, size_t errlen);
+int dpr_engine_start(const struct dpr_config *conf,
+		const struct dpr_engine_hooks *hooks, char *err, size_t errlen);
 
 /** Ask the workers to stop, wait for them, stop and close the ports. */
 void dpr_engine_stop(void);

@@ -16,6 +16,7 @@
 #include <rte_telemetry.h>
 
 #include "dpr_config.h"
+#include "dpr_engine.h"
 #include "dpr_transport.h"
 
 extern int dpr_logtype_engine;
@@ -172,6 +173,8 @@ struct dpr_worker {
 	struct dpr_transport *tp[DPR_MAX_PORTS];
 	struct dpr_resolve_arg rarg[DPR_MAX_PORTS];
 	struct dpr_txbuf tx[DPR_MAX_PORTS];
+	dpr_tx_adapter_fn txa[DPR_MAX_PORTS];   /**< NULL: plain ethdev */
+	void *txa_state[DPR_MAX_PORTS];
 	struct dpr_neigh_table neigh[DPR_MAX_PORTS];
 	struct dpr_port_counters ctr[DPR_MAX_PORTS];
 } __rte_cache_aligned;

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Fault injection on a port's TX, per worker queue, from a seeded
+ * generator (xorshift64*: the same seed gives the same faults for the same
+ * frames). A corrupted frame is a copy with one bit flipped after the
+ * Ethernet header (the original may point into memory others own); a
+ * duplicate is a copy; reordered and delayed frames wait in a small hold
+ * queue that each call releases as they fall due.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "dpr_faults.h"
+
+#define HOLD_MAX 1024
+#define REORDER_MIN_NS 10000
+#define REORDER_SPAN_NS 90000
+
+#define FAULT_COUNTERS(_) \
+	_(frames) _(lost) _(reordered) _(duplicated) _(corrupted) _(delayed) \
+	_(hold_full)
+
+struct held {
+	uint64_t t;
+	struct rte_mbuf *m;
+};
+
+struct dpr_faults {
+	struct dpr_fault_conf c;
+	struct rte_mempool *pool;
+	uint64_t rng;
+	uint32_t n_held;
+	struct held held[HOLD_MAX];
+#define _(n) uint64_t n;
+	FAULT_COUNTERS(_)
+#undef _
+};
+
+static struct dpr_faults *all[DPR_MAX_PORTS][DPR_MAX_WORKERS];
+
+static inline uint64_t
+rnd(struct dpr_faults *f)
+{
+	f->rng ^= f->rng >> 12;
+	f->rng ^= f->rng << 25;
+	f->rng ^= f->rng >> 27;
+	return f->rng * 2685821657736338717ULL;
+}
+
+static inline bool
+chance(struct dpr_faults *f, double p)
+{
+	return p > 0 && (double)(rnd(f) >> 11) / (double)(1ULL << 53) < p;
+}
+
+static struct rte_mbuf *
+corrupt(struct dpr_faults *f, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, f->pool, 0, UINT32_MAX);
+	struct rte_mbuf *s;
+	uint32_t off;
+
+	if (c == NULL || rte_pktmbuf_pkt_len(c) <= RTE_ETHER_HDR_LEN) {
+		rte_pktmbuf_free(c);
+		return m;
+	}
+	off = RTE_ETHER_HDR_LEN + (uint32_t)(rnd(f) %
+		(rte_pktmbuf_pkt_len(c) - RTE_ETHER_HDR_LEN));
+	for (s = c; off >= s->data_len; s = s->next)
+		off -= s->data_len;
+	rte_pktmbuf_mtod(s, uint8_t *)[off] ^= (uint8_t)(1u << (rnd(f) % 8));
+	rte_pktmbuf_free(m);
+	f->corrupted++;
+	return c;
+}
+
+static uint16_t
+faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
+	  uint16_t n, uint64_t now)
+{
+	struct dpr_faults *f = state;
+	struct rte_mbuf *out[2 * 64 + HOLD_MAX];
+	uint16_t k = 0, sent, i;
+	uint32_t j;
+
+	/* what falls due goes first (now == UINT64_MAX: everything) */
+	for (j = 0; j < f->n_held; ) {
+		if (f->held[j].t <= now && k < RTE_DIM(out)) {
+			out[k++] = f->held[j].m;
+			f->held[j] = f->held[--f->n_held];
+		} else {
+			j++;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i], *d = NULL;
+		uint64_t t = now + (uint64_t)f->c.delay_us * 1000;
+
+		f->frames++;
+		if (chance(f, f->c.loss)) {
+			f->lost++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (chance(f, f->c.dup)) {
+			d = rte_pktmbuf_copy(m, f->pool, 0, UINT32_MAX);
+			if (d != NULL)
+				f->duplicated++;
+		}
+		if (chance(f, f->c.corrupt))
+			m = corrupt(f, m);
+		if (chance(f, f->c.reorder)) {
+			t += REORDER_MIN_NS + rnd(f) % REORDER_SPAN_NS;
+			f->reordered++;
+		} else if (f->c.delay_us != 0) {
+			f->delayed++;
+		}
+		if (t > now && f->n_held < HOLD_MAX) {
+			f->held[f->n_held++] = (struct held){ t, m };
+		} else {
+			if (t > now)
+				f->hold_full++;
+			out[k++] = m;
+		}
+		if (d != NULL)
+			out[k++] = d;
+	}
+	sent = k ? rte_eth_tx_burst(port_id, queue, out, k) : 0;
+	if (sent < k)
+		rte_pktmbuf_free_bulk(&out[sent], k - sent);
+	return n;   /* every frame was taken: sent, held, or lost on purpose */
+}
+
+int
+dpr_faults_port_adapter(void *arg, uint16_t pi, unsigned int worker,
+			struct rte_mempool *pool, dpr_tx_adapter_fn *fn,
+			void **state)
+{
+	const struct dpr_config *conf = arg;
+	struct dpr_faults *f;
+
+	if (pi >= DPR_MAX_PORTS || worker >= DPR_MAX_WORKERS ||
+	    !conf->port[pi].faults.on)
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return -ENOMEM;
+	f->c = conf->port[pi].faults;
+	f->pool = pool;
+	/* one stream per worker, reproducible from the seed */
+	f->rng = (f->c.seed ? f->c.seed : 1) * 0x9E3779B97F4A7C15ULL + worker + 1;
+	free(all[pi][worker]);
+	all[pi][worker] = f;
+	*fn = faults_tx;
+	*state = f;
+	return 0;
+}
+
+static int
+tel_faults(const char *cmd __rte_unused, const char *params,
+	   struct rte_tel_data *d)
+{
+	uint64_t sum[16] = { 0 };
+	unsigned int w, k;
+	long pi;
+	char *end;
+
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	pi = strtol(params, &end, 10);
+	if (*end != '\0' || pi < 0 || pi >= DPR_MAX_PORTS)
+		return -EINVAL;
+	for (w = 0; w < DPR_MAX_WORKERS; w++) {
+		const volatile struct dpr_faults *f = all[pi][w];
+
+		if (f == NULL)
+			continue;
+		k = 0;
+#define _(n) sum[k++] += f->n;
+		FAULT_COUNTERS(_)
+#undef _
+	}
+	rte_tel_data_start_dict(d);
+	k = 0;
+#define _(n) rte_tel_data_add_dict_u64(d, #n, sum[k++]);
+	FAULT_COUNTERS(_)
+#undef _
+	return 0;
+}
+
+void
+dpr_faults_register_telemetry(void)
+{
+	rte_telemetry_register_cmd("/dprdma/port/faults", tel_faults,
+		"Faults injected into a port's TX, all workers. Parameter: port index");
+}
