@@ -29,6 +29,7 @@
 
 #include "dpr_config.h"
 #include "dpr_engine.h"
+#include "dpr_capture.h"
 #include "dpr_faults.h"
 
 #define EXIT_CONFIG 2
@@ -309,6 +310,7 @@ main(int argc, char **argv)
 		};
 
 		dpr_faults_register_telemetry();
+		dpr_capture_register_telemetry();
 		ret = dpr_engine_start(&conf, &hooks, err, sizeof(err));
 	}
 	if (ret != 0) {
@@ -338,6 +340,7 @@ main(int argc, char **argv)
 	}
 	printf("dprdmad: stopping (%s)\n", quit_signal == SIGINT ? "SIGINT" :
 	       quit_signal == SIGTERM ? "SIGTERM" : "duration reached");
+	dpr_capture_stop_all();
 	dpr_engine_stop();
 	dpr_engine_print_summary(stdout);
 	rte_eal_cleanup();

@@ -101,22 +101,17 @@ dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
 }
 
 int
-dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
-	       const char *arg, struct rte_tel_data *d)
+dpr_engine_cmd_on(unsigned int wi, struct dpr_cmd *c, struct rte_tel_data *d)
 {
-	struct dpr_worker *w = &dpr_engine.workers[0];
-	struct dpr_cmd *c;
+	struct dpr_worker *w = &dpr_engine.workers[wi];
 	uint32_t queued = 0;
 	unsigned int i;
 	int rc;
 
-	if (!dpr_engine.running || w->cmd == NULL)
+	if (!dpr_engine.running || wi >= dpr_engine.n_workers || w->cmd == NULL) {
+		free(c);
 		return -ENODEV;
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return -ENOMEM;
-	c->fn = fn;
-	snprintf(c->arg, sizeof(c->arg), "%s", arg ? arg : "");
+	}
 	if (rte_ring_mp_enqueue(w->cmd, c) != 0) {
 		free(c);
 		return -EBUSY;
@@ -133,15 +128,66 @@ dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -ETIMEDOUT;
 	rc = c->rc;
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_int(d, "rc", rc);
-	for (i = 0; i < c->n_kv; i++) {
-		if (c->kv[i].is_str)
-			rte_tel_data_add_dict_string(d, c->kv[i].name, c->kv[i].s);
-		else
-			rte_tel_data_add_dict_u64(d, c->kv[i].name, c->kv[i].u);
+	if (d != NULL) {
+		rte_tel_data_start_dict(d);
+		rte_tel_data_add_dict_int(d, "rc", rc);
+		for (i = 0; i < c->n_kv; i++) {
+			if (c->kv[i].is_str)
+				rte_tel_data_add_dict_string(d, c->kv[i].name,
+							     c->kv[i].s);
+			else
+				rte_tel_data_add_dict_u64(d, c->kv[i].name,
+							  c->kv[i].u);
+		}
 	}
 	free(c);
+	return d != NULL ? 0 : rc;
+}
+
+int
+dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
+	       const char *arg, struct rte_tel_data *d)
+{
+	struct dpr_cmd *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return -ENOMEM;
+	c->fn = fn;
+	snprintf(c->arg, sizeof(c->arg), "%s", arg ? arg : "");
+	return dpr_engine_cmd_on(0, c, d);
+}
+
+static int
+cmd_set_tap(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	uint16_t pi = (uint16_t)c->kv[0].u;
+
+	w->tap[pi] = (dpr_tap_fn)(uintptr_t)c->ptr[0];
+	w->tap_state[pi] = c->ptr[1];
+	return 0;
+}
+
+int
+dpr_engine_set_tap(uint16_t pi, dpr_tap_fn fn, void *state)
+{
+	unsigned int wi;
+	int rc;
+
+	if (pi >= dpr_engine.n_ports)
+		return -EINVAL;
+	for (wi = 0; wi < dpr_engine.n_workers; wi++) {
+		struct dpr_cmd *c = calloc(1, sizeof(*c));
+
+		if (c == NULL)
+			return -ENOMEM;
+		c->fn = cmd_set_tap;
+		c->ptr[0] = (void *)(uintptr_t)fn;
+		c->ptr[1] = state;
+		c->kv[0].u = pi;
+		rc = dpr_engine_cmd_on(wi, c, NULL);
+		if (rc != 0)
+			return rc;
+	}
 	return 0;
 }
 

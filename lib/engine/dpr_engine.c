@@ -65,6 +65,9 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 		return;
 	for (i = 0; i < tb->n; i++)
 		c->tx_bytes += rte_pktmbuf_pkt_len(tb->pkts[i]);
+	if (unlikely(w->tap[pi] != NULL) && tb->n != 0)
+		w->tap[pi](w->tap_state[pi], dpr_engine.ports[pi].port_id, w->queue,
+			   tb->pkts, tb->n, true);
 	if (w->txa[pi] != NULL)
 		sent = w->txa[pi](w->txa_state[pi], dpr_engine.ports[pi].port_id,
 				  w->queue, tb->pkts, tb->n, w->now);
@@ -95,6 +98,8 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 	n = rte_eth_rx_burst(port->port_id, w->queue, pkts, burst);
 	if (n == 0)
 		return 0;
+	if (unlikely(w->tap[pi] != NULL))
+		w->tap[pi](w->tap_state[pi], port->port_id, w->queue, pkts, n, false);
 	c->rx_packets += n;
 	for (i = 0; i < n && i < PREFETCH_OFFSET; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));

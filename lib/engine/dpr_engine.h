@@ -28,6 +28,22 @@ typedef uint16_t (*dpr_tx_adapter_fn)(void *state, uint16_t port_id,
 		uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
 		uint64_t now_ns);
 
+/**
+ * A tap: sees every frame a port receives (before anything else) and
+ * every frame it sends (as the worker hands it to the port or its
+ * adapter). It must not keep or change them. (drivers/: pcapng capture.)
+ */
+typedef void (*dpr_tap_fn)(void *state, uint16_t port_id, uint16_t queue,
+		struct rte_mbuf **pkts, uint16_t n, bool tx);
+
+/**
+ * Set (or, with @p fn NULL, clear) the tap of port index @p pi on every
+ * worker, at run time. Returns once every worker has taken it: after a
+ * clear, no worker calls the old tap any more.
+ * @return 0, or a negative errno (-ETIMEDOUT: a worker did not answer).
+ */
+int dpr_engine_set_tap(uint16_t pi, dpr_tap_fn fn, void *state);
+
 /** What the application plugs into the engine. */
 struct dpr_engine_hooks {
 	/** For every port index and worker before the workers start: set

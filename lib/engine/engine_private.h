@@ -175,6 +175,8 @@ struct dpr_worker {
 	struct dpr_txbuf tx[DPR_MAX_PORTS];
 	dpr_tx_adapter_fn txa[DPR_MAX_PORTS];   /**< NULL: plain ethdev */
 	void *txa_state[DPR_MAX_PORTS];
+	dpr_tap_fn tap[DPR_MAX_PORTS];          /**< capture, at run time */
+	void *tap_state[DPR_MAX_PORTS];
 	struct dpr_neigh_table neigh[DPR_MAX_PORTS];
 	struct dpr_port_counters ctr[DPR_MAX_PORTS];
 } __rte_cache_aligned;
@@ -184,6 +186,7 @@ struct dpr_worker {
 struct dpr_cmd {
 	int (*fn)(struct dpr_worker *w, struct dpr_cmd *c);
 	char arg[256];
+	void *ptr[2];                 /**< for commands from inside dprdmad */
 	uint32_t state;               /**< 0 queued, 1 done, 2 abandoned */
 	int rc;
 	unsigned int n_kv;
@@ -201,6 +204,9 @@ void dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
 /** Run @p fn on worker 0 with @p arg; wait up to 5 s. @return its rc. */
 int dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
 		const char *arg, struct rte_tel_data *d);
+/** The same on worker @p wi, with @p c prepared by the caller (freed
+ * here); @p d may be NULL. */
+int dpr_engine_cmd_on(unsigned int wi, struct dpr_cmd *c, struct rte_tel_data *d);
 
 /* dpr_client.c */
 void dpr_client_register_telemetry(void);

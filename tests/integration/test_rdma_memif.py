@@ -23,6 +23,8 @@ import dprtest as t
 
 PID = os.getpid()
 SOCK = "/tmp/dprt-memif-%d.sock" % PID
+CAPTURE = "/tmp/dprt-memif-%d.pcapng" % PID
+PCAP_TOOL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-pcap")
 PA, PB = "dprt-ma-%d" % PID, "dprt-mb-%d" % PID
 MR = 16 << 20
 SIZES = [0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20]
@@ -81,6 +83,10 @@ def main():
             cmd(PB, "/dprdma/client/connect,%d,%s,%s,%s" %
                 (i, aq[i], ap[i], ca["gid_ipv4"]))
 
+        # capture A's port while the traffic runs (switched on at run time)
+        r = t.telemetry(PA, "/dprdma/capture/start,0," + CAPTURE)
+        t.check(r is not None and r.get("capturing") == "yes",
+                "capture started on A at run time")
         for n, size in enumerate(SIZES):
             qp = n % 4
             # WRITE A -> B: B's bytes are what A sent
@@ -114,6 +120,21 @@ def main():
                        >= before + 2, 10, "the receives")
             got = cmd(PA, "/dprdma/client/checksum,%d,%d" % (8 << 20, size))["crc32"]
             t.check(got == crc, "%s %d B on QP %d: A received it" % (op, size, qp))
+
+        r = t.telemetry(PA, "/dprdma/capture/stop,0")
+        t.check(r is not None and r["captured"] > 1000 and r["failed"] == 0 and
+                r["buffers_in_use"] == 0,
+                "capture stopped, every copy written and given back: %r" % r)
+        p = t.run([PCAP_TOOL, "-q", CAPTURE], check_rc=False)
+        t.log(p.stdout)
+        t.check(p.returncode == 0 and " 0 bad ICRC, 0 malformed" in p.stdout
+                and p.stdout.startswith("%d frames" % r["captured"]),
+                "every captured frame (both directions) is well formed with "
+                "a good ICRC, as dprdma-pcap checks")
+        tshark = t.run(["tshark", "-r", CAPTURE, "-Y", "infiniband"],
+                       check_rc=False)
+        t.check(tshark.returncode == 0 and tshark.stdout.count("RRoCE") > 1000,
+                "tshark decodes the capture as RoCEv2")
 
         # WRITE with immediate consumes a receive at B
         cmd(PB, "/dprdma/client/recv,1,5,%d,0" % (10 << 20))
@@ -175,8 +196,9 @@ def main():
         for d in (b, a):
             if d is not None:
                 d.kill()
-        if os.path.exists(SOCK):
-            os.unlink(SOCK)
+        for f in (SOCK, CAPTURE):
+            if os.path.exists(f):
+                os.unlink(f)
     t.log("PASS")
 
 
