@@ -133,7 +133,7 @@ def main():
             m = re.search(r"(\d+) bad ICRC, (\d+) malformed", p.stdout)
             t.check(p.returncode == 1 and m and int(m.group(1)) +
                     int(m.group(2)) > 0 and
-                    p.stdout.startswith("%d frames" % r["captured"]),
+                    re.search(r"^%d frames" % r["captured"], p.stdout, re.M),
                     "the capture shows the corrupted frames B's adapter sent "
                     "(%s bad ICRC, %s malformed)" % (m.group(1), m.group(2)))
         else:
