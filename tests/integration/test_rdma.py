@@ -9,6 +9,9 @@ several QPs; data checked at the far end: the daemon that received the
 bytes reports a CRC-32 of its MR region over telemetry, compared with the
 CRC of what the other daemon sent. The peers find each other by ARP.
 
+With --afpacket, the two boxes sit in two network namespaces joined by a
+veth pair and use net_af_packet instead (IPv6 off on the veths).
+
 With --faults, both daemons wrap their port in the fault-injecting adapter
 (1% loss, 1% reordering, 0.1% duplication, 0.1% corruption, seeded):
 everything must still complete with the same data, and the counters must
@@ -32,6 +35,8 @@ SIZES = [0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20]
 
 
 FAULTS = "--faults" in sys.argv[1:]
+AFPACKET = "--afpacket" in sys.argv[1:]
+NS = {}
 
 
 def daemon(prefix, role, ip, seed):
@@ -39,11 +44,17 @@ def daemon(prefix, role, ip, seed):
     if FAULTS:
         extra = ["--faults", "loss=0.01,reorder=0.01,dup=0.001,corrupt=0.001,"
                  "seed=%d" % seed]
+    if AFPACKET:
+        side = "a" if role == "server" else "b"
+        vdev = "net_af_packet0,iface=dpr%s%d" % (side, PID % 100000)
+        ns = NS[side]
+    else:
+        vdev = ("net_memif0,role=%s,socket=%s,socket-abstract=no" %
+                (role, SOCK))
+        ns = None
     return t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
-                     "--file-prefix", prefix, "--vdev",
-                     "net_memif0,role=%s,socket=%s,socket-abstract=no" %
-                     (role, SOCK), "--", "--ip", ip, "--idle", "yield"] + extra,
-                    prefix=prefix)
+                     "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
+                     "--idle", "yield"] + extra, prefix=prefix, ns=ns)
 
 
 def cmd(prefix, c):
@@ -71,6 +82,11 @@ def main():
     if os.path.exists(SOCK):
         os.unlink(SOCK)
     a = b = None
+    if AFPACKET:
+        NS["a"] = t.Netns("dprt%d-ra" % PID)
+        NS["b"] = t.Netns("dprt%d-rb" % PID)
+        t.veth_pair(NS["a"], "dpra%d" % (PID % 100000), NS["b"],
+                    "dprb%d" % (PID % 100000))
     try:
         a = daemon(PA, "server", "10.80.0.1/24", 1)
         b = daemon(PB, "client", "10.80.0.2/24", 2)
@@ -209,6 +225,8 @@ def main():
         for f in (SOCK, CAPTURE):
             if os.path.exists(f):
                 os.unlink(f)
+        for ns in NS.values():
+            ns.close()
     t.log("PASS")
 
 
