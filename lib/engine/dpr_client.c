@@ -17,6 +17,7 @@
  *   /dprdma/client/recv,QP,COUNT,OFF,LEN   receives kept posted until COUNT
  *   /dprdma/client/run,QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]
  *          OP: send send_imm write write_imm read fadd cas
+ *   /dprdma/client/stop                    ends the stream once in flight work is done
  *   /dprdma/client/status                  -> progress, errors, rates
  *
  * Commands run on the worker between two polls (dpr_engine_cmd), so the
@@ -478,6 +479,21 @@ bad:
 }
 
 static int
+cmd_stop(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	struct dpr_client *cl = w->client;
+
+	if (cl == NULL) {
+		dpr_cmd_str(c, "error", "setup first");
+		return -EINVAL;
+	}
+	/* no more posts: the stream ends when what is in flight completes */
+	if (cl->active)
+		cl->count = cl->posted;
+	return 0;
+}
+
+static int
 cmd_status(struct dpr_worker *w, struct dpr_cmd *c)
 {
 	struct dpr_client *cl = w->client;
@@ -575,12 +591,13 @@ dpr_client_progress(struct dpr_worker *w)
 			}
 		}
 	}
-	if (cl->active && (cl->completed == cl->count ||
+	if (cl->active && (cl->completed >= cl->count ||
 			   (cl->errors != 0 && cl->completed == cl->posted))) {
 		cl->active = false;
 		cl->t_end = w->now;
 	}
-	return cl->active || cl->recv_posted != cl->recv_done;
+	/* posted receives need no spinning: idle sleeps are short */
+	return cl->active;
 }
 
 #define TEL_CMD(name) \
@@ -598,6 +615,7 @@ TEL_CMD(read64)
 TEL_CMD(recv)
 TEL_CMD(run)
 TEL_CMD(status)
+TEL_CMD(stop)
 
 void
 dpr_client_register_telemetry(void)
@@ -621,6 +639,8 @@ dpr_client_register_telemetry(void)
 		"Keep receives posted. Parameters: QP,COUNT,OFF,LEN");
 	rte_telemetry_register_cmd("/dprdma/client/run", tel_run,
 		"Start a stream. Parameters: QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]");
+	rte_telemetry_register_cmd("/dprdma/client/stop", tel_stop,
+		"End the stream once its work in flight completes. No parameters");
 	rte_telemetry_register_cmd("/dprdma/client/status", tel_status,
 		"Progress of the stream and the receives. No parameters");
 }
