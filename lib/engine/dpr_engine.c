@@ -84,23 +84,51 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 	tb->n = 0;
 }
 
-static inline uint16_t
-rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
+/* The destination QP of a RoCEv2 frame classify accepted (IPv4, UDP). */
+static inline uint32_t
+peek_dqpn(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t off = RTE_ETHER_HDR_LEN + (p[RTE_ETHER_HDR_LEN] & 0x0f) * 4u + 8;
+
+	if (rte_pktmbuf_data_len(m) < off + 8)
+		return 0;
+	return (uint32_t)p[off + 5] << 16 | (uint32_t)p[off + 6] << 8 | p[off + 7];
+}
+
+/* Pass @p m to worker @p to (its SPSC ring from this worker). */
+static inline void
+handover(struct dpr_worker *w, unsigned int to, struct rte_mbuf *m)
+{
+	struct rte_ring *r = dpr_engine.workers[to].handover_in[w->index];
+
+	if (rte_ring_sp_enqueue(r, m) != 0) {
+		w->handover_drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->handover_tx++;
+}
+
+/*
+ * Classify and answer frames, and give RoCEv2 ones to the transport of the
+ * worker that owns their QP: a QP belongs to one worker for its whole
+ * life; a frame that arrives on another worker's queue is handed over.
+ * ARP replies are shared, so every worker can reach every peer.
+ */
+static void
+process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
+	       uint16_t n, bool handed)
 {
 	const struct dpr_port *port = &dpr_engine.ports[pi];
 	struct dpr_port_counters *c = &w->ctr[pi];
 	struct dpr_txbuf *tb = &w->tx[pi];
-	struct rte_mbuf *pkts[DPR_MAX_BURST];
 	struct rte_mbuf *roce[DPR_MAX_BURST];
 	struct rte_mbuf *dropped[DPR_MAX_BURST];
-	uint16_t n, i, n_roce = 0, n_drop = 0;
+	const bool several = dpr_engine.n_workers > 1;
+	uint16_t i, n_roce = 0, n_drop = 0;
+	unsigned int k;
 
-	n = rte_eth_rx_burst(port->port_id, w->queue, pkts, burst);
-	if (n == 0)
-		return 0;
-	if (unlikely(w->tap[pi] != NULL))
-		w->tap[pi](w->tap_state[pi], port->port_id, w->queue, pkts, n, false);
-	c->rx_packets += n;
 	for (i = 0; i < n && i < PREFETCH_OFFSET; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (i = 0; i < n; i++) {
@@ -109,7 +137,6 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 		if (i + PREFETCH_OFFSET < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_OFFSET],
 						       void *));
-		c->rx_bytes += rte_pktmbuf_pkt_len(m);
 		switch (dpr_rx_classify(port, m, c, &w->neigh[pi])) {
 		case DPR_RX_REPLY:
 			tb->pkts[tb->n++] = m;
@@ -117,10 +144,32 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 				tx_flush(w, pi);
 			break;
 		case DPR_RX_ROCE:
+			if (several && !handed) {
+				const struct dpr_tqp *qp = dpr_qpn_lookup(
+					dpr_engine.ctx[pi], peek_dqpn(m));
+
+				if (qp != NULL && dpr_qp_owner(qp) != w->index) {
+					handover(w, dpr_qp_owner(qp), m);
+					break;
+				}
+			}
 			roce[n_roce++] = m;
 			break;
-		case DPR_RX_DROP:
 		case DPR_RX_CONSUMED:
+			/* a neighbour learnt: the other workers learn it too */
+			for (k = 0; several && !handed &&
+			     k < dpr_engine.n_workers; k++) {
+				struct rte_mbuf *copy;
+
+				if (k == w->index)
+					continue;
+				copy = rte_pktmbuf_copy(m, dpr_engine.pool, 0,
+							UINT32_MAX);
+				if (copy != NULL)
+					handover(w, k, copy);
+			}
+			/* fall through */
+		case DPR_RX_DROP:
 			dropped[n_drop++] = m;
 			break;
 		}
@@ -130,7 +179,50 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 		dpr_transport_rx(w->tp[pi], roce, n_roce, w->now);
 	if (n_drop != 0)
 		rte_pktmbuf_free_bulk(dropped, n_drop);
+}
+
+static inline uint16_t
+rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
+{
+	const struct dpr_port *port = &dpr_engine.ports[pi];
+	struct dpr_port_counters *c = &w->ctr[pi];
+	struct rte_mbuf *pkts[DPR_MAX_BURST];
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(port->port_id, w->queue, pkts, burst);
+	if (n == 0)
+		return 0;
+	if (unlikely(w->tap[pi] != NULL))
+		w->tap[pi](w->tap_state[pi], port->port_id, w->queue, pkts, n, false);
+	c->rx_packets += n;
+	for (i = 0; i < n; i++)
+		c->rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	process_frames(w, pi, pkts, n, false);
 	return n;
+}
+
+/* Frames other workers handed over: classified again, never passed on. */
+static uint16_t
+rx_handover(struct dpr_worker *w)
+{
+	uint16_t total = 0;
+	unsigned int from;
+
+	for (from = 0; from < dpr_engine.n_workers; from++) {
+		struct rte_mbuf *pkts[DPR_MAX_BURST];
+		unsigned int n, i;
+
+		if (w->handover_in[from] == NULL)
+			continue;
+		n = rte_ring_sc_dequeue_burst(w->handover_in[from], (void **)pkts,
+					      DPR_MAX_BURST, NULL);
+		for (i = 0; i < n; i++)
+			process_frames(w, dpr_engine.port_index[pkts[i]->port],
+				       &pkts[i], 1, true);
+		w->handover_rx += n;
+		total += (uint16_t)n;
+	}
+	return total;
 }
 
 /* Nanoseconds since the engine started, from the TSC: no system call. */
@@ -233,6 +325,8 @@ worker_main(void *arg)
 		w->now = engine_ns();
 		for (pi = 0; pi < n_ports; pi++)
 			got += rx_port(w, pi, burst);
+		if (dpr_engine.n_workers > 1)
+			got += rx_handover(w);
 		/* requesters, responses not yet sent, expired timers */
 		for (pi = 0; pi < n_ports; pi++) {
 			dpr_transport_poll(w->tp[pi], w->now);
@@ -278,6 +372,7 @@ dpr_engine_start(const struct dpr_config *conf,
 		struct dpr_worker *w = &e->workers[e->n_workers];
 
 		w->lcore_id = lcore;
+		w->index = e->n_workers;
 		w->queue = (uint16_t)e->n_workers;
 		e->n_workers++;
 	}
@@ -359,6 +454,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.mac = p->mac,
 				.resolve = resolve,
 				.resolve_arg = &w->rarg[pi],
+				.owner = i,
 			};
 
 			w->rarg[pi].w = w;
@@ -387,6 +483,26 @@ dpr_engine_start(const struct dpr_config *conf,
 			return -ENOMEM;
 		}
 	}
+
+	for (unsigned int pi = 0; pi < e->n_ports; pi++)
+		e->port_index[e->ports[pi].port_id] = (uint8_t)pi;
+	/* a single-producer single-consumer ring for each pair of workers */
+	for (unsigned int to = 0; e->n_workers > 1 && to < e->n_workers; to++)
+		for (unsigned int from = 0; from < e->n_workers; from++) {
+			char name[RTE_RING_NAMESIZE];
+
+			if (from == to)
+				continue;
+			snprintf(name, sizeof(name), "dpr_ho_%u_%u", from, to);
+			e->workers[to].handover_in[from] = rte_ring_create(name, 1024,
+				rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (e->workers[to].handover_in[from] == NULL) {
+				snprintf(err, errlen, "cannot create handover rings: %s",
+					 rte_strerror(rte_errno));
+				dpr_engine_stop();
+				return -ENOMEM;
+			}
+		}
 
 	dpr_stats_register_telemetry();
 	dpr_client_register_telemetry();
@@ -441,6 +557,16 @@ dpr_engine_stop(void)
 		for (pi = 0; pi < e->n_ports; pi++) {
 			dpr_transport_destroy(w->tp[pi]);
 			w->tp[pi] = NULL;
+		}
+		for (unsigned int from = 0; from < DPR_MAX_WORKERS; from++) {
+			struct rte_mbuf *m;
+
+			if (w->handover_in[from] == NULL)
+				continue;
+			while (rte_ring_dequeue(w->handover_in[from], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(w->handover_in[from]);
+			w->handover_in[from] = NULL;
 		}
 		if (w->cmd != NULL) {
 			struct dpr_cmd *c = NULL;

@@ -223,6 +223,9 @@ tel_lcore_stats(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "rx_packets", rx);
 	rte_tel_data_add_dict_u64(d, "tx_packets", tx);
 	rte_tel_data_add_dict_u64(d, "drops", drops);
+	rte_tel_data_add_dict_u64(d, "handover_tx", w->handover_tx);
+	rte_tel_data_add_dict_u64(d, "handover_rx", w->handover_rx);
+	rte_tel_data_add_dict_u64(d, "handover_drop", w->handover_drop);
 	return 0;
 }
 

@@ -163,7 +163,13 @@ struct dpr_resolve_arg {
 /** One worker lcore: its queues, transports, TX buffers and counters. */
 struct dpr_worker {
 	unsigned int lcore_id;
+	unsigned int index;           /**< in dpr_engine.workers */
 	uint16_t queue;               /**< its RX/TX queue on every port */
+	uint64_t handover_tx;         /**< frames passed to the QP's owner */
+	uint64_t handover_rx;         /**< frames other workers passed here */
+	uint64_t handover_drop;       /**< a handover ring was full */
+	/* SPSC rings, [from] this worker's point of view: frames for it */
+	struct rte_ring *handover_in[DPR_MAX_WORKERS];
 	uint64_t polls;               /**< loop iterations */
 	uint64_t idle_polls;          /**< iterations that received nothing */
 	uint64_t sleeps;              /**< yield-mode sleeps */
@@ -222,6 +228,7 @@ struct dpr_engine {
 	unsigned int n_workers;
 	struct rte_mempool *pool;
 	struct dpr_verbs_ctx *ctx[DPR_MAX_PORTS];   /**< one device per port */
+	uint8_t port_index[RTE_MAX_ETHPORTS];       /**< ethdev port id -> index */
 	uint64_t start_tsc;
 	uint64_t ns_mul;              /**< TSC cycles -> ns, 32.32 fixed point */
 	volatile bool quit;

@@ -189,6 +189,12 @@ dpr_qp_num(const struct dpr_tqp *qp)
 	return qp->qpn;
 }
 
+uint32_t
+dpr_qp_owner(const struct dpr_tqp *qp)
+{
+	return qp->tp->conf.owner;
+}
+
 enum dpr_qp_state
 dpr_qp_get_state(const struct dpr_tqp *qp)
 {

@@ -47,6 +47,8 @@ struct dpr_transport_conf {
 	uint32_t ack_every;          /**< AckReq every N packets of a long message (0: 64, as rxe) */
 	uint32_t tx_ring;            /**< frames queued for TX (0: 4096) */
 	uint32_t qp_burst;           /**< frames one QP emits per poll (0: 32) */
+	uint32_t owner;              /**< the caller's id for this instance
+	                                  (dprdmad: the worker index) */
 };
 
 /** Address vector (ibv_ah_attr with its GRH). */
@@ -204,6 +206,9 @@ int dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *attr,
 		int mask);
 int dpr_qp_query(const struct dpr_tqp *qp, struct dpr_qp_attr *attr);
 uint32_t dpr_qp_num(const struct dpr_tqp *qp);
+/** conf.owner of the transport the QP belongs to (immutable: safe to read
+ * from another lcore while the QP exists). */
+uint32_t dpr_qp_owner(const struct dpr_tqp *qp);
 enum dpr_qp_state dpr_qp_get_state(const struct dpr_tqp *qp);
 
 /**

@@ -12,6 +12,11 @@ CRC of what the other daemon sent. The peers find each other by ARP.
 With --afpacket, the two boxes sit in two network namespaces joined by a
 veth pair and use net_af_packet instead (IPv6 off on the veths).
 
+With --workers2, each box runs two workers on an af_packet port with two
+queue pairs (the kernel spreads flows over them by hash): frames that land
+on the worker that does not own their QP are handed over, and both the
+per-worker and the handover counters must show it.
+
 With --faults, both daemons wrap their port in the fault-injecting adapter
 (1% loss, 1% reordering, 0.1% duplication, 0.1% corruption, seeded):
 everything must still complete with the same data, and the counters must
@@ -35,7 +40,8 @@ SIZES = [0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20]
 
 
 FAULTS = "--faults" in sys.argv[1:]
-AFPACKET = "--afpacket" in sys.argv[1:]
+WORKERS2 = "--workers2" in sys.argv[1:]
+AFPACKET = "--afpacket" in sys.argv[1:] or WORKERS2
 NS = {}
 
 
@@ -47,12 +53,15 @@ def daemon(prefix, role, ip, seed):
     if AFPACKET:
         side = "a" if role == "server" else "b"
         vdev = "net_af_packet0,iface=dpr%s%d" % (side, PID % 100000)
+        if WORKERS2:
+            vdev += ",qpairs=2"
         ns = NS[side]
     else:
         vdev = ("net_memif0,role=%s,socket=%s,socket-abstract=no" %
                 (role, SOCK))
         ns = None
-    return t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+    lcores = ["--lcores", "0@0,1@1,2@0"] if WORKERS2 else ["-l", "0-1"]
+    return t.Daemon(lcores + ["--no-pci", "--no-huge", "-m", "512",
                      "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
                      "--idle", "yield"] + extra, prefix=prefix, ns=ns)
 
@@ -207,6 +216,17 @@ def main():
                         % (p, fa["lost"], fa["reordered"]))
             t.check(st["arp_request_tx"] >= 1 or st["arp_request_rx"] >= 1,
                     "%s: the peer was found by ARP" % p)
+        if WORKERS2:
+            ho = 0
+            for p in (PA, PB):
+                for lc in (1, 2):
+                    ls = t.telemetry(p, "/dprdma/lcore/stats,%d" % lc)
+                    t.log("%s lcore %d: %r" % (p, lc, ls))
+                    t.check(ls["rx_packets"] > 0 and ls["handover_drop"] == 0,
+                            "%s: worker on lcore %d received %d frames"
+                            % (p, lc, ls["rx_packets"]))
+                    ho += ls["handover_tx"]
+            t.check(ho > 0, "%d frames handed over to their QP's worker" % ho)
         if FAULTS:
             t.check(retrans > 0 and invalid > 0,
                     "the faults were real: %d packets retransmitted, %d "
