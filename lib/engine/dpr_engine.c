@@ -494,7 +494,7 @@ dpr_engine_start(const struct dpr_config *conf,
 			if (from == to)
 				continue;
 			snprintf(name, sizeof(name), "dpr_ho_%u_%u", from, to);
-			e->workers[to].handover_in[from] = rte_ring_create(name, 1024,
+			e->workers[to].handover_in[from] = rte_ring_create(name, 4096,
 				rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 			if (e->workers[to].handover_in[from] == NULL) {
 				snprintf(err, errlen, "cannot create handover rings: %s",
