@@ -93,6 +93,11 @@ static const struct key_def key_defs[] = {
 	{ "engine", "idle_sleep_us", KT_UINT, C_OFF(engine.idle_sleep_us),
 	  C_SZ(engine.idle_sleep_us), 1, 100000,
 	  .help = "microseconds a yielding worker sleeps when idle" },
+	{ "engine", "zero_copy", KT_UINT, C_OFF(engine.zero_copy),
+	  C_SZ(engine.zero_copy), 0, 65536,
+	  .help = "payload pieces of at least this many bytes are sent from "
+		  "the MR where they lie (external buffers), smaller ones are "
+		  "copied; 0: always copy" },
 	{ "engine", "stats_interval", KT_UINT, C_OFF(engine.stats_interval),
 	  C_SZ(engine.stats_interval), 0, 86400,
 	  .help = "seconds between counter lines on stdout, 0 = none" },
@@ -143,6 +148,7 @@ dpr_config_defaults(struct dpr_config *conf)
 	conf->engine.idle = DPR_IDLE_YIELD;
 	conf->engine.idle_sleep_us = 100;
 	conf->engine.stats_interval = 0;
+	conf->engine.zero_copy = 256;
 
 	for (i = 0; i < DPR_MAX_PORTS; i++) {
 		conf->port[i].mtu = 1500;

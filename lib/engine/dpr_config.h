@@ -86,6 +86,8 @@ struct dpr_config {
 		enum dpr_idle_mode idle;
 		unsigned int idle_sleep_us;  /**< sleep per idle round in yield mode */
 		unsigned int stats_interval; /**< s between stats lines, 0 = none */
+		unsigned int zero_copy;      /**< attach payload pieces of this many
+		                                  bytes or more; 0 = always copy */
 	} engine;
 	struct dpr_port_conf port[DPR_MAX_PORTS];
 	struct {

@@ -455,6 +455,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.resolve = resolve,
 				.resolve_arg = &w->rarg[pi],
 				.owner = i,
+				.zero_copy_min = conf->engine.zero_copy,
 			};
 
 			w->rarg[pi].w = w;

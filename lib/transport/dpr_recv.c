@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -55,6 +56,11 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	tp->txq_mask = ring - 1;
 	tp->ctx = c->ctx;
 	tp->pool = c->pool;
+	/* external buffers carry an IOVA: the MR's own address in VA mode */
+	if (rte_eal_iova_mode() != RTE_IOVA_VA)
+		tp->conf.zero_copy_min = 0;
+	if (tp->conf.zero_copy_min != 0)
+		dpr_verbs_set_mr_release(tp->ctx, dpr_mr_release_shinfo);
 	TAILQ_INIT(&tp->work);
 	TAILQ_INIT(&tp->all);
 	dpr_wheel_init(&tp->wheel, 0);

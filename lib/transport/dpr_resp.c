@@ -465,7 +465,7 @@ send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
 			seg.addr = dpr_mr_ptr(mr, res->va + res->sent);
 			seg.iova = (rte_iova_t)(uintptr_t)seg.addr;
 			seg.len = paylen;
-			seg.shinfo = NULL;
+			dpr_payload_seg(qp, mr, &seg);
 			nseg = 1;
 		}
 		if (dpr_xmit(tp, qp, &h, &seg, nseg) != 0)

@@ -49,6 +49,11 @@ struct dpr_transport_conf {
 	uint32_t qp_burst;           /**< frames one QP emits per poll (0: 32) */
 	uint32_t owner;              /**< the caller's id for this instance
 	                                  (dprdmad: the worker index) */
+	/** Payload pieces of at least this many bytes are attached to the
+	 * frame from the MR where they lie (external buffers, no copy);
+	 * smaller ones, and all with 0, are copied. Needs IOVA-as-VA (the
+	 * MR's addresses are what a device reads): otherwise always copied. */
+	uint32_t zero_copy_min;
 };
 
 /** Address vector (ibv_ah_attr with its GRH). */
@@ -153,7 +158,9 @@ struct dpr_recv_wr {
 	_(read_resp_tx) \
 	_(read_replays) \
 	_(atomic_executed) \
-	_(atomic_replays)
+	_(atomic_replays) \
+	_(tx_payload_copied) \
+	_(tx_payload_attached)
 
 struct dpr_transport_stats {
 #define _(n) uint64_t n;

@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -50,6 +51,62 @@ dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn)
 	return dpr_xmit(qp->tp, qp, &h, NULL, 0);
 }
 
+/*
+ * The shared info that frames attached to an MR's memory count on: one per
+ * MR, made on first use. The MR holds one reference, each attached frame
+ * another; the last one to go frees it, so frames in flight outlive a
+ * deregistration safely (they hold the memory's owner to its promise
+ * until they are sent, as a NIC's DMA would).
+ */
+static void
+shinfo_free(void *addr __rte_unused, void *opaque)
+{
+	free(opaque);
+}
+
+static struct rte_mbuf_ext_shared_info *
+mr_shinfo(struct dpr_mr *mr)
+{
+	struct rte_mbuf_ext_shared_info *si = mr->priv;
+
+	if (si == NULL) {
+		si = calloc(1, sizeof(*si));
+		if (si == NULL)
+			return NULL;
+		si->free_cb = shinfo_free;
+		si->fcb_opaque = si;
+		rte_mbuf_ext_refcnt_set(si, 1);
+		mr->priv = si;
+	}
+	return si;
+}
+
+void
+dpr_mr_release_shinfo(struct dpr_mr *mr)
+{
+	struct rte_mbuf_ext_shared_info *si = mr->priv;
+
+	mr->priv = NULL;
+	if (si != NULL && rte_mbuf_ext_refcnt_update(si, -1) == 0)
+		free(si);
+}
+
+void
+dpr_payload_seg(struct dpr_tqp *qp, struct dpr_mr *mr, struct dpr_wire_seg *seg)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	/* large pieces go out where they lie; small ones are copied, which
+	 * costs less than another segment */
+	seg->shinfo = NULL;
+	if (tp->conf.zero_copy_min != 0 && seg->len >= tp->conf.zero_copy_min)
+		seg->shinfo = mr_shinfo(mr);
+	if (seg->shinfo != NULL)
+		tp->stats.tx_payload_attached += seg->len;
+	else
+		tp->stats.tx_payload_copied += seg->len;
+}
+
 int
 dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge, uint32_t nsge,
 	       uint32_t off, uint32_t len, struct dpr_wire_seg *segs,
@@ -74,7 +131,7 @@ dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge, uint32_t nsge,
 		segs[*nseg].addr = dpr_mr_ptr(mr, sge[i].addr + off);
 		segs[*nseg].iova = (rte_iova_t)(uintptr_t)segs[*nseg].addr;
 		segs[*nseg].len = piece;
-		segs[*nseg].shinfo = NULL;   /* copied into the frame */
+		dpr_payload_seg(qp, mr, &segs[*nseg]);
 		(*nseg)++;
 		len -= piece;
 		off = 0;

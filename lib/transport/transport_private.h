@@ -255,6 +255,10 @@ int dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge,
 		   uint32_t nsge, uint32_t off, uint32_t len,
 		   struct dpr_wire_seg *segs, unsigned int max_segs,
 		   unsigned int *nseg);
+void dpr_mr_release_shinfo(struct dpr_mr *mr);
+/* seg->addr/iova/len set: attach or copy, and count which */
+void dpr_payload_seg(struct dpr_tqp *qp, struct dpr_mr *mr,
+		     struct dpr_wire_seg *seg);
 int dpr_sge_scatter(struct dpr_tqp *qp, const struct dpr_sge *sge,
 		    uint32_t nsge, uint32_t off, const struct rte_mbuf *m,
 		    uint32_t moff, uint32_t len);

@@ -31,6 +31,7 @@ struct dpr_verbs_ctx {
 	uint32_t next_handle;
 	dpr_event_cb event_cb;
 	void *event_arg;
+	void (*mr_release)(struct dpr_mr *mr);
 	struct dpr_mr **mrs;        /**< by key index */
 	struct slot_fifo mr_free;
 	void **qps;                 /**< by qpn - QPN_BASE */
@@ -133,6 +134,12 @@ dpr_verbs_limits(const struct dpr_verbs_ctx *ctx)
 }
 
 void
+dpr_verbs_set_mr_release(struct dpr_verbs_ctx *ctx, void (*fn)(struct dpr_mr *))
+{
+	ctx->mr_release = fn;
+}
+
+void
 dpr_verbs_set_event_cb(struct dpr_verbs_ctx *ctx, dpr_event_cb cb, void *arg)
 {
 	ctx->event_cb = cb;
@@ -230,6 +237,8 @@ dpr_mr_dereg(struct dpr_mr *mr)
 	struct dpr_verbs_ctx *ctx = mr->pd->ctx;
 
 	mr->valid = false;
+	if (mr->priv != NULL && ctx->mr_release != NULL)
+		ctx->mr_release(mr);
 	ctx->mrs[mr->index] = NULL;
 	fifo_put(&ctx->mr_free, mr->index);
 	ctx->use.mr--;

@@ -239,6 +239,11 @@ struct dpr_verbs_ctx *dpr_verbs_create(const struct dpr_verbs_limits *l);
 void dpr_verbs_destroy(struct dpr_verbs_ctx *ctx);
 const struct dpr_verbs_limits *dpr_verbs_limits(const struct dpr_verbs_ctx *ctx);
 
+/** Called by dpr_mr_dereg() for an MR whose priv is set, before it goes:
+ * the transport lets go of what it hung there. */
+void dpr_verbs_set_mr_release(struct dpr_verbs_ctx *ctx,
+		void (*fn)(struct dpr_mr *mr));
+
 /** Where asynchronous events (CQ overflow, QP errors) go. */
 void dpr_verbs_set_event_cb(struct dpr_verbs_ctx *ctx, dpr_event_cb cb, void *arg);
 void dpr_verbs_event(struct dpr_verbs_ctx *ctx, enum dpr_event_type type,

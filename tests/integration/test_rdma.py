@@ -209,6 +209,10 @@ def main():
                        tr["rx_frames"], tr["tx_frames"]))
             retrans += tr["retransmits"]
             invalid += tr["rx_invalid"]
+            t.check(tr["tx_payload_attached"] > tr["tx_payload_copied"] > 0,
+                    "%s: payload sent from the MR where it lies (%d bytes "
+                    "attached, %d small pieces copied)" %
+                    (p, tr["tx_payload_attached"], tr["tx_payload_copied"]))
             if FAULTS:
                 t.log("%s faults injected: %r" % (p, fa))
                 t.check(fa["lost"] > 0 and fa["reordered"] > 0,

@@ -75,6 +75,7 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.gid = s->gid;
 		c.resolve = resolve;
 		c.resolve_arg = h;
+		c.zero_copy_min = h->f.zero_copy_min;
 		s->tp = dpr_transport_create(&c);
 		s->pd = dpr_pd_alloc(s->ctx, 0);
 		s->scq = dpr_cq_create(s->ctx, 1 << 16, 0);

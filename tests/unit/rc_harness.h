@@ -23,6 +23,7 @@ struct rc_faults {
 	double corrupt;      /**< one bit flipped somewhere after Ethernet */
 	uint64_t delay_ns;   /**< one-way */
 	bool drop_a_to_b;    /**< every frame from A lost (timeouts) */
+	uint32_t zero_copy_min; /**< the transports' zero-copy threshold */
 };
 
 enum rc_kind { K_REQUEST, K_ACK, K_NAK, K_READ_RESP, K_ATOMIC_ACK, K_NUM };

@@ -8,6 +8,7 @@
  *
  *   dprdma-rc-property [--messages N] [--seed S] [--qps Q] [--max-size B]
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
+ *                      [--zero-copy MIN]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -411,6 +412,7 @@ main(int argc, char **argv)
 		{ "reorder", required_argument, NULL, 'r' },
 		{ "dup", required_argument, NULL, 'd' },
 		{ "corrupt", required_argument, NULL, 'c' },
+		{ "zero-copy", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -437,6 +439,7 @@ main(int argc, char **argv)
 		case 'r': f.reorder = atof(optarg); break;
 		case 'd': f.dup = atof(optarg); break;
 		case 'c': f.corrupt = atof(optarg); break;
+		case 'z': f.zero_copy_min = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: see the top of tests/unit/rc_property.c\n");
 			return 2;
