@@ -6,7 +6,7 @@ limit of the same link, in one run (not pass/fail).
 
 1. The raw memif link between two DPDK processes (dprdma-memif-raw): frames
    per second with the frame of a 64 B RDMA WRITE (138 B) and with a full
-   path-MTU frame (1024 B payload: 1082 B).
+   path-MTU frame (1024 B payload: 1082 B); the best of three runs.
 2. Two dprdmad over memif, one busy-polling worker each on its own core:
    RC WRITE message rate at 64 B, and bandwidth at 4 KiB and 64 KiB.
 Prints a table with the ratios and writes build/bench/datapath.csv.
@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
 import dprtest as t  # noqa: E402
 
 
-def raw(size):
+def raw_once(size):
     sock = "/tmp/dprdma-bench-raw-%d.sock" % os.getpid()
     tool = os.path.join(BUILD, "tests/bench/dprdma-memif-raw")
     rx = subprocess.Popen([tool, "--role", "rx", "--socket", sock, "--size",
@@ -40,6 +40,17 @@ def raw(size):
     if os.path.exists(sock):
         os.unlink(sock)
     return json.loads(out.strip().splitlines()[-1])
+
+
+def raw(size, runs=3):
+    """The link's limit: the best of a few runs (this machine is shared:
+    single runs vary by more than two times)."""
+    best = None
+    for _ in range(runs):
+        r = raw_once(size)
+        if best is None or r["frames_per_s"] > best["frames_per_s"]:
+            best = r
+    return best
 
 
 def dprdma(results):

@@ -211,7 +211,7 @@ def main():
             invalid += tr["rx_invalid"]
             t.check(tr["tx_payload_attached"] > tr["tx_payload_copied"] > 0,
                     "%s: payload sent from the MR where it lies (%d bytes "
-                    "attached, %d small pieces copied)" %
+                    "attached, %d bytes of small pieces copied)" %
                     (p, tr["tx_payload_attached"], tr["tx_payload_copied"]))
             if FAULTS:
                 t.log("%s faults injected: %r" % (p, fa))
