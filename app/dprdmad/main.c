@@ -292,10 +292,17 @@ main(int argc, char **argv)
 
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0) {
+		const char *prefix = "rte";   /* the EAL's own default */
+
+		/* the prefix in force: the last one given, as the EAL reads it */
+		for (i = 1; i + 1 < (unsigned int)eal_argc; i++)
+			if (strcmp(eal_argv[i], "--file-prefix") == 0)
+				prefix = eal_argv[i + 1];
 		fprintf(stderr, "dprdmad: error: EAL initialisation failed: %s "
-			"(check the EAL arguments above; is another dprdmad "
+			"(check the EAL arguments above; is another DPDK process "
 			"running with --file-prefix %s?)\n",
-			rte_strerror(rte_errno), conf.eal.file_prefix);
+			rte_errno ? rte_strerror(rte_errno) : "see the EAL lines above",
+			prefix);
 		return 1;
 	}
 
