@@ -17,6 +17,9 @@
  *   /dprdma/client/recv,QP,COUNT,OFF,LEN   receives kept posted until COUNT
  *   /dprdma/client/run,QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]
  *          OP: send send_imm write write_imm read fadd cas
+ *   /dprdma/client/pingpong,QP,SIZE,COUNT,INITIATOR
+ *          as ibv_rc_pingpong: SENDs of SIZE answered one for one, COUNT
+ *          each way; the initiator (1) sends first, like its client
  *   /dprdma/client/stop                    ends the stream once in flight work is done
  *   /dprdma/client/status                  -> progress, errors, rates
  *
@@ -42,9 +45,10 @@
 #define CLIENT_MAX_MR (1ull << 30)
 
 enum client_op { C_SEND, C_SEND_IMM, C_WRITE, C_WRITE_IMM, C_READ, C_FADD,
-		 C_CAS, C_NUM };
+		 C_CAS, C_PINGPONG, C_NUM };
 static const char *const op_names[C_NUM] = {
 	"send", "send_imm", "write", "write_imm", "read", "fadd", "cas",
+	"pingpong",
 };
 
 struct dpr_client {
@@ -66,6 +70,8 @@ struct dpr_client {
 	uint64_t loff, rva;
 	uint32_t rkey, depth;
 	uint64_t t_start, t_end;
+	/* ping-pong: sends allowed so far (one per message received) */
+	uint64_t pp_credit;
 	/* receives */
 	uint32_t recv_qp;
 	uint64_t recv_target, recv_posted, recv_done, recv_bytes, recv_errors;
@@ -479,6 +485,39 @@ bad:
 }
 
 static int
+cmd_pingpong(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	struct dpr_client *cl = w->client;
+	uint64_t v[4];
+
+	if (cl == NULL || cl->active || args(c->arg, v, 4) != 4 ||
+	    v[0] >= cl->n_qps || v[1] > cl->size / 2 || v[2] == 0) {
+		dpr_cmd_str(c, "error", "expected QP,SIZE,COUNT,INITIATOR after "
+			    "setup, no stream running");
+		return -EINVAL;
+	}
+	cl->qp_i = (uint32_t)v[0];
+	cl->op = C_PINGPONG;
+	cl->msg = (uint32_t)v[1];
+	cl->count = v[2];
+	cl->loff = 0;
+	cl->depth = 1;
+	cl->pp_credit = v[3] ? 1 : 0;   /* the initiator speaks first */
+	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
+	cl->first_error = 0;
+	/* receives into the upper half of the MR, kept posted */
+	cl->recv_qp = cl->qp_i;
+	cl->recv_off = cl->size / 2;
+	cl->recv_len = (uint32_t)RTE_MAX((uint64_t)cl->msg, 1ull);
+	cl->recv_done = cl->recv_posted = 0;
+	cl->recv_target = v[2] + 16;
+	cl->t_start = w->now;
+	cl->t_end = 0;
+	cl->active = true;
+	return 0;
+}
+
+static int
 cmd_stop(struct dpr_worker *w, struct dpr_cmd *c)
 {
 	struct dpr_client *cl = w->client;
@@ -531,7 +570,8 @@ dpr_client_progress(struct dpr_worker *w)
 	int n, i;
 
 	while (cl->active && cl->posted < cl->count &&
-	       cl->posted - cl->completed < cl->depth) {
+	       cl->posted - cl->completed < cl->depth &&
+	       (cl->op != C_PINGPONG || cl->posted < cl->pp_credit)) {
 		struct dpr_sge sge = { cl->mr->iova + cl->loff, cl->msg, cl->mr->lkey };
 		struct dpr_send_wr wr = {
 			.wr_id = cl->posted, .sg_list = &sge, .num_sge = 1,
@@ -542,6 +582,7 @@ dpr_client_progress(struct dpr_worker *w)
 			DPR_WR_SEND, DPR_WR_SEND_WITH_IMM, DPR_WR_RDMA_WRITE,
 			DPR_WR_RDMA_WRITE_WITH_IMM, DPR_WR_RDMA_READ,
 			DPR_WR_ATOMIC_FETCH_AND_ADD, DPR_WR_ATOMIC_CMP_AND_SWP,
+			DPR_WR_SEND,
 		};
 
 		wr.opcode = wr_op[cl->op];
@@ -580,6 +621,9 @@ dpr_client_progress(struct dpr_worker *w)
 					cl->recv_errors++;
 				else
 					cl->recv_bytes += cqe[i].byte_len;
+				/* ping-pong: each message received earns one back */
+				if (cl->op == C_PINGPONG && cl->active)
+					cl->pp_credit++;
 				continue;
 			}
 			cl->completed++;
@@ -591,7 +635,13 @@ dpr_client_progress(struct dpr_worker *w)
 			}
 		}
 	}
-	if (cl->active && (cl->completed >= cl->count ||
+	if (cl->active && cl->op == C_PINGPONG) {
+		if ((cl->completed >= cl->count && cl->recv_done >= cl->count) ||
+		    (cl->errors != 0 && cl->completed == cl->posted)) {
+			cl->active = false;
+			cl->t_end = w->now;
+		}
+	} else if (cl->active && (cl->completed >= cl->count ||
 			   (cl->errors != 0 && cl->completed == cl->posted))) {
 		cl->active = false;
 		cl->t_end = w->now;
@@ -616,6 +666,7 @@ TEL_CMD(recv)
 TEL_CMD(run)
 TEL_CMD(status)
 TEL_CMD(stop)
+TEL_CMD(pingpong)
 
 void
 dpr_client_register_telemetry(void)
@@ -639,6 +690,8 @@ dpr_client_register_telemetry(void)
 		"Keep receives posted. Parameters: QP,COUNT,OFF,LEN");
 	rte_telemetry_register_cmd("/dprdma/client/run", tel_run,
 		"Start a stream. Parameters: QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]");
+	rte_telemetry_register_cmd("/dprdma/client/pingpong", tel_pingpong,
+		"Ping-pong as ibv_rc_pingpong. Parameters: QP,SIZE,COUNT,INITIATOR");
 	rte_telemetry_register_cmd("/dprdma/client/stop", tel_stop,
 		"End the stream once its work in flight completes. No parameters");
 	rte_telemetry_register_cmd("/dprdma/client/status", tel_status,
