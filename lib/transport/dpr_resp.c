@@ -231,6 +231,29 @@ alloc_res(struct dpr_tqp *qp)
 	return res;
 }
 
+/* A slot for a READ or an atomic the checks passed, or NULL: NAKed when
+ * the QP takes none (max_dest_rd_atomic 0), dropped while all are busy. */
+static struct dpr_resp_res *
+take_res(struct dpr_tqp *qp, uint32_t psn)
+{
+	if (qp->attr.max_dest_rd_atomic == 0) {
+		nak_invalid(qp, psn);
+		return NULL;
+	}
+	return alloc_res(qp);
+}
+
+/* Send a kept resource's answers again (a duplicate asked for them). */
+static void
+resend_res(struct dpr_tqp *qp, struct dpr_resp_res *res)
+{
+	if (!res->to_send) {
+		res->to_send = true;
+		qp->resp.res_unsent++;
+	}
+	qp_work(qp);
+}
+
 static void
 rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	const struct dpr_wire_hdrs *h)
@@ -244,11 +267,7 @@ rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 		nak_access(qp, h->psn);
 		return;
 	}
-	if (qp->attr.max_dest_rd_atomic == 0) {
-		nak_invalid(qp, h->psn);
-		return;
-	}
-	res = alloc_res(qp);
+	res = take_res(qp, h->psn);
 	if (res == NULL)
 		return;
 	res->type = RES_READ;
@@ -286,11 +305,7 @@ rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 		nak_access(qp, h->psn);
 		return;
 	}
-	if (qp->attr.max_dest_rd_atomic == 0) {
-		nak_invalid(qp, h->psn);
-		return;
-	}
-	res = alloc_res(qp);
+	res = take_res(qp, h->psn);
 	if (res == NULL)
 		return;
 	/* executed once; the result is kept for duplicates (C9-125) */
@@ -339,22 +354,14 @@ duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 			res->last_psn = dpr_psn_add(h->psn,
 				(int32_t)npkts(h->reth.len, qp->pmtu) - 1);
 			res->sent = 0;
-			if (!res->to_send) {
-				res->to_send = true;
-				qp->resp.res_unsent++;
-			}
 			tp->stats.read_replays++;
-			qp_work(qp);
+			resend_res(qp, res);
 			return;
 		}
 		if ((pi->mask & DPR_ATOMIC_MASK) && res->type == RES_ATOMIC &&
 		    res->first_psn == h->psn) {
-			if (!res->to_send) {
-				res->to_send = true;
-				qp->resp.res_unsent++;
-			}
 			tp->stats.atomic_replays++;
-			qp_work(qp);
+			resend_res(qp, res);
 			return;
 		}
 	}
