@@ -9,6 +9,12 @@ roles: the guest as server (dprdmad sends first), then the guest as client
 information goes over TCP in ibv_rc_pingpong's own format
 (tools/rxe-peer/rc-oob.py); the RoCEv2 frames are dprdma's.
 
+Then through loss: 1% of dprdmad's frames dropped by its fault-injecting
+adapter, and separately 1% of the guest's dropped by tc netem in the guest;
+both must still complete, with retransmissions to show it. Every frame on
+dprdmad's port in both directions is captured (pcapng, switched on at run
+time) and checked by dprdma-pcap: no malformed frame, no bad ICRC.
+
 Skipped (77) where qemu cannot run; with CI=true a skip where qemu is
 installed is a failure."""
 
@@ -31,6 +37,8 @@ PREFIX = "dprt-rxe-%d" % os.getpid()
 OURS = "10.99.0.10"
 GUEST = "10.99.0.2"
 SIZES = [64, 1024, 4096, 65536]
+CAPTURE = "/tmp/dprt-rxe-%d.pcapng" % os.getpid()
+PCAP_TOOL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-pcap")
 
 
 def kit(*args, check=True, timeout=300, env=None):
@@ -63,11 +71,11 @@ def wait_done(what):
     t.fail("%s: dprdmad's side did not finish: %r" % (what, s))
 
 
-def one(size, guest_is_server):
-    what = "ibv_rc_pingpong -s %d, guest as %s" % (
-        size, "server" if guest_is_server else "client")
+def one(size, guest_is_server, iters=10, label=""):
+    what = "ibv_rc_pingpong -s %d -n %d, guest as %s%s" % (
+        size, iters, "server" if guest_is_server else "client", label)
     c = t.telemetry(PREFIX, "/dprdma/client/setup,1,%d" % (4 << 20))
-    cmd = "timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -n 10 -s %d" % size
+    cmd = "timeout 90 ibv_rc_pingpong -d rxe0 -g 1 -n %d -s %d" % (iters, size)
     if guest_is_server:
         job = kit("peer-exec.sh", "-b", "p1", cmd + " 2>&1").stdout.strip()
         # the server listens once it is up: retry the exchange until then
@@ -88,18 +96,19 @@ def one(size, guest_is_server):
     r = t.telemetry(PREFIX, "/dprdma/client/connect,0,%d,%d,%s" %
                     (g["qpn"], g["psn"], g["gid_ipv4"]))
     t.check(r["rc"] == 0, "%s: connected to guest QPN %d" % (what, g["qpn"]))
-    r = t.telemetry(PREFIX, "/dprdma/client/pingpong,0,%d,10,%d" %
-                    (size, 1 if guest_is_server else 0))
+    r = t.telemetry(PREFIX, "/dprdma/client/pingpong,0,%d,%d,%d" %
+                    (size, iters, 1 if guest_is_server else 0))
     s = wait_done(what)
     rc, text = guest_result(job)
     t.log(text)
     m = re.search(r"(\d+) iters in", text)
-    t.check(rc == 0 and m and int(m.group(1)) == 10 and "error" not in text.lower()
-            and "Failed" not in text,
-            "%s: the guest's ibv_rc_pingpong finished 10 iterations" % what)
-    t.check(s["completed"] == 10 and s["recv_done"] == 10 and s["errors"] == 0 and
-            s["recv_bytes"] == 10 * size,
-            "%s: dprdmad sent and received 10 messages of %d B" % (what, size))
+    t.check(rc == 0 and m and int(m.group(1)) == iters and
+            "error" not in text.lower() and "Failed" not in text,
+            "%s: the guest's ibv_rc_pingpong finished %d iterations" % (what, iters))
+    t.check(s["completed"] == iters and s["recv_done"] == iters and
+            s["errors"] == 0 and s["recv_bytes"] == iters * size,
+            "%s: dprdmad sent and received %d messages of %d B" %
+            (what, iters, size))
 
 
 def main():
@@ -118,19 +127,51 @@ def main():
         # the guest on CPU 0, dprdmad on CPU 1 (TCG guests starve otherwise)
         kit("run-peer.sh", "p1", GUEST, env={"RXEPEER_CPUS": "0"}, timeout=180)
         kit("host-port.sh", "add", "rxdpdk0")
-        d = t.Daemon(["--lcores", "0@1,1@1", "--no-pci", "--no-huge", "-m", "512",
-                      "--file-prefix", PREFIX, "--vdev",
-                      "net_af_packet0,iface=rxdpdk0", "--", "--ip", OURS + "/24",
-                      "--idle", "yield"], ns=_ns(), prefix=PREFIX)
+        d = daemon([])
         p = kit("peer-exec.sh", "p1", "ping -c 3 %s" % OURS, check=False)
         t.check(" 0% packet loss" in p.stdout, "the guest reaches dprdmad (ARP, ping)")
+        r = t.telemetry(PREFIX, "/dprdma/capture/start,0," + CAPTURE)
+        t.check(r is not None and r.get("capturing") == "yes", "capture on")
         for size in SIZES:
             one(size, True)
             one(size, False)
+        r = t.telemetry(PREFIX, "/dprdma/capture/stop,0")
+        p = t.run([PCAP_TOOL, "-q", CAPTURE], check_rc=False)
+        t.log(p.stdout)
+        t.check(p.returncode == 0 and " 0 bad ICRC, 0 malformed" in p.stdout and
+                r["captured"] > 100,
+                "wire check: %d frames both ways, every one well formed with a "
+                "good ICRC (rxe's and dprdma's)" % r["captured"])
         tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
         t.log("transport: %r" % tr)
         t.check(tr["rx_invalid"] == 0 and tr["nak_err_rx"] == 0 and
                 tr["nak_err_tx"] == 0, "no invalid frame, no error NAK either way")
+        rc = d.stop(signal.SIGTERM)
+        d = None
+        t.check(rc == 0, "dprdmad stops cleanly")
+
+        # 1% of dprdmad's frames lost on the way out (its fault adapter)
+        d = daemon(["--faults", "loss=0.01,seed=7"])
+        for guest_is_server in (True, False):
+            one(4096, guest_is_server, 100, ", 1% loss at dprdmad")
+        fa = t.telemetry(PREFIX, "/dprdma/port/faults,0")
+        t.check(fa["lost"] > 0, "dprdmad's adapter lost %d of %d frames"
+                % (fa["lost"], fa["frames"]))
+        d.stop(signal.SIGTERM)
+        d = None
+
+        # 1% of the guest's frames lost on the way out (tc netem in the guest)
+        d = daemon([])
+        kit("peer-exec.sh", "p1", "/sbin/tc qdisc add dev eth0 root netem loss 1%")
+        for guest_is_server in (True, False):
+            one(4096, guest_is_server, 100, ", 1% netem loss in the guest")
+        q = kit("peer-exec.sh", "p1", "/sbin/tc -s qdisc show dev eth0", check=False)
+        t.log(q.stdout)
+        tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
+        t.check(tr["nak_seq_tx"] + tr["dup_request_rx"] + tr["out_of_seq_rx"] > 0,
+                "the guest's losses showed at dprdmad (%d sequence NAKs, %d "
+                "duplicates)" % (tr["nak_seq_tx"], tr["dup_request_rx"]))
+        kit("peer-exec.sh", "p1", "/sbin/tc qdisc del dev eth0 root", check=False)
         rc = d.stop(signal.SIGTERM)
         d = None
         t.check(rc == 0, "dprdmad stops cleanly")
@@ -139,7 +180,16 @@ def main():
             d.kill()
         kit("stop-peer.sh", "p1", check=False)
         kit("net-down.sh", check=False)
+        if os.path.exists(CAPTURE):
+            os.unlink(CAPTURE)
     t.log("PASS")
+
+
+def daemon(extra):
+    return t.Daemon(["--lcores", "0@1,1@1", "--no-pci", "--no-huge", "-m", "512",
+                     "--file-prefix", PREFIX, "--vdev",
+                     "net_af_packet0,iface=rxdpdk0", "--", "--ip", OURS + "/24",
+                     "--idle", "yield"] + extra, ns=_ns(), prefix=PREFIX)
 
 
 class _KitNs:
