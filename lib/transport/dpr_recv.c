@@ -108,28 +108,27 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		tp->stats.rx_no_qp++;
 		return;
 	}
-	/* rxe check_addr/check_keys: from the QP's peer, default P_Key */
+	/* rxe hdr_check order: the QP's state first (IBA 10.3.1: a responder
+	 * works from RTR on, a requester's completer in RTS/SQD; a QP in
+	 * RESET or INIT has no peer yet), then check_addr/check_keys: from
+	 * the QP's peer, default P_Key */
+	if ((pi.mask & DPR_REQ_MASK) ?
+	    qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
+	    qp->state != DPR_QPS_SQD :
+	    qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) {
+		tp->stats.rx_qp_state++;
+		return;
+	}
 	if (memcmp(&pi.encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi.encap.sgid)) ||
 	    memcmp(&pi.encap.dgid, &tp->conf.gid, sizeof(pi.encap.dgid)) ||
 	    h.pkey != DPR_DEFAULT_PKEY) {
 		tp->stats.rx_wrong_peer++;
 		return;
 	}
-	if (pi.mask & DPR_REQ_MASK) {
-		/* IBA 10.3.1: a responder works from RTR on */
-		if (qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
-		    qp->state != DPR_QPS_SQD) {
-			tp->stats.rx_qp_state++;
-			return;
-		}
+	if (pi.mask & DPR_REQ_MASK)
 		dpr_resp_rx(qp, m, &pi, &h);
-	} else {
-		if (qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) {
-			tp->stats.rx_qp_state++;
-			return;
-		}
+	else
 		dpr_comp_rx(qp, m, &pi, &h);
-	}
 }
 
 void

@@ -1,0 +1,277 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""A hostile RoCEv2 peer against a running dprdmad (issue 9).
+
+dprdmad runs in one namespace on net_af_packet over a veth pair; this
+script moves itself into the other namespace and plays the remote end of
+the built-in client's RC QPs with frames it builds with scapy (ICRC
+computed by scapy.contrib.roce, so each frame is wrong only where meant).
+The MR is filled with a known pattern and its CRC taken first; every
+hostile request must leave it as it was.
+
+Each request is answered as IBA and Linux rxe answer it, and counted:
+- class C errors (IBA 9.9.3.1, rxe do_class_ac_error) NAK with the right
+  syndrome and move the QP to ERR, after which its frames are dropped:
+  rkey not the MR's, va+len past the MR's end, va+len wrapping 2^64, READ
+  of 2^31 bytes -> remote access error (0x62); WRITE payload longer and
+  shorter than its DMA length, MIDDLE without FIRST, payload longer than
+  the path MTU, atomic at a misaligned address -> invalid request (0x61);
+- a PSN ahead of the expected one -> one PSN sequence error NAK (0x60),
+  the QP stays in RTS and goes on;
+- bad ICRC, headers truncated at every offset, an unknown destination QP,
+  a QP never connected (RESET/INIT), a QP in ERR, a source address not
+  the QP's peer, a P_Key not the default -> dropped silently, counted in
+  rx_invalid, rx_no_qp, rx_qp_state, rx_wrong_peer.
+Afterwards the untouched QP takes a good WRITE, whose bytes land exactly
+where asked, and the daemon answers telemetry and ping."""
+
+import ctypes
+import os
+import struct
+import time
+import zlib
+
+import dprtest as t
+
+PID = os.getpid()
+PREFIX = "dprt-hostile-%d" % PID
+IFA, IFB = "dpha%d" % (PID % 100000), "dphb%d" % (PID % 100000)
+IP_A, IP_B = "10.83.0.1", "10.83.0.2"
+MR = 1 << 20
+NQP = 16
+RPSN = 1000          # the PSN this peer starts each QP at
+RQPN0 = 0x100        # this peer's QPN for the daemon's QP i: RQPN0 + i
+CLONE_NEWNET = 0x40000000
+
+SYN_ACK, SYN_SEQ, SYN_INV, SYN_ACC = 0x00, 0x60, 0x61, 0x62
+OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_ONLY = 0x06, 0x07, 0x0a
+OP_READ_REQ, OP_FADD = 0x0c, 0x14
+
+
+def cmd(c):
+    r = t.telemetry(PREFIX, c)
+    if r is None or r.get("rc", 0) != 0:
+        t.fail("%s -> %r" % (c, r))
+    return r
+
+
+def stats():
+    return cmd("/dprdma/transport/stats,0")
+
+
+def enter_netns(name):
+    fd = os.open("/var/run/netns/" + name, os.O_RDONLY)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        t.fail("setns %s: %s" % (name, os.strerror(ctypes.get_errno())))
+    os.close(fd)
+
+
+class Peer:
+    def __init__(self, mac_a, mac_b, setup):
+        from scapy.all import AsyncSniffer, Ether, IP, UDP, Raw, conf
+        from scapy.contrib.roce import BTH
+        self.Ether, self.IP, self.UDP, self.Raw, self.BTH = Ether, IP, UDP, Raw, BTH
+        self.mac_a, self.mac_b = mac_a, mac_b
+        self.qpns = [int(x) for x in setup["qpns"].split(",")]
+        self.va, self.rkey = setup["mr_va"], setup["rkey"]
+        self.sock = conf.L2socket(iface=IFB)
+        self.got = []
+        self.sniffer = AsyncSniffer(iface=IFB, store=False,
+                                    prn=self._rx, lfilter=self._ours)
+        self.sniffer.start()
+        time.sleep(0.5)
+
+    def _ours(self, p):
+        b = bytes(p)
+        return (len(b) >= 54 and b[12:14] == b"\x08\x00" and b[23] == 17 and
+                b[36:38] == b"\x12\xb7" and b[26:30] == bytes(
+                    int(x) for x in IP_A.split(".")))
+
+    def _rx(self, p):
+        b = bytes(p)
+        bth = b[42:54]
+        op, dqpn = bth[0], int.from_bytes(bth[5:8], "big")
+        psn = int.from_bytes(bth[9:12], "big")
+        syn = b[54] if len(b) >= 58 else None
+        self.got.append((op, dqpn, psn, syn))
+
+    def frame(self, qp, op, psn, ext=b"", payload=b"", dqpn=None,
+              pkey=0xffff, src=IP_B):
+        p = (self.Ether(src=self.mac_b, dst=self.mac_a) /
+             self.IP(src=src, dst=IP_A, flags="DF", ttl=64) /
+             self.UDP(sport=49152 + qp, dport=4791, chksum=0) /
+             self.BTH(opcode=op, pkey=pkey, ackreq=1,
+                      dqpn=self.qpns[qp] if dqpn is None else dqpn,
+                      psn=psn & 0xffffff) /
+             self.Raw(ext + payload))
+        return bytes(p)
+
+    def reth(self, va, rkey, length):
+        return struct.pack("!QII", va & (2 ** 64 - 1), rkey, length)
+
+    def send(self, frames, wait=0.4):
+        mark = len(self.got)
+        for f in frames:
+            self.sock.send(self.Raw(f))
+        time.sleep(wait)
+        return self.got[mark:]
+
+    def close(self):
+        self.sniffer.stop()
+        self.sock.close()
+
+
+def expect(peer, what, frames, qp, syn=None, psn=None, qp_state_drop=False):
+    """Send; expect one response on qp with syndrome syn (None: silence)."""
+    before = stats()
+    rsp = [r for r in peer.send(frames) if r[1] == RQPN0 + qp]
+    after = stats()
+    if syn is None:
+        t.check(not rsp, "%s: no answer (%r)" % (what, rsp))
+    else:
+        t.check(len(rsp) == 1 and rsp[0][0] == 0x11 and
+                (rsp[0][3] & 0xe0) == (syn & 0xe0) and
+                (syn == SYN_ACK or rsp[0][3] == syn) and
+                (psn is None or rsp[0][2] == psn),
+                "%s: answered with syndrome 0x%02x (got %r)" % (what, syn, rsp))
+    return {k: after[k] - before[k] for k in after if isinstance(after[k], int)}
+
+
+def main():
+    t.require_root_and_netns()
+    try:
+        import scapy.contrib.roce  # noqa: F401
+    except ImportError:
+        t.skip("python3-scapy not installed (tools/setup.sh installs it)")
+    na, nb = t.Netns("dprt%d-ha" % PID), t.Netns("dprt%d-hb" % PID)
+    d = None
+    try:
+        t.veth_pair(na, IFA, nb, IFB)
+        nb.sh("ip addr add %s/24 dev %s" % (IP_B, IFB))
+        # the kernel in B would answer our ACKs with port unreachable
+        nb.sh("sysctl -qw net.ipv4.icmp_ratelimit=0 || true")
+        mac_a = na.sh("cat /sys/class/net/%s/address" % IFA).stdout.strip()
+        mac_b = nb.sh("cat /sys/class/net/%s/address" % IFB).stdout.strip()
+        d = t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "256",
+                      "--file-prefix", PREFIX, "--vdev",
+                      "net_af_packet0,iface=" + IFA, "--", "--ip",
+                      IP_A + "/24", "--idle", "yield"], prefix=PREFIX, ns=na)
+        setup = cmd("/dprdma/client/setup,%d,%d" % (NQP, MR))
+        mtu = None
+        for i in range(NQP - 1):    # the last QP stays unconnected
+            r = cmd("/dprdma/client/connect,%d,%d,%d,%s" %
+                    (i, RQPN0 + i, RPSN, IP_B))
+            mtu = r["path_mtu"]
+        crc = cmd("/dprdma/client/fill,0,%d,7" % MR)["crc32"]
+        enter_netns(nb.name)
+        peer = Peer(mac_a, mac_b, setup)
+        va, rkey = peer.va, peer.rkey
+        data = bytes(range(8))
+        F = peer.frame
+
+        # --- silent drops on QP 0, which must keep working afterwards
+        good = F(0, OP_WRITE_ONLY, RPSN, peer.reth(va + 64, rkey, 8), data)
+        bad = bytearray(good)
+        bad[-1] ^= 0xff
+        dl = expect(peer, "bad ICRC", [bytes(bad)], 0)
+        t.check(dl["rx_invalid"] == 1, "bad ICRC counted in rx_invalid")
+        cut = []
+        udp_payload = good[42:]
+        for k in range(len(udp_payload)):
+            p = (peer.Ether(src=mac_b, dst=mac_a) /
+                 peer.IP(src=IP_B, dst=IP_A, flags="DF") /
+                 peer.UDP(sport=49152, dport=4791, chksum=0) /
+                 peer.Raw(udp_payload[:k]))
+            cut.append(bytes(p))
+        dl = expect(peer, "headers truncated at each of %d offsets" % len(cut),
+                    cut, 0)
+        t.check(dl["rx_invalid"] == len(cut), "%d truncated frames counted "
+                "in rx_invalid (%d)" % (len(cut), dl["rx_invalid"]))
+        dl = expect(peer, "unknown destination QP",
+                    [F(0, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey, 8), data,
+                       dqpn=0xabcdef)], 0)
+        t.check(dl["rx_no_qp"] == 1, "unknown QP counted in rx_no_qp")
+        dl = expect(peer, "QP never connected (INIT)",
+                    [F(NQP - 1, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey, 8),
+                       data)], NQP - 1)
+        t.check(dl["rx_qp_state"] == 1, "frame to an unconnected QP counted "
+                "in rx_qp_state")
+        spoof = F(0, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey, 8), data,
+                  src="10.83.0.9")
+        wrong_pkey = peer.frame(0, OP_WRITE_ONLY, RPSN,
+                                peer.reth(va, rkey, 8), data, pkey=0x7fff)
+        dl = expect(peer, "from an address not the QP's peer, and with a "
+                    "P_Key not the default", [spoof, wrong_pkey], 0)
+        t.check(dl["rx_wrong_peer"] == 2, "both counted in rx_wrong_peer")
+        dl = expect(peer, "PSN 5000 ahead", [F(0, OP_WRITE_ONLY, RPSN + 5000,
+                    peer.reth(va, rkey, 8), data)], 0, SYN_SEQ, RPSN)
+        t.check(dl["nak_seq_tx"] == 1, "sequence NAK counted")
+        dl = expect(peer, "PSN 2^23 - 1 ahead (the far edge of the window)",
+                    [F(0, OP_WRITE_ONLY, RPSN + (1 << 23) - 1,
+                       peer.reth(va, rkey, 8), data)], 0)
+        t.check(dl["nak_seq_tx"] == 0, "only one sequence NAK per gap")
+        t.check(cmd("/dprdma/client/checksum,0,%d" % MR)["crc32"] == crc,
+                "MR untouched by every frame so far")
+
+        # --- class C errors, each on a fresh QP
+        cases = [
+            ("WRITE with an rkey not the MR's", SYN_ACC,
+             F(1, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey ^ 0x100, 8), data)),
+            ("WRITE va+len past the MR's end", SYN_ACC,
+             F(2, OP_WRITE_ONLY, RPSN, peer.reth(va + MR - 4, rkey, 8), data)),
+            ("WRITE va+len wrapping 2^64", SYN_ACC,
+             F(3, OP_WRITE_ONLY, RPSN, peer.reth(2 ** 64 - 4, rkey, 8), data)),
+            ("READ of 2^31 bytes", SYN_ACC,
+             F(4, OP_READ_REQ, RPSN, peer.reth(va, rkey, 1 << 31))),
+            ("WRITE payload longer than its DMA length", SYN_INV,
+             F(5, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey, 4), data)),
+            ("WRITE payload shorter than its DMA length", SYN_INV,
+             F(6, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey, 16), data)),
+            ("WRITE MIDDLE without FIRST", SYN_INV,
+             F(7, OP_WRITE_MIDDLE, RPSN, b"", b"x" * mtu)),
+            ("WRITE payload longer than the path MTU", SYN_INV,
+             F(8, OP_WRITE_ONLY, RPSN, peer.reth(va, rkey, mtu + 64),
+               b"y" * (mtu + 64))),
+            ("FETCH_ADD at a misaligned address", SYN_INV,
+             F(9, OP_FADD, RPSN, peer.reth(va + 4, rkey, 0)[:12] +
+               struct.pack("!QQ", 1, 0))),
+        ]
+        for i, (what, syn, f) in enumerate(cases):
+            qp = i + 1
+            dl = expect(peer, what, [f], qp, syn, RPSN)
+            t.check(dl["nak_err_tx"] == 1, "%s: counted in nak_err_tx" % what)
+            dl = expect(peer, what + ", then a good WRITE to the QP in ERR",
+                        [F(qp, OP_WRITE_ONLY, RPSN + 1,
+                           peer.reth(va, rkey, 8), data)], qp)
+            t.check(dl["rx_qp_state"] == 1, "%s: the QP is in ERR, its "
+                    "frames dropped and counted" % what)
+        t.check(cmd("/dprdma/client/checksum,0,%d" % MR)["crc32"] == crc,
+                "MR untouched by every hostile request")
+
+        # --- the QP that saw the silent drops and the sequence NAK still
+        # serves: a good WRITE at the expected PSN lands where asked, and
+        # nowhere else
+        head = cmd("/dprdma/client/checksum,0,64")["crc32"]
+        tail = cmd("/dprdma/client/checksum,72,%d" % (MR - 72))["crc32"]
+        dl = expect(peer, "good WRITE on QP 0", [good], 0, SYN_ACK, RPSN)
+        t.check(dl["nak_err_tx"] == 0 and dl["ack_tx"] == 1, "ACKed")
+        t.check(cmd("/dprdma/client/checksum,64,8")["crc32"] ==
+                zlib.crc32(data), "the 8 bytes landed at MR+64")
+        t.check(cmd("/dprdma/client/checksum,0,64")["crc32"] == head and
+                cmd("/dprdma/client/checksum,72,%d" % (MR - 72))["crc32"] ==
+                tail, "and nowhere else")
+        peer.close()
+        p = nb.sh("ping -c 2 -i 0.2 -W 2 %s" % IP_A, check_rc=False)
+        t.check(p.returncode == 0, "the daemon still answers ping")
+    finally:
+        if d is not None:
+            d.stop()
+        na.close()
+        nb.close()
+    t.log("PASS")
+
+
+if __name__ == "__main__":
+    main()
