@@ -147,6 +147,11 @@ class Daemon:
             fail("dprdmad did not stop within %d s of signal %d" %
                  (timeout, sig))
         self._reader.join(5)
+        # under the sanitizer build (tools/test.sh), a report fails the test
+        reports = [x for x in self.lines if "Sanitizer" in x or
+                   "runtime error:" in x]
+        if reports:
+            fail("dprdmad: sanitizer report:\n" + "\n".join(self.lines[-60:]))
         return rc
 
     def kill(self):

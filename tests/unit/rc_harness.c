@@ -94,9 +94,21 @@ rc_harness_fini(struct rc_harness *h)
 	for (i = 0; i < h->n; i++)
 		rte_pktmbuf_free(h->heap[i].m);
 	free(h->heap);
-	/* the transports' QPs, MRs and CQs belong to the tests */
-	for (i = 0; i < 2; i++)
-		dpr_transport_destroy(h->side[i].tp);
+	/* the QPs and MRs belong to the tests, destroyed by now; the PD, the
+	 * CQs and the verbs context are the harness's */
+	for (i = 0; i < 2; i++) {
+		struct rc_side *s = &h->side[i];
+
+		dpr_transport_destroy(s->tp);
+		if (s->scq != NULL)
+			dpr_cq_destroy(s->scq);
+		if (s->rcq != NULL)
+			dpr_cq_destroy(s->rcq);
+		if (s->pd != NULL)
+			dpr_pd_dealloc(s->pd);
+		dpr_verbs_destroy(s->ctx);
+		memset(s, 0, sizeof(*s));
+	}
 }
 
 void
