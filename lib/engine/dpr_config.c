@@ -24,7 +24,7 @@
 
 enum key_type {
 	KT_UINT,        /**< unsigned number in [min, max] */
-	KT_STR,         /**< string shorter than the field */
+	KT_STR,         /**< string shorter than the field, at least min long */
 	KT_MULTI,       /**< repeatable string: appended to an array */
 	KT_ENUM,        /**< one of names[] */
 	KT_IPV4_PREFIX, /**< A.B.C.D/LEN into dpr_port_conf.ip/prefix_len */
@@ -73,7 +73,7 @@ static const struct key_def key_defs[] = {
 	{ "eal", "memory", KT_UINT, C_OFF(eal.memory_mb), C_SZ(eal.memory_mb),
 	  64, 65536, .help = "MiB of memory: needed free hugepages, or -m with --no-huge" },
 	{ "eal", "file_prefix", KT_STR, C_OFF(eal.file_prefix),
-	  C_SZ(eal.file_prefix), .help = "EAL --file-prefix: names the runtime "
+	  C_SZ(eal.file_prefix), 1, .help = "EAL --file-prefix: names the runtime "
 		  "folder and telemetry socket (dpdk-telemetry.py -f PREFIX); "
 		  "unique per daemon" },
 	{ "eal", "log_level", KT_STR, C_OFF(eal.log_level), C_SZ(eal.log_level),
@@ -455,6 +455,11 @@ dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 		store_uint(field, k->size, v);
 		break;
 	case KT_STR:
+		/* min: the shortest value allowed (file_prefix names a folder:
+		 * an empty one would reach the EAL as --file-prefix '') */
+		if (strlen(value) < k->min)
+			ERR("%s: [%s] %s: empty value; expected %s", origin,
+			    section, key, k->help);
 		if (strlen(value) >= k->size)
 			ERR("%s: [%s] %s: value is %zu characters; at most %zu",
 			    origin, section, key, strlen(value), k->size - 1);

@@ -54,6 +54,9 @@ def main():
     expect(["-f", "CONF"], eal + "[port0]\nip = 10.1.1.300/24\n", 2,
            ["CONF:5:", "[port0] ip = '10.1.1.300/24'", "IPv4 address"],
            "bad IPv4 address")
+    expect(["-f", "CONF"], "[eal]\nfile_prefix =\nhuge = no\n", 2,
+           ["CONF:2:", "[eal] file_prefix: empty value", "--file-prefix"],
+           "empty file_prefix (found by fuzz_config)")
     expect(["-f", "CONF"], eal + "[port0]\nmtu = 65000\n", 2,
            ["CONF:5:", "[port0] mtu = '65000'", "576 to 9216"],
            "MTU out of range")

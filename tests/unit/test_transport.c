@@ -581,6 +581,78 @@ test_remote_access_errors(void)
 	return r ? TEST_FAILED : TEST_SUCCESS;
 }
 
+/*
+ * A freed MR's key is refused at once, even for a request already in
+ * flight: the responder checks the key again for every packet it places
+ * or reads (rxe does the same through its MR reference), so a WRITE
+ * whose MR is deregistered after its FIRST packet places nothing more and
+ * is NAKed, and a READ whose MR goes mid-stream sends no more responses.
+ */
+static int
+test_key_freed_in_flight(void)
+{
+	const uint32_t len = 64 * 1024;
+	struct dpr_mr *l, *r;
+	const struct dpr_transport_stats *st;
+	struct dpr_cqe c[2];
+	uint8_t *rbuf;
+	uint64_t landed, i, nonzero;
+	int op;
+
+	for (op = 0; op < 2; op++) {
+		bool write = op == 0;
+
+		CHECK(conn(NULL, NULL, 100 + op) == 0, "connect");
+		l = rc_mr(&H, 0, len, DPR_ACCESS_LOCAL_WRITE);
+		r = rc_mr(&H, 1, len, DPR_ACCESS_ALL);
+		CHECK(l != NULL && r != NULL, "MRs");
+		fill(write ? l : r, 0, len, 7);
+		rbuf = r->addr;
+		st = dpr_transport_stats(H.side[1].tp);
+		CHECK_EQ(post_send(qa, write ? DPR_WR_RDMA_WRITE : DPR_WR_RDMA_READ,
+				   l, 0, len, r->iova, r->rkey, 1,
+				   DPR_SEND_SIGNALED), 0, "post");
+		/* step until part of the message has moved */
+		for (i = 0; i < 100000 &&
+		     (write ? st->rx_frames : st->read_resp_tx) < 4; i++)
+			rc_step(&H);
+		landed = write ? st->rx_frames : st->read_resp_tx;
+		CHECK(landed >= 4 && landed < len / 1024, "%s: %" PRIu64
+		      " of %u packets moved when the MR goes",
+		      write ? "WRITE" : "READ", landed, len / 1024);
+		dpr_mr_dereg(r);
+		CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
+		CHECK_EQ(c[0].status, DPR_WC_REM_ACCESS_ERR,
+			 "%s: remote access error", write ? "WRITE" : "READ");
+		CHECK_EQ(dpr_qp_get_state(qb), DPR_QPS_ERR, "responder in ERR");
+		CHECK_EQ(st->nak_err_tx, 1, "one NAK");
+		if (write) {
+			/* nothing placed after the key went: the written bytes
+			 * are a prefix no longer than what had arrived */
+			for (nonzero = len; nonzero > 0 && rbuf[nonzero - 1] == 0;
+			     nonzero--)
+				;
+			CHECK(nonzero > 0 && nonzero <= landed * 1024 &&
+			      nonzero < len, "WRITE: %" PRIu64 " bytes placed, "
+			      "all before the dereg", nonzero);
+			printf("    WRITE: %" PRIu64 " of %u packets in when the MR "
+			       "went, %" PRIu64 " bytes placed\n", landed,
+			       len / 1024, nonzero);
+		} else {
+			printf("    READ: %" PRIu64 " of %u responses out when the "
+			       "MR went, %" PRIu64 " in all\n", landed, len / 1024,
+			       st->read_resp_tx);
+			CHECK(st->read_resp_tx < len / 1024,
+			      "READ: responses stopped at %" PRIu64,
+			      st->read_resp_tx);
+		}
+		free(rbuf);
+		mr_free(l);
+		fini();
+	}
+	return TEST_SUCCESS;
+}
+
 static int
 test_invalid_request_errors(void)
 {
@@ -1064,6 +1136,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_send_recv),
 	DPR_TEST_CASE(test_write_read_atomic),
 	DPR_TEST_CASE(test_remote_access_errors),
+	DPR_TEST_CASE(test_key_freed_in_flight),
 	DPR_TEST_CASE(test_invalid_request_errors),
 	DPR_TEST_CASE(test_remote_op_error),
 	DPR_TEST_CASE(test_every_transition_and_mask),
