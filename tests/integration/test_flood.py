@@ -46,15 +46,7 @@ def main():
         t.check(bad is not None and bad.get("rc") != 0 and
                 "1-64" in bad.get("error", ""),
                 "65 QPs refused with the limit: %r" % bad)
-        ca = r.cmd(r.PA, "/dprdma/client/setup,2,%d" % r.MR)
-        cb = r.cmd(r.PB, "/dprdma/client/setup,2,%d" % r.MR)
-        aq, bq = ca["qpns"].split(","), cb["qpns"].split(",")
-        ap, bp = ca["psns"].split(","), cb["psns"].split(",")
-        for i in range(2):
-            r.cmd(r.PA, "/dprdma/client/connect,%d,%s,%s,%s" %
-                  (i, bq[i], bp[i], cb["gid_ipv4"]))
-            r.cmd(r.PB, "/dprdma/client/connect,%d,%s,%s,%s" %
-                  (i, aq[i], ap[i], ca["gid_ipv4"]))
+        ca, cb = r.setup_pair(2)
 
         calm = reads(ca, cb)
 

@@ -86,6 +86,21 @@ def wait_done(prefix, what, timeout=60):
     t.fail("%s: not done in %d s: %r" % (what, timeout, s))
 
 
+def setup_pair(n):
+    """Built-in clients on A and B with n QPs each, QP i of A connected to
+    QP i of B; returns both setup replies (QPNs, PSNs, MR address, rkey)."""
+    ca = cmd(PA, "/dprdma/client/setup,%d,%d" % (n, MR))
+    cb = cmd(PB, "/dprdma/client/setup,%d,%d" % (n, MR))
+    aq, bq = ca["qpns"].split(","), cb["qpns"].split(",")
+    ap, bp = ca["psns"].split(","), cb["psns"].split(",")
+    for i in range(n):
+        cmd(PA, "/dprdma/client/connect,%d,%s,%s,%s" %
+            (i, bq[i], bp[i], cb["gid_ipv4"]))
+        cmd(PB, "/dprdma/client/connect,%d,%s,%s,%s" %
+            (i, aq[i], ap[i], ca["gid_ipv4"]))
+    return ca, cb
+
+
 def main():
     t.require_root_and_netns()
     if os.path.exists(SOCK):
@@ -99,15 +114,7 @@ def main():
     try:
         a = daemon(PA, "server", "10.80.0.1/24", 1)
         b = daemon(PB, "client", "10.80.0.2/24", 2)
-        ca = cmd(PA, "/dprdma/client/setup,4,%d" % MR)
-        cb = cmd(PB, "/dprdma/client/setup,4,%d" % MR)
-        aq, bq = ca["qpns"].split(","), cb["qpns"].split(",")
-        ap, bp = ca["psns"].split(","), cb["psns"].split(",")
-        for i in range(4):
-            cmd(PA, "/dprdma/client/connect,%d,%s,%s,%s" %
-                (i, bq[i], bp[i], cb["gid_ipv4"]))
-            cmd(PB, "/dprdma/client/connect,%d,%s,%s,%s" %
-                (i, aq[i], ap[i], ca["gid_ipv4"]))
+        ca, cb = setup_pair(4)
 
         # capture A's port while the traffic runs (switched on at run time)
         r = t.telemetry(PA, "/dprdma/capture/start,0," + CAPTURE)
