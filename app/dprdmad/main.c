@@ -31,6 +31,7 @@
 #include "dpr_engine.h"
 #include "dpr_capture.h"
 #include "dpr_faults.h"
+#include "dpr_shim.h"
 
 #define EXIT_CONFIG 2
 #define MAX_EAL_ARGS 128
@@ -314,9 +315,11 @@ main(int argc, char **argv)
 		const struct dpr_engine_hooks hooks = {
 			.port_adapter = dpr_faults_port_adapter,
 			.arg = &conf,
+			.worker_poll = dpr_shim_worker_poll,
 		};
 
 		dpr_faults_register_telemetry();
+		dpr_shim_register_telemetry();
 		dpr_capture_register_telemetry();
 		ret = dpr_engine_start(&conf, &hooks, err, sizeof(err));
 	}
@@ -325,17 +328,26 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return ret == -EINVAL ? EXIT_CONFIG : 1;
 	}
+	ret = dpr_shim_start(&conf, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "dprdmad: error: %s\n", err);
+		dpr_engine_stop();
+		rte_eal_cleanup();
+		return ret == -EADDRINUSE ? EXIT_CONFIG : 1;
+	}
 	dpr_engine_print_setup(stdout);
+	printf("dprdmad: verbs clients connect to %s (" DPR_SOCKET_ENV ")\n",
+	       conf.control.socket);
 	printf("dprdmad: running%s\n", conf.duration ? "" :
 	       "; SIGINT (Ctrl-C) or SIGTERM stops it");
 	fflush(stdout);
 
 	start = last_stats = time(NULL);
 	while (!quit_signal) {
-		const struct timespec tick = { .tv_nsec = 50 * 1000 * 1000 };
 		time_t now;
 
-		nanosleep(&tick, NULL);
+		/* the main lcore serves the client socket between ticks */
+		dpr_shim_poll(50);
 		now = time(NULL);
 		if (conf.engine.stats_interval != 0 &&
 		    now - last_stats >= (time_t)conf.engine.stats_interval) {
@@ -348,6 +360,7 @@ main(int argc, char **argv)
 	printf("dprdmad: stopping (%s)\n", quit_signal == SIGINT ? "SIGINT" :
 	       quit_signal == SIGTERM ? "SIGTERM" : "duration reached");
 	dpr_capture_stop_all();
+	dpr_shim_stop();
 	dpr_engine_stop();
 	dpr_engine_print_summary(stdout);
 	rte_eal_cleanup();

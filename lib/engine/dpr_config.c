@@ -121,6 +121,13 @@ static const struct key_def key_defs[] = {
 	  C_SZ(control.socket),
 	  .help = "Unix socket local clients connect to (they read "
 		  DPR_SOCKET_ENV ")" },
+	{ "control", "socket_mode", KT_UINT, C_OFF(control.socket_mode),
+	  C_SZ(control.socket_mode), 0, 0777,
+	  .help = "permissions of the client socket (octal with a leading 0, "
+		  "e.g. 0660: owner and group may connect)" },
+	{ "control", "max_clients", KT_UINT, C_OFF(control.max_clients),
+	  C_SZ(control.max_clients), 1, 1024,
+	  .help = "client connections (device contexts) served at once" },
 };
 
 static const char *const section_names[] = { "eal", "engine", "port", "control" };
@@ -160,6 +167,8 @@ dpr_config_defaults(struct dpr_config *conf)
 
 	snprintf(conf->control.socket, sizeof(conf->control.socket), "%s",
 		 DPR_DEFAULT_SOCKET);
+	conf->control.socket_mode = 0660;
+	conf->control.max_clients = 256;
 }
 
 /* "port3" -> 3; anything else -> -1 */

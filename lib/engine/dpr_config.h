@@ -92,6 +92,8 @@ struct dpr_config {
 	struct dpr_port_conf port[DPR_MAX_PORTS];
 	struct {
 		char socket[108];            /**< client Unix socket (sun_path size) */
+		unsigned int socket_mode;    /**< its permissions */
+		unsigned int max_clients;    /**< connections at once */
 	} control;
 	unsigned int duration;           /**< run for this many s, 0 = until a signal */
 };

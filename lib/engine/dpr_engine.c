@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "dpr_engine.h"
 #include "engine_private.h"
@@ -337,6 +338,12 @@ worker_main(void *arg)
 			run_commands(w);
 		if (w->client != NULL)
 			busy |= dpr_client_progress(w);
+		if (dpr_engine.worker_poll != NULL) {
+			busy |= dpr_engine.worker_poll(dpr_engine.poll_arg,
+						       w->index, w->now);
+			for (pi = 0; pi < n_ports; pi++)
+				tx_from_transport(w, pi);
+		}
 		for (pi = 0; pi < n_ports; pi++)
 			tx_flush(w, pi);
 		if (got != 0 || busy) {
@@ -350,6 +357,121 @@ worker_main(void *arg)
 		}
 	}
 	return 0;
+}
+
+unsigned int
+dpr_engine_n_workers(void)
+{
+	return dpr_engine.n_workers;
+}
+
+uint16_t
+dpr_engine_n_ports(void)
+{
+	return dpr_engine.n_ports;
+}
+
+int
+dpr_engine_port_info(uint16_t pi, struct dpr_port_info *out)
+{
+	const struct dpr_port *p;
+	struct rte_eth_link link;
+
+	if (pi >= dpr_engine.n_ports)
+		return -ENODEV;
+	p = &dpr_engine.ports[pi];
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", p->name);
+	out->port_id = p->port_id;
+	out->mac = p->mac;
+	out->ip = p->ip;
+	out->mtu = p->mtu;
+	out->up = p->started;
+	if (rte_eth_link_get_nowait(p->port_id, &link) == 0) {
+		out->speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ?
+			0 : link.link_speed;
+		/* virtual devices report no link state worth trusting:
+		 * a started port is up */
+	}
+	return 0;
+}
+
+struct dpr_verbs_ctx *
+dpr_engine_verbs(uint16_t pi)
+{
+	return pi < dpr_engine.n_ports ? dpr_engine.ctx[pi] : NULL;
+}
+
+struct dpr_transport *
+dpr_engine_transport(unsigned int wi, uint16_t pi)
+{
+	if (wi >= dpr_engine.n_workers || pi >= dpr_engine.n_ports)
+		return NULL;
+	return dpr_engine.workers[wi].tp[pi];
+}
+
+static rte_spinlock_t verbs_lock = RTE_SPINLOCK_INITIALIZER;
+
+void
+dpr_engine_verbs_lock(void)
+{
+	rte_spinlock_lock(&verbs_lock);
+}
+
+void
+dpr_engine_verbs_unlock(void)
+{
+	rte_spinlock_unlock(&verbs_lock);
+}
+
+struct run_on_arg {
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+static int
+cmd_run_on(struct dpr_worker *w __rte_unused, struct dpr_cmd *c)
+{
+	const struct run_on_arg *a = c->ptr[0];
+
+	return a->fn(a->arg);
+}
+
+int
+dpr_engine_run_on(unsigned int wi, int (*fn)(void *arg), void *arg)
+{
+	struct run_on_arg a = { .fn = fn, .arg = arg };
+	struct dpr_cmd *c;
+
+	if (!dpr_engine.running || wi >= dpr_engine.n_workers)
+		return -ENODEV;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->fn = cmd_run_on;
+	c->ptr[0] = &a;
+	while (rte_ring_mp_enqueue(dpr_engine.workers[wi].cmd, c) != 0) {
+		const struct timespec ms = { .tv_nsec = 1000000 };
+
+		if (dpr_engine.quit) {
+			free(c);
+			return -ENODEV;
+		}
+		nanosleep(&ms, NULL);
+	}
+	/* @a lives on this stack: wait for the worker however long it
+	 * takes (it runs commands every loop, and until it stops) */
+	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != 1) {
+		const struct timespec us = { .tv_nsec = 20000 };
+
+		nanosleep(&us, NULL);
+	}
+	{
+		int rc = c->rc;
+
+		free(c);
+		return rc;
+	}
 }
 
 int
@@ -507,6 +629,10 @@ dpr_engine_start(const struct dpr_config *conf,
 
 	dpr_stats_register_telemetry();
 	dpr_client_register_telemetry();
+	if (hooks != NULL) {
+		e->worker_poll = hooks->worker_poll;
+		e->poll_arg = hooks->poll_arg;
+	}
 	e->running = true;
 	for (unsigned int i = 0; i < e->n_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, &e->workers[i],

@@ -11,7 +11,10 @@
 #ifndef DPR_ENGINE_H
 #define DPR_ENGINE_H
 
+#include <stdbool.h>
 #include <stdio.h>
+
+#include <rte_ether.h>
 
 #include <rte_mbuf.h>
 
@@ -53,6 +56,11 @@ struct dpr_engine_hooks {
 			    struct rte_mempool *pool, dpr_tx_adapter_fn *fn,
 			    void **state);
 	void *arg;
+	/** Called by every worker once per loop, between the transports'
+	 * poll and the TX flush (drivers/shim: client doorbells). Returns
+	 * true while it has work pending (the worker does not sleep). */
+	bool (*worker_poll)(void *arg, unsigned int worker, uint64_t now_ns);
+	void *poll_arg;
 };
 
 /**
@@ -80,6 +88,47 @@ void dpr_engine_print_setup(FILE *f);
 
 /** Print the counters of every port, drop reasons included. */
 void dpr_engine_print_summary(FILE *f);
+
+/* ------------------------------------------------ for drivers/ (the shim) */
+
+struct dpr_transport;
+struct dpr_verbs_ctx;
+
+/** What a client needs to know of a port. */
+struct dpr_port_info {
+	char name[64];
+	uint16_t port_id;
+	struct rte_ether_addr mac;
+	uint32_t ip;                  /**< network order */
+	uint16_t mtu;                 /**< Ethernet MTU */
+	bool up;
+	uint32_t speed_mbps;
+};
+
+unsigned int dpr_engine_n_workers(void);
+uint16_t dpr_engine_n_ports(void);
+/** @return 0, or -ENODEV for a port index out of range. */
+int dpr_engine_port_info(uint16_t pi, struct dpr_port_info *out);
+/** The verbs device of port index @p pi (its object tables). */
+struct dpr_verbs_ctx *dpr_engine_verbs(uint16_t pi);
+/** Worker @p wi's transport on port index @p pi: touch it only from a
+ * function run on that worker (dpr_engine_run_on). */
+struct dpr_transport *dpr_engine_transport(unsigned int wi, uint16_t pi);
+
+/**
+ * Run @p fn(@p arg) on worker @p wi between two of its polls, and wait for
+ * it (no time limit: a worker runs its commands every loop).
+ * @return what @p fn returned, or -ENODEV when the engine is not running.
+ */
+int dpr_engine_run_on(unsigned int wi, int (*fn)(void *arg), void *arg);
+
+/**
+ * The verbs tables of a port are shared by its workers; creating and
+ * destroying objects (PDs, MRs, CQs, QP numbers) from two workers at once
+ * must hold this lock. The data path only looks up, without it.
+ */
+void dpr_engine_verbs_lock(void);
+void dpr_engine_verbs_unlock(void);
 
 /** RoCE path MTU that Linux rxe derives from an Ethernet MTU (0: none). */
 unsigned int dpr_active_mtu(unsigned int eth_mtu);

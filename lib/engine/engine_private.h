@@ -233,6 +233,8 @@ struct dpr_engine {
 	uint64_t ns_mul;              /**< TSC cycles -> ns, 32.32 fixed point */
 	volatile bool quit;
 	bool running;
+	bool (*worker_poll)(void *arg, unsigned int worker, uint64_t now_ns);
+	void *poll_arg;
 };
 
 extern struct dpr_engine dpr_engine;

@@ -56,7 +56,9 @@ dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn)
  * MR, made on first use. The MR holds one reference, each attached frame
  * another; the last one to go frees it, so frames in flight outlive a
  * deregistration safely (they hold the memory's owner to its promise
- * until they are sent, as a NIC's DMA would).
+ * until they are sent, as a NIC's DMA would). An MR registered with
+ * priv already set brings its own shared info, whose free_cb runs when
+ * the last reference goes.
  */
 static void
 shinfo_free(void *addr __rte_unused, void *opaque)
@@ -87,8 +89,10 @@ dpr_mr_release_shinfo(struct dpr_mr *mr)
 	struct rte_mbuf_ext_shared_info *si = mr->priv;
 
 	mr->priv = NULL;
+	/* the last reference: its owner's callback (free, or for a client's
+	 * memory, unmap it too; drivers/shim presets mr->priv) */
 	if (si != NULL && rte_mbuf_ext_refcnt_update(si, -1) == 0)
-		free(si);
+		si->free_cb(NULL, si->fcb_opaque);
 }
 
 void

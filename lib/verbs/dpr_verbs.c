@@ -323,6 +323,8 @@ dpr_cq_destroy(struct dpr_cq *cq)
 int
 dpr_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
 {
+	if (cq->push != NULL)
+		return cq->push(cq, e);
 	/* the capacity asked for is what counts, as on a real device */
 	if (cq->overflowed || cq->head - cq->tail >= cq->cqe) {
 		if (!cq->overflowed) {

@@ -220,6 +220,10 @@ struct dpr_cq {
 	bool overflowed;          /**< an overflow happened: CQ in error */
 	struct dpr_cqe *ring;
 	uint32_t refs;
+	/** When set, completions go here instead of the ring (a client's
+	 * shared-memory CQ): it returns 0 or -ENOSPC as dpr_cq_push(). */
+	int (*push)(struct dpr_cq *cq, const struct dpr_cqe *e);
+	void *push_arg;
 };
 
 /** A scatter/gather element (ibv_sge). */

@@ -106,12 +106,25 @@ class Daemon:
 
     def __init__(self, args, ns=None, prefix=None, ready=True, timeout=60):
         self.prefix = prefix
-        cmd = [DPRDMAD] + list(args)
+        args = list(args)
+        # each daemon serves verbs clients on its own socket (several run
+        # at once in a test); clients find it through DPRDMA_SOCKET
+        self.socket = None
+        if prefix is not None and "--" in args and "--socket" not in args:
+            self.socket = "/tmp/dprt-%s.sock" % prefix
+            args[args.index("--") + 1:args.index("--") + 1] = [
+                "--socket", self.socket]
+        cmd = [DPRDMAD] + args
         if ns is not None:
             cmd = ns.cmd(cmd)
         log("start: " + " ".join(cmd))
+        # never the drop-in libibverbs for the daemon (meson puts its
+        # folder on LD_LIBRARY_PATH for tests; DESIGN.md)
+        env = dict(os.environ)
+        env.pop("LD_LIBRARY_PATH", None)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True,
+                                     env=env)
         self.lines = []
         self._running = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/**
+ * @file
+ * The daemon side of the shared-memory verbs shim: the client socket
+ * (served by the main lcore), each client's objects, the worker hook that
+ * drains client send/receive rings on doorbells, and the cleanup of a
+ * client that goes away. The ABI is lib/shm/dpr_shm.h.
+ */
+
+#ifndef DPR_SHIM_H
+#define DPR_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dpr_config.h"
+
+/**
+ * Listen on conf->control.socket. Call after dpr_engine_start().
+ * @return 0, or a negative errno with @p err saying what to change.
+ */
+int dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen);
+
+/** Serve the socket for up to @p timeout_ms (the main lcore's loop). */
+void dpr_shim_poll(int timeout_ms);
+
+/** Drop every client (their objects destroyed) and close the socket.
+ * Call before dpr_engine_stop(). */
+void dpr_shim_stop(void);
+
+/** The engine's worker hook (struct dpr_engine_hooks.worker_poll). */
+bool dpr_shim_worker_poll(void *arg, unsigned int worker, uint64_t now_ns);
+
+/** Register /dprdma/shim/{clients,stats} with telemetry. */
+void dpr_shim_register_telemetry(void);
+
+#endif /* DPR_SHIM_H */

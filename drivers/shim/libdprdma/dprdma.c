@@ -1,0 +1,920 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * libdprdma: the client side of the shim (see dprdma.h for what it
+ * promises, lib/shm/dpr_shm.h for the ABI). No DPDK here: a client is an
+ * ordinary process.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "dprdma.h"
+
+#define SHADOW_NAME "dprdma-mem"
+#define SHADOW_BYTES (1ull << 47)       /* the whole user address space */
+
+struct chunk {                          /* dprdma_alloc() memory */
+	struct chunk *next;
+	uint8_t *addr;
+	size_t len;
+	int fd;
+};
+
+struct dprdma_context {
+	int fd;
+	uint32_t seq;
+	pthread_mutex_t lock;           /* control calls, shadow, chunks */
+	struct dpr_shm_device dev;
+	struct dpr_shm_port port;
+	struct dpr_shm_ctrl *ctrl;
+	size_t ctrl_bytes;
+	int shadow_fd;                  /* -1 until the first registration */
+	struct chunk *chunks;
+};
+
+struct dprdma_pd {
+	struct dprdma_context *ctx;
+	uint32_t handle;
+};
+
+struct dprdma_mr {
+	struct dprdma_context *ctx;
+	uint32_t handle, lkey, rkey;
+};
+
+struct dprdma_channel {
+	struct dprdma_context *ctx;
+	uint32_t handle;
+	int rfd;
+};
+
+struct dprdma_cq {
+	struct dprdma_context *ctx;
+	struct dprdma_channel *ch;
+	uint32_t handle, cqe, size;
+	struct dpr_shm_ring *ring;
+	size_t map_bytes;
+	uint32_t cons;
+	pthread_spinlock_t lock;
+	struct dprdma_cq *next_in_list;
+	void *user;
+};
+
+struct dprdma_qp {
+	struct dprdma_context *ctx;
+	uint32_t handle, qpn, slot;
+	uint32_t sq_size, rq_size, sq_prod, rq_prod, sq_pub, rq_pub;
+	struct dpr_shm_ring *sq, *rq;
+	size_t map_bytes;
+	struct dpr_shm_qp_caps cap;
+	unsigned int state;
+	pthread_spinlock_t lock;
+};
+
+/* CQ handles -> CQs, for the completion channels */
+static pthread_mutex_t cq_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dprdma_cq *cq_list;
+
+/* ------------------------------------------------------- the socket */
+
+static const char *
+socket_path(void)
+{
+	const char *p = getenv(DPR_SHM_SOCKET_ENV);
+
+	return p != NULL && *p != '\0' ? p : DPR_SHM_SOCKET_DEFAULT;
+}
+
+static int
+connect_daemon(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (path == NULL)
+		path = socket_path();
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* One request, one answer. @return the answer's status (0 or -errno). */
+static int
+call_fd(int sfd, uint32_t *seq, struct dpr_shm_msg *m, int send_fd, int *recv_fd)
+{
+	uint16_t op = m->op;
+	uint32_t s = ++*seq;
+	int fd = -1;
+	ssize_t n;
+
+	m->magic = DPR_SHM_MAGIC;
+	m->version = DPR_SHM_VERSION;
+	m->seq = s;
+	m->status = 0;
+	if (dpr_shm_send(sfd, m, sizeof(*m), send_fd) != (ssize_t)sizeof(*m))
+		return -EPIPE;
+	n = dpr_shm_recv(sfd, m, sizeof(*m), 0, &fd, NULL);
+	if (recv_fd != NULL)
+		*recv_fd = fd;
+	else if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(*m) || m->magic != DPR_SHM_MAGIC ||
+	    m->op != op || m->seq != s)
+		return m->status < 0 && n == (ssize_t)sizeof(*m) ? m->status : -EPROTO;
+	return m->status;
+}
+
+static int
+call(struct dprdma_context *ctx, struct dpr_shm_msg *m, int send_fd, int *recv_fd)
+{
+	int rc;
+
+	pthread_mutex_lock(&ctx->lock);
+	rc = call_fd(ctx->fd, &ctx->seq, m, send_fd, recv_fd);
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+static void *
+map_fd(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---------------------------------------------------------- devices */
+
+int
+dprdma_list_devices(uint64_t *guids, int max)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_LIST_DEVICES };
+	uint32_t seq = 0, i;
+	int fd = connect_daemon(NULL), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = call_fd(fd, &seq, &m, -1, NULL);
+	close(fd);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < m.list_resp.n && (int)i < max && i < DPR_SHM_MAX_DEVICES; i++)
+		guids[i] = m.list_resp.guid[i];
+	return (int)i;
+}
+
+struct dprdma_context *
+dprdma_open(unsigned int index)
+{
+	return dprdma_open_at(NULL, index);
+}
+
+struct dprdma_context *
+dprdma_open_at(const char *socket, unsigned int index)
+{
+	struct dprdma_context *ctx = calloc(1, sizeof(*ctx));
+	struct dpr_shm_msg m = { .op = DPR_SHM_OPEN };
+	int cfd = -1, rc;
+
+	if (ctx == NULL)
+		return NULL;
+	ctx->shadow_fd = -1;
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->fd = connect_daemon(socket);
+	if (ctx->fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	m.open.port = index;
+	rc = call(ctx, &m, -1, &cfd);
+	if (rc == 0 && cfd < 0)
+		rc = -EPROTO;
+	if (rc != 0)
+		goto fail;
+	ctx->dev = m.open_resp.dev;
+	ctx->port = m.open_resp.port;
+	ctx->ctrl_bytes = m.open_resp.ctrl_bytes;
+	ctx->ctrl = map_fd(cfd, ctx->ctrl_bytes);
+	if (ctx->ctrl == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	return ctx;
+fail:
+	if (ctx->fd >= 0)
+		close(ctx->fd);
+	free(ctx);
+	errno = -rc;
+	return NULL;
+}
+
+int
+dprdma_close(struct dprdma_context *ctx)
+{
+	struct chunk *ch, *next;
+
+	/* the daemon releases whatever is left when the connection goes */
+	close(ctx->fd);
+	munmap(ctx->ctrl, ctx->ctrl_bytes);
+	if (ctx->shadow_fd >= 0)
+		close(ctx->shadow_fd);
+	for (ch = ctx->chunks; ch != NULL; ch = next) {
+		next = ch->next;
+		munmap(ch->addr, ch->len);
+		close(ch->fd);
+		free(ch);
+	}
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return 0;
+}
+
+const struct dpr_shm_device *
+dprdma_device(const struct dprdma_context *ctx)
+{
+	return &ctx->dev;
+}
+
+int
+dprdma_query_port(struct dprdma_context *ctx, struct dpr_shm_port *out)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_QUERY_PORT };
+	int rc = call(ctx, &m, -1, NULL);
+
+	if (rc == 0)
+		ctx->port = m.port_resp;
+	*out = ctx->port;
+	return rc;
+}
+
+/* --------------------------------------------------------------- PD */
+
+struct dprdma_pd *
+dprdma_alloc_pd(struct dprdma_context *ctx)
+{
+	struct dprdma_pd *pd = calloc(1, sizeof(*pd));
+	struct dpr_shm_msg m = { .op = DPR_SHM_ALLOC_PD };
+	int rc;
+
+	if (pd == NULL)
+		return NULL;
+	rc = call(ctx, &m, -1, NULL);
+	if (rc != 0) {
+		free(pd);
+		errno = -rc;
+		return NULL;
+	}
+	pd->ctx = ctx;
+	pd->handle = m.obj.handle;
+	return pd;
+}
+
+static int
+destroy_obj(struct dprdma_context *ctx, uint16_t op, uint32_t handle)
+{
+	struct dpr_shm_msg m = { .op = op };
+
+	m.obj.handle = handle;
+	return -call(ctx, &m, -1, NULL);
+}
+
+int
+dprdma_dealloc_pd(struct dprdma_pd *pd)
+{
+	int rc = destroy_obj(pd->ctx, DPR_SHM_DEALLOC_PD, pd->handle);
+
+	if (rc == 0)
+		free(pd);
+	return rc;
+}
+
+/* ----------------------------------------------------------- memory */
+
+void *
+dprdma_alloc(struct dprdma_context *ctx, size_t len)
+{
+	const size_t huge = 2u << 20;
+	struct chunk *ch = calloc(1, sizeof(*ch));
+	int fd;
+
+	if (ch == NULL || len == 0) {
+		free(ch);
+		errno = EINVAL;
+		return NULL;
+	}
+	/* hugepages when the machine has free ones, else ordinary pages */
+	ch->len = (len + huge - 1) & ~(huge - 1);
+	fd = memfd_create("dprdma-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+	if (fd < 0 || ftruncate(fd, (off_t)ch->len) != 0 ||
+	    (ch->addr = mmap(NULL, ch->len, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_POPULATE, fd, 0)) == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		fd = memfd_create("dprdma-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd < 0 || ftruncate(fd, (off_t)ch->len) != 0 ||
+		    (ch->addr = mmap(NULL, ch->len, PROT_READ | PROT_WRITE,
+				     MAP_SHARED, fd, 0)) == MAP_FAILED) {
+			if (fd >= 0)
+				close(fd);
+			free(ch);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+	ch->fd = fd;
+	pthread_mutex_lock(&ctx->lock);
+	ch->next = ctx->chunks;
+	ctx->chunks = ch;
+	pthread_mutex_unlock(&ctx->lock);
+	return ch->addr;
+}
+
+void
+dprdma_free(struct dprdma_context *ctx, void *p)
+{
+	struct chunk **pp, *ch;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (pp = &ctx->chunks; (ch = *pp) != NULL; pp = &ch->next)
+		if (ch->addr == p) {
+			*pp = ch->next;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->lock);
+	if (ch != NULL) {
+		/* the daemon keeps its own mapping while MRs use it */
+		munmap(ch->addr, ch->len);
+		close(ch->fd);
+		free(ch);
+	}
+}
+
+/*
+ * Make [start, end) (whole pages) shared with the daemon, at the same
+ * addresses: pages of the shadow file are mapped over private anonymous
+ * memory after a copy of what it holds (file offset = address, so that
+ * every page has one place and overlapping registrations agree).
+ * Called with ctx->lock held. @return 0 or -errno.
+ */
+static int
+make_shadow(struct dprdma_context *ctx, uintptr_t start, uintptr_t end)
+{
+	char line[512];
+	FILE *f;
+	int rc = 0;
+
+	if (ctx->shadow_fd < 0) {
+		int fd = memfd_create(SHADOW_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+		if (fd < 0)
+			return -errno;
+		if (ftruncate(fd, (off_t)SHADOW_BYTES) != 0 ||
+		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
+			close(fd);
+			return -errno;
+		}
+		ctx->shadow_fd = fd;
+	}
+	f = fopen("/proc/self/maps", "re");
+	if (f == NULL)
+		return -errno;
+	/* every mapping the range touches, in address order */
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi, off, inode;
+		char perms[8], dev[16], path[400] = "";
+		uintptr_t a, b;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %399[^\n]", &lo, &hi,
+			   perms, &off, dev, &inode, path) < 6)
+			continue;
+		if (hi <= start || lo >= end)
+			continue;
+		a = lo > start ? lo : start;
+		b = hi < end ? hi : end;
+		{
+			const char *p = path;
+
+			while (*p == ' ')
+				p++;
+			if (strncmp(p, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
+			    perms[3] == 's' && off == lo)
+				continue;       /* ours already */
+			if (strncmp(p, "/memfd:dprdma-buf", 17) == 0) {
+				rc = -EFAULT;   /* a freed dprdma_alloc() chunk? */
+				break;
+			}
+			if (perms[3] != 'p' || (inode != 0 && *p == '/') ||
+			    perms[0] != 'r') {
+				/* a file or shared mapping: remapping it would
+				 * change what the program sees */
+				rc = -EOPNOTSUPP;
+				break;
+			}
+		}
+		if (perms[1] != 'w') {
+			rc = -EACCES;
+			break;
+		}
+		if (pwrite(ctx->shadow_fd, (void *)a, b - a, (off_t)a) != (ssize_t)(b - a) ||
+		    mmap((void *)a, b - a, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, ctx->shadow_fd, (off_t)a) == MAP_FAILED)
+			rc = -errno;
+	}
+	fclose(f);
+	return rc;
+}
+
+struct dprdma_mr *
+dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
+	      unsigned int access)
+{
+	struct dprdma_context *ctx = pd->ctx;
+	const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr, start, end;
+	struct dpr_shm_msg m = { .op = DPR_SHM_REG_MR };
+	struct dprdma_mr *mr;
+	struct chunk *ch;
+	int fd = -1, rc;
+
+	if (addr == NULL || len == 0 || a + len < a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return NULL;
+	start = a & ~(pg - 1);
+	end = (a + len + pg - 1) & ~(pg - 1);
+	m.reg_mr.pd = pd->handle;
+	m.reg_mr.access = access;
+	m.reg_mr.iova = iova;
+	m.reg_mr.length = len;
+	m.reg_mr.map_bytes = end - start;
+	m.reg_mr.addr_off = a - start;
+	pthread_mutex_lock(&ctx->lock);
+	for (ch = ctx->chunks; ch != NULL; ch = ch->next)
+		if (a >= (uintptr_t)ch->addr && a + len <= (uintptr_t)ch->addr + ch->len)
+			break;
+	if (ch != NULL) {
+		/* already shared: no copy, no remap */
+		fd = ch->fd;
+		m.reg_mr.offset = start - (uintptr_t)ch->addr;
+		if (end > (uintptr_t)ch->addr + ch->len)
+			m.reg_mr.map_bytes = (uintptr_t)ch->addr + ch->len - start;
+		rc = 0;
+	} else {
+		rc = make_shadow(ctx, start, end);
+		fd = ctx->shadow_fd;
+		m.reg_mr.offset = start;
+	}
+	if (rc == 0)
+		rc = call_fd(ctx->fd, &ctx->seq, &m, fd, NULL);
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc != 0) {
+		free(mr);
+		errno = -rc;
+		return NULL;
+	}
+	mr->ctx = ctx;
+	mr->handle = m.reg_mr_resp.handle;
+	mr->lkey = m.reg_mr_resp.lkey;
+	mr->rkey = m.reg_mr_resp.rkey;
+	return mr;
+}
+
+int
+dprdma_dereg_mr(struct dprdma_mr *mr)
+{
+	int rc = destroy_obj(mr->ctx, DPR_SHM_DEREG_MR, mr->handle);
+
+	if (rc == 0)
+		free(mr);
+	return rc;
+}
+
+uint32_t
+dprdma_mr_lkey(const struct dprdma_mr *mr)
+{
+	return mr->lkey;
+}
+
+uint32_t
+dprdma_mr_rkey(const struct dprdma_mr *mr)
+{
+	return mr->rkey;
+}
+
+/* ---------------------------------------------------------- channels */
+
+struct dprdma_channel *
+dprdma_create_channel(struct dprdma_context *ctx)
+{
+	struct dprdma_channel *ch = calloc(1, sizeof(*ch));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_CHANNEL };
+	int p[2], rc;
+
+	if (ch == NULL)
+		return NULL;
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		free(ch);
+		return NULL;
+	}
+	rc = call(ctx, &m, p[1], NULL);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		free(ch);
+		errno = -rc;
+		return NULL;
+	}
+	ch->ctx = ctx;
+	ch->handle = m.obj.handle;
+	ch->rfd = p[0];
+	return ch;
+}
+
+int
+dprdma_destroy_channel(struct dprdma_channel *ch)
+{
+	int rc = destroy_obj(ch->ctx, DPR_SHM_DESTROY_CHANNEL, ch->handle);
+
+	if (rc == 0) {
+		close(ch->rfd);
+		free(ch);
+	}
+	return rc;
+}
+
+int
+dprdma_channel_fd(const struct dprdma_channel *ch)
+{
+	return ch->rfd;
+}
+
+struct dprdma_cq *
+dprdma_get_cq_event(struct dprdma_channel *ch)
+{
+	struct dprdma_cq *cq;
+	uint32_t h;
+	ssize_t n;
+
+	do
+		n = read(ch->rfd, &h, sizeof(h));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(h)) {
+		if (n >= 0)
+			errno = EIO;
+		return NULL;
+	}
+	pthread_mutex_lock(&cq_list_lock);
+	for (cq = cq_list; cq != NULL; cq = cq->next_in_list)
+		if (cq->ch == ch && cq->handle == h)
+			break;
+	pthread_mutex_unlock(&cq_list_lock);
+	if (cq == NULL)
+		errno = ENOENT;
+	return cq;
+}
+
+/* --------------------------------------------------------------- CQ */
+
+struct dprdma_cq *
+dprdma_create_cq(struct dprdma_context *ctx, int cqe, struct dprdma_channel *ch)
+{
+	struct dprdma_cq *cq = calloc(1, sizeof(*cq));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_CQ };
+	int fd = -1, rc;
+
+	if (cq == NULL)
+		return NULL;
+	if (cqe <= 0) {
+		free(cq);
+		errno = EINVAL;
+		return NULL;
+	}
+	m.create_cq.cqe = (uint32_t)cqe;
+	m.create_cq.channel = ch != NULL ? (int32_t)ch->handle : -1;
+	rc = call(ctx, &m, -1, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc != 0) {
+		free(cq);
+		errno = -rc;
+		return NULL;
+	}
+	cq->ctx = ctx;
+	cq->ch = ch;
+	cq->handle = m.create_cq_resp.handle;
+	cq->cqe = m.create_cq_resp.cqe;
+	cq->size = m.create_cq_resp.size;
+	cq->map_bytes = m.create_cq_resp.map_bytes;
+	cq->ring = map_fd(fd, cq->map_bytes);
+	if (cq->ring == NULL) {
+		destroy_obj(ctx, DPR_SHM_DESTROY_CQ, cq->handle);
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_lock(&cq_list_lock);
+	cq->next_in_list = cq_list;
+	cq_list = cq;
+	pthread_mutex_unlock(&cq_list_lock);
+	return cq;
+}
+
+int
+dprdma_destroy_cq(struct dprdma_cq *cq)
+{
+	struct dprdma_cq **pp;
+	int rc = destroy_obj(cq->ctx, DPR_SHM_DESTROY_CQ, cq->handle);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&cq_list_lock);
+	for (pp = &cq_list; *pp != NULL; pp = &(*pp)->next_in_list)
+		if (*pp == cq) {
+			*pp = cq->next_in_list;
+			break;
+		}
+	pthread_mutex_unlock(&cq_list_lock);
+	munmap(cq->ring, cq->map_bytes);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+void
+dprdma_cq_set_user(struct dprdma_cq *cq, void *user)
+{
+	cq->user = user;
+}
+
+void *
+dprdma_cq_user(const struct dprdma_cq *cq)
+{
+	return cq->user;
+}
+
+int
+dprdma_cq_size(const struct dprdma_cq *cq)
+{
+	return (int)cq->cqe;
+}
+
+int
+dprdma_poll_cq(struct dprdma_cq *cq, int n, dprdma_wc *wc)
+{
+	uint32_t prod;
+	int i = 0;
+
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE);
+	while (i < n && cq->cons != prod) {
+		wc[i++] = *(const dprdma_wc *)dpr_shm_ring_entry(cq->ring,
+				sizeof(*wc), cq->size - 1, cq->cons);
+		cq->cons++;
+	}
+	if (i != 0)
+		__atomic_store_n(&cq->ring->cons, cq->cons, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+	if (i == 0 && __atomic_load_n(&cq->ring->overflow, __ATOMIC_ACQUIRE))
+		return -EIO;
+	return i;
+}
+
+int
+dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only)
+{
+	if (cq->ch == NULL)
+		return EINVAL;
+	__atomic_store_n(&cq->ring->armed, solicited_only ? 2 : 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* --------------------------------------------------------------- QP */
+
+struct dprdma_qp *
+dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
+{
+	struct dprdma_context *ctx = pd->ctx;
+	struct dprdma_qp *qp = calloc(1, sizeof(*qp));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_QP };
+	uint8_t *base;
+	int fd = -1, rc;
+
+	if (qp == NULL)
+		return NULL;
+	if (init->send_cq == NULL || init->recv_cq == NULL) {
+		free(qp);
+		errno = EINVAL;
+		return NULL;
+	}
+	m.create_qp.pd = pd->handle;
+	m.create_qp.send_cq = init->send_cq->handle;
+	m.create_qp.recv_cq = init->recv_cq->handle;
+	m.create_qp.qp_type = init->qp_type;
+	m.create_qp.sq_sig_all = init->sq_sig_all != 0;
+	m.create_qp.cap = init->cap;
+	rc = call(ctx, &m, -1, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc != 0) {
+		free(qp);
+		errno = -rc;
+		return NULL;
+	}
+	qp->ctx = ctx;
+	qp->handle = m.create_qp_resp.handle;
+	qp->qpn = m.create_qp_resp.qpn;
+	qp->slot = m.create_qp_resp.slot;
+	qp->sq_size = m.create_qp_resp.sq_size;
+	qp->rq_size = m.create_qp_resp.rq_size;
+	qp->cap = m.create_qp_resp.cap;
+	qp->map_bytes = m.create_qp_resp.map_bytes;
+	base = map_fd(fd, qp->map_bytes);
+	if (base == NULL || qp->slot >= DPR_SHM_MAX_QPS ||
+	    m.create_qp_resp.rq_offset >= qp->map_bytes) {
+		if (base != NULL)
+			munmap(base, qp->map_bytes);
+		destroy_obj(ctx, DPR_SHM_DESTROY_QP, qp->handle);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->sq = (struct dpr_shm_ring *)base;
+	qp->rq = (struct dpr_shm_ring *)(base + m.create_qp_resp.rq_offset);
+	qp->state = 0;  /* RESET */
+	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
+	return qp;
+}
+
+int
+dprdma_destroy_qp(struct dprdma_qp *qp)
+{
+	int rc = destroy_obj(qp->ctx, DPR_SHM_DESTROY_QP, qp->handle);
+
+	if (rc != 0)
+		return rc;
+	munmap(qp->sq, qp->map_bytes);
+	pthread_spin_destroy(&qp->lock);
+	free(qp);
+	return 0;
+}
+
+uint32_t
+dprdma_qp_num(const struct dprdma_qp *qp)
+{
+	return qp->qpn;
+}
+
+const struct dpr_shm_qp_caps *
+dprdma_qp_caps(const struct dprdma_qp *qp)
+{
+	return &qp->cap;
+}
+
+unsigned int
+dprdma_qp_state(const struct dprdma_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+int
+dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
+		 unsigned int mask)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_MODIFY_QP };
+	int rc;
+
+	m.modify_qp.handle = qp->handle;
+	m.modify_qp.mask = mask;
+	m.modify_qp.attr = *attr;
+	rc = call(qp->ctx, &m, -1, NULL);
+	if (rc == 0 && (mask & 1 /* IBV_QP_STATE */))
+		__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	return -rc;
+}
+
+int
+dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
+		struct dpr_shm_qp_caps *cap)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_QUERY_QP };
+	int rc;
+
+	m.obj.handle = qp->handle;
+	rc = call(qp->ctx, &m, -1, NULL);
+	if (rc != 0)
+		return -rc;
+	*attr = m.query_qp_resp.attr;
+	if (cap != NULL)
+		*cap = m.query_qp_resp.cap;
+	/* the transport may have moved it (to ERR) */
+	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void
+dprdma_post_begin(struct dprdma_qp *qp)
+{
+	pthread_spin_lock(&qp->lock);
+}
+
+struct dpr_shm_swqe *
+dprdma_sq_next(struct dprdma_qp *qp)
+{
+	uint32_t cons = __atomic_load_n(&qp->sq->cons, __ATOMIC_ACQUIRE);
+	struct dpr_shm_swqe *w;
+
+	if (qp->sq_prod - cons >= qp->sq_size)
+		return NULL;
+	w = dpr_shm_ring_entry(qp->sq, sizeof(*w), qp->sq_size - 1, qp->sq_prod);
+	qp->sq_prod++;
+	return w;
+}
+
+struct dpr_shm_rwqe *
+dprdma_rq_next(struct dprdma_qp *qp)
+{
+	uint32_t cons = __atomic_load_n(&qp->rq->cons, __ATOMIC_ACQUIRE);
+	struct dpr_shm_rwqe *w;
+
+	if (qp->rq_prod - cons >= qp->rq_size)
+		return NULL;
+	w = dpr_shm_ring_entry(qp->rq, sizeof(*w), qp->rq_size - 1, qp->rq_prod);
+	qp->rq_prod++;
+	return w;
+}
+
+void
+dprdma_post_end(struct dprdma_qp *qp)
+{
+	bool rang = false;
+
+	if (qp->sq_prod != qp->sq_pub) {
+		__atomic_store_n(&qp->sq->prod, qp->sq_prod, __ATOMIC_RELEASE);
+		qp->sq_pub = qp->sq_prod;
+		rang = true;
+	}
+	if (qp->rq_prod != qp->rq_pub) {
+		__atomic_store_n(&qp->rq->prod, qp->rq_prod, __ATOMIC_RELEASE);
+		qp->rq_pub = qp->rq_prod;
+		rang = true;
+	}
+	if (rang)
+		__atomic_fetch_or(&qp->ctx->ctrl->doorbell[qp->slot / 64],
+				  1ull << (qp->slot % 64), __ATOMIC_RELEASE);
+	pthread_spin_unlock(&qp->lock);
+}
+
+void
+dprdma_post_abort(struct dprdma_qp *qp)
+{
+	qp->sq_prod = qp->sq_pub;
+	qp->rq_prod = qp->rq_pub;
+	pthread_spin_unlock(&qp->lock);
+}
+
+int
+dprdma_check_swqe(const struct dprdma_qp *qp, const struct dpr_shm_swqe *w)
+{
+	if (w->opcode > 6 /* IBV_WR_ATOMIC_FETCH_AND_ADD */)
+		return EINVAL;
+	if (w->send_flags & 8 /* IBV_SEND_INLINE */) {
+		if (w->num_sge > qp->cap.max_inline_data || w->opcode == 4 ||
+		    w->opcode == 5 || w->opcode == 6)
+			return EINVAL;
+	} else if (w->num_sge > qp->cap.max_send_sge) {
+		return EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/**
+ * @file
+ * libdprdma: RDMA verbs for processes on a dprdma box, through dprdmad's
+ * shared-memory shim. The calls follow verbs (ibv_open_device,
+ * ibv_reg_mr, ...); the prefix is dprdma_ so that they never meet the
+ * daemon's own dpr_ objects. Posting and polling are plain memory
+ * operations on rings shared with the daemon: no system call.
+ *
+ * The daemon: $DPRDMA_SOCKET, else /run/dprdma/dprdmad.sock.
+ *
+ * Memory. Payload goes straight between the wire and the client's memory
+ * (zero copy) in every case that works at all:
+ *  - memory from dprdma_alloc() (hugepages when the machine has free ones)
+ *    is shared with the daemon from the start;
+ *  - any other private anonymous memory (malloc, the stack, anonymous
+ *    mmap) is made shared when it is registered: its whole pages are
+ *    copied into a memory file and that file is mapped over them at the
+ *    same addresses, so the program's pointers keep working. What another
+ *    thread writes into those pages *during* the registration can be lost;
+ *    after fork() a child shares those pages with its parent (instead of a
+ *    copy-on-write copy);
+ *  - file-backed or shared mappings cannot be remapped without changing
+ *    what the program sees: registering them fails with EOPNOTSUPP.
+ *
+ * Threads: every call may be made from any thread (a context serializes
+ * its control calls; a QP its posts; a CQ its polls).
+ */
+
+#ifndef DPRDMA_H
+#define DPRDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dpr_shm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dprdma_context;
+struct dprdma_pd;
+struct dprdma_mr;
+struct dprdma_cq;
+struct dprdma_qp;
+struct dprdma_channel;
+
+/** A completion: the fields of ibv_wc. */
+typedef struct dpr_shm_cqe dprdma_wc;
+
+/** The devices (ports) a daemon serves: @return how many (<= @p max),
+ * or -errno (ECONNREFUSED/ENOENT: no daemon at that socket). */
+int dprdma_list_devices(uint64_t *guids, int max);
+
+/** Open device (port) @p index. NULL with errno on failure. */
+struct dprdma_context *dprdma_open(unsigned int index);
+/** The same with the daemon's socket named (NULL: as dprdma_open). */
+struct dprdma_context *dprdma_open_at(const char *socket, unsigned int index);
+int dprdma_close(struct dprdma_context *ctx);
+const struct dpr_shm_device *dprdma_device(const struct dprdma_context *ctx);
+/** Refresh and return the port's attributes. */
+int dprdma_query_port(struct dprdma_context *ctx, struct dpr_shm_port *out);
+
+struct dprdma_pd *dprdma_alloc_pd(struct dprdma_context *ctx);
+int dprdma_dealloc_pd(struct dprdma_pd *pd);
+
+/** Memory shared with the daemon from the start (hugepages when free). */
+void *dprdma_alloc(struct dprdma_context *ctx, size_t len);
+void dprdma_free(struct dprdma_context *ctx, void *p);
+
+/** Register [addr, addr + len), seen by peers at @p iova. NULL + errno. */
+struct dprdma_mr *dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len,
+		uint64_t iova, unsigned int access);
+int dprdma_dereg_mr(struct dprdma_mr *mr);
+uint32_t dprdma_mr_lkey(const struct dprdma_mr *mr);
+uint32_t dprdma_mr_rkey(const struct dprdma_mr *mr);
+
+/** A completion channel: @p fd becomes readable when an armed CQ fires. */
+struct dprdma_channel *dprdma_create_channel(struct dprdma_context *ctx);
+int dprdma_destroy_channel(struct dprdma_channel *ch);
+int dprdma_channel_fd(const struct dprdma_channel *ch);
+/** Wait for (or, with O_NONBLOCK set on its fd, take) one event.
+ * @return the CQ that fired, or NULL with errno. */
+struct dprdma_cq *dprdma_get_cq_event(struct dprdma_channel *ch);
+
+struct dprdma_cq *dprdma_create_cq(struct dprdma_context *ctx, int cqe,
+		struct dprdma_channel *ch);
+int dprdma_destroy_cq(struct dprdma_cq *cq);
+int dprdma_cq_size(const struct dprdma_cq *cq);
+/** A pointer of the caller's kept with the CQ (the verbs layer's CQ). */
+void dprdma_cq_set_user(struct dprdma_cq *cq, void *user);
+void *dprdma_cq_user(const struct dprdma_cq *cq);
+/** @return completions taken (0..n), or -EIO once the CQ overflowed. */
+int dprdma_poll_cq(struct dprdma_cq *cq, int n, dprdma_wc *wc);
+/** Arm: the channel fires on the next completion (any, or solicited). */
+int dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only);
+
+struct dprdma_qp_init {
+	struct dprdma_cq *send_cq, *recv_cq;
+	struct dpr_shm_qp_caps cap;
+	uint32_t qp_type;               /**< ibv_qp_type: only RC (2) today */
+	int sq_sig_all;
+};
+
+struct dprdma_qp *dprdma_create_qp(struct dprdma_pd *pd,
+		struct dprdma_qp_init *init);
+int dprdma_destroy_qp(struct dprdma_qp *qp);
+uint32_t dprdma_qp_num(const struct dprdma_qp *qp);
+/** The caps the QP got (at least what was asked). */
+const struct dpr_shm_qp_caps *dprdma_qp_caps(const struct dprdma_qp *qp);
+int dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
+		unsigned int mask);
+int dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
+		struct dpr_shm_qp_caps *cap);
+/** The state the QP was last moved to (ibv_qp_state). */
+unsigned int dprdma_qp_state(const struct dprdma_qp *qp);
+
+/* Posting: take slots, fill them, then publish them all at once (one
+ * doorbell). Between begin and end the QP is held by this thread. */
+void dprdma_post_begin(struct dprdma_qp *qp);
+/** The next free send slot, or NULL with the ring full. */
+struct dpr_shm_swqe *dprdma_sq_next(struct dprdma_qp *qp);
+struct dpr_shm_rwqe *dprdma_rq_next(struct dprdma_qp *qp);
+/** Publish what was filled and let the daemon know. */
+void dprdma_post_end(struct dprdma_qp *qp);
+/** Forget what was taken since dprdma_post_begin(), and let go. */
+void dprdma_post_abort(struct dprdma_qp *qp);
+
+/**
+ * Check one send WQE as the daemon will (so that mistakes come back from
+ * the post as verbs return them, not later as error completions).
+ * @return 0 or EINVAL.
+ */
+int dprdma_check_swqe(const struct dprdma_qp *qp, const struct dpr_shm_swqe *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPRDMA_H */

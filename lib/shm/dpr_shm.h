@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/**
+ * @file
+ * The shared-memory ABI between dprdmad and its local clients: the control
+ * messages on the Unix socket, the ring layout, and the WQE and CQE
+ * formats. The daemon and the client library (libdprdma, the drop-in
+ * libibverbs) both include this header and nothing else of each other.
+ *
+ * Control channel: a SOCK_SEQPACKET Unix socket. One connection is one
+ * device context (ibv_open_device): every object it creates belongs to
+ * it, and closing it (or the process dying) destroys them all. Each
+ * request is one datagram of a struct dpr_shm_msg and gets exactly one
+ * answer with the same op and seq; status is 0 or a negative errno. File
+ * descriptors travel with SCM_RIGHTS: the client sends the memory it
+ * registers and the pipe of a completion channel; the daemon sends the
+ * memory of the rings it makes.
+ *
+ * Rings: a producer and a consumer index, each a free-running uint32_t on
+ * its own cache line, written by one side only (release) and read by the
+ * other (acquire); entries at index & (size - 1). Sizes are powers of two
+ * and are told in the control answers: the daemon never trusts a size it
+ * reads from shared memory, and copies every entry before it checks it.
+ *
+ * Doorbells: the client's control page holds a bitmap with one bit per QP
+ * slot. After posting, the client sets its QP's bit (an atomic OR); the
+ * worker that owns the client takes the whole word (an atomic exchange)
+ * and drains those QPs' rings: no scan of every QP.
+ */
+
+#ifndef DPR_SHM_H
+#define DPR_SHM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
+#define DPR_SHM_VERSION 1
+
+/** Environment variable naming the daemon's socket, and its default. */
+#define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
+#define DPR_SHM_SOCKET_DEFAULT "/run/dprdma/dprdmad.sock"
+
+#define DPR_SHM_CACHE_LINE 64
+
+/* Per-client limits (quotas; the daemon may lower them in its answer). */
+#define DPR_SHM_MAX_QPS 256           /**< QP slots (doorbell bits) */
+#define DPR_SHM_MAX_SEND_SGE 8
+#define DPR_SHM_MAX_RECV_SGE 7
+#define DPR_SHM_MAX_INLINE 256
+#define DPR_SHM_MAX_WR 4096           /**< ring entries per SQ or RQ */
+#define DPR_SHM_MAX_CQE 65536
+#define DPR_SHM_MAX_DEVICES 8
+
+/* ------------------------------------------------------------ rings */
+
+/** The head of every ring: producer and consumer on separate lines, then
+ * a line of flags. Entries follow at DPR_SHM_RING_HDR. */
+struct dpr_shm_ring {
+	uint32_t prod;                  /**< written by the producer only */
+	uint8_t pad0[DPR_SHM_CACHE_LINE - 4];
+	uint32_t cons;                  /**< written by the consumer only */
+	uint8_t pad1[DPR_SHM_CACHE_LINE - 4];
+	/** CQ only: armed for the next completion (1) or the next
+	 * solicited one (2); the client sets it, the daemon clears it when
+	 * it signals the completion channel. */
+	uint32_t armed;
+	/** CQ only: set by the daemon when the CQ overflowed (it is then
+	 * in error, IBA 11.4.2.1: no more completions). */
+	uint32_t overflow;
+	uint8_t pad2[DPR_SHM_CACHE_LINE - 8];
+};
+#define DPR_SHM_RING_HDR ((uint32_t)sizeof(struct dpr_shm_ring))
+
+struct dpr_shm_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/** A send work request as the client writes it. Values as ibv_send_wr. */
+struct dpr_shm_swqe {
+	uint64_t wr_id;
+	uint32_t opcode;                /**< enum ibv_wr_opcode */
+	uint32_t send_flags;            /**< enum ibv_send_flags */
+	uint32_t imm_data;              /**< wire order */
+	uint32_t num_sge;               /**< or inline bytes with IBV_SEND_INLINE */
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t rkey;
+	uint32_t pad;
+	uint64_t reserved;
+	union {
+		struct dpr_shm_sge sge[DPR_SHM_MAX_SEND_SGE];
+		uint8_t inline_data[DPR_SHM_MAX_INLINE];
+	};
+};
+
+/** A receive work request. */
+struct dpr_shm_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t pad;
+	struct dpr_shm_sge sge[DPR_SHM_MAX_RECV_SGE];
+};
+
+/** A completion as the daemon writes it. Values as ibv_wc. */
+struct dpr_shm_cqe {
+	uint64_t wr_id;
+	uint32_t status;
+	uint32_t opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;              /**< wire order */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+	uint64_t pad;
+};
+
+/** The client's control page (one per connection, made by the daemon). */
+struct dpr_shm_ctrl {
+	uint64_t doorbell[DPR_SHM_MAX_QPS / 64];   /**< client ORs, worker takes */
+	uint8_t pad0[DPR_SHM_CACHE_LINE - DPR_SHM_MAX_QPS / 8];
+	uint64_t async_events;          /**< daemon: async events raised so far */
+	uint8_t pad1[DPR_SHM_CACHE_LINE - 8];
+};
+
+/* The layout is the ABI: both compilers must agree with these. */
+_Static_assert(sizeof(struct dpr_shm_ring) == 3 * DPR_SHM_CACHE_LINE, "ring head");
+_Static_assert(__builtin_offsetof(struct dpr_shm_ring, cons) == DPR_SHM_CACHE_LINE,
+	       "consumer on its own line");
+_Static_assert(sizeof(struct dpr_shm_sge) == 16, "sge");
+_Static_assert(sizeof(struct dpr_shm_swqe) == 320, "send wqe");
+_Static_assert(sizeof(struct dpr_shm_rwqe) == 128, "recv wqe");
+_Static_assert(sizeof(struct dpr_shm_cqe) == 48, "cqe");
+_Static_assert(sizeof(struct dpr_shm_ctrl) == 2 * DPR_SHM_CACHE_LINE, "control page");
+
+/** Bytes of a ring of @p n entries of @p esize bytes. */
+static inline uint64_t
+dpr_shm_ring_bytes(uint32_t n, uint32_t esize)
+{
+	return DPR_SHM_RING_HDR + (uint64_t)n * esize;
+}
+
+static inline void *
+dpr_shm_ring_entry(struct dpr_shm_ring *r, uint32_t esize, uint32_t mask,
+		   uint32_t idx)
+{
+	return (uint8_t *)r + DPR_SHM_RING_HDR + (uint64_t)(idx & mask) * esize;
+}
+
+/* ---------------------------------------------------- control messages */
+
+enum dpr_shm_op {
+	DPR_SHM_OPEN = 1,        /**< device and port attributes; fd: control page */
+	DPR_SHM_QUERY_PORT,
+	DPR_SHM_ALLOC_PD,
+	DPR_SHM_DEALLOC_PD,
+	DPR_SHM_REG_MR,          /**< fd: the memory */
+	DPR_SHM_DEREG_MR,
+	DPR_SHM_CREATE_CHANNEL,  /**< fd: write end of the channel's pipe */
+	DPR_SHM_DESTROY_CHANNEL,
+	DPR_SHM_CREATE_CQ,       /**< answer fd: the CQ ring */
+	DPR_SHM_DESTROY_CQ,
+	DPR_SHM_CREATE_QP,       /**< answer fd: SQ ring then RQ ring */
+	DPR_SHM_MODIFY_QP,
+	DPR_SHM_QUERY_QP,
+	DPR_SHM_DESTROY_QP,
+	DPR_SHM_LIST_DEVICES,    /**< allowed before OPEN: the ports served */
+	DPR_SHM_OP_MAX
+};
+
+struct dpr_shm_gid {
+	uint8_t raw[16];
+};
+
+struct dpr_shm_device {
+	char name[32];                  /**< dprdma0, ... */
+	uint64_t node_guid;             /**< network order, from the MAC as rxe */
+	uint64_t sys_image_guid;
+	uint32_t vendor_id;             /**< no Mellanox/EFA id (perftest paths) */
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	uint32_t max_qp, max_qp_wr, max_sge, max_cq, max_cqe, max_mr, max_pd;
+	uint32_t max_qp_rd_atom, max_inline;
+	uint64_t max_mr_size;
+	uint32_t client_id;
+	uint32_t worker;                /**< lcore worker index serving this client */
+	char fw_ver[32];
+};
+
+struct dpr_shm_port {
+	uint32_t state;                 /**< ibv_port_state */
+	uint32_t max_mtu, active_mtu;   /**< ibv_mtu */
+	uint32_t gid_tbl_len;
+	uint32_t speed_mbps;
+	uint8_t mac[6];
+	uint8_t pad[2];
+	struct dpr_shm_gid gid[2];      /**< rxe's table: link-local, IPv4-mapped */
+};
+
+/** QP attributes, as ibv_qp_attr (RC fields). */
+struct dpr_shm_qp_attr {
+	uint32_t qp_state, cur_qp_state, path_mtu;
+	uint32_t rq_psn, sq_psn, dest_qp_num, qp_access_flags;
+	struct dpr_shm_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index, hop_limit, traffic_class, is_global;
+	uint16_t pkey_index, dlid;
+	uint8_t max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port_num;
+	uint8_t timeout, retry_cnt, rnr_retry, sl;
+};
+
+struct dpr_shm_qp_caps {
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct dpr_shm_msg {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t op;
+	uint32_t seq;
+	int32_t status;                 /**< answers: 0 or -errno */
+	union {
+		struct {
+			uint32_t port;          /**< device index */
+		} open;
+		struct {
+			struct dpr_shm_device dev;
+			struct dpr_shm_port port;
+			uint32_t ctrl_bytes;
+		} open_resp;
+		struct dpr_shm_port port_resp;
+		struct {
+			uint32_t handle;        /**< PD, MR, CQ, QP, channel */
+		} obj;
+		struct {
+			uint32_t pd;
+			uint32_t access;
+			uint64_t iova;          /**< what peers and lkeys use */
+			uint64_t length;
+			uint64_t offset;        /**< in the memory sent along (page multiple) */
+			uint64_t map_bytes;     /**< what the daemon maps from there */
+			uint64_t addr_off;      /**< the MR's first byte in that mapping */
+		} reg_mr;
+		struct {
+			uint32_t handle, lkey, rkey;
+		} reg_mr_resp;
+		struct {
+			uint32_t cqe;
+			int32_t channel;        /**< -1: none */
+		} create_cq;
+		struct {
+			uint32_t handle, cqe, size;
+			uint64_t map_bytes;
+		} create_cq_resp;
+		struct {
+			uint32_t pd, send_cq, recv_cq, qp_type, sq_sig_all;
+			struct dpr_shm_qp_caps cap;
+		} create_qp;
+		struct {
+			uint32_t handle, qpn, slot, sq_size, rq_size;
+			struct dpr_shm_qp_caps cap;
+			uint64_t map_bytes;     /**< SQ ring, then the RQ ring */
+			uint64_t rq_offset;
+		} create_qp_resp;
+		struct {
+			uint32_t handle;
+			uint32_t mask;          /**< ibv_qp_attr_mask */
+			struct dpr_shm_qp_attr attr;
+		} modify_qp;
+		struct {
+			struct dpr_shm_qp_attr attr;
+			struct dpr_shm_qp_caps cap;
+		} query_qp_resp;
+		struct {
+			uint32_t n;
+			uint32_t pad;
+			uint64_t guid[8];       /**< node GUID of each (network order) */
+		} list_resp;
+		uint8_t raw[240];
+	};
+};
+
+_Static_assert(sizeof(struct dpr_shm_msg) == 256, "message size");
+
+/** The name of a control operation, for messages. */
+const char *dpr_shm_op_name(unsigned int op);
+
+/** Send one message on the control socket with at most one descriptor
+ * (@p fd -1: none). @return bytes sent, or -1 with errno. */
+ssize_t dpr_shm_send(int sock, const void *buf, size_t len, int fd);
+
+/** Receive one message; the first descriptor that came with it is kept in
+ * *@p fd (-1: none), any others are closed. @p msg_flags (may be NULL)
+ * gets MSG_TRUNC and friends. @return bytes, or -1 with errno. */
+ssize_t dpr_shm_recv(int sock, void *buf, size_t len, int flags, int *fd,
+		int *msg_flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPR_SHM_H */

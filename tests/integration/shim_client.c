@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * dprdma-shim-test: a libdprdma client for the shim tests. One process
+ * opens a context on each of two daemons (A and B, joined by a link) and
+ * connects a QP of each to the other, so that both ends of every
+ * operation are checked here.
+ *
+ *   ops SOCK_A SOCK_B [events]      every RC operation, data checked
+ *   isolation SOCK_A SOCK_B         keys of another client, missing access
+ *   stream SOCK_A SOCK_B SECONDS    WRITE/READ/SEND loop, checked, until
+ *                                   SECONDS pass (the healthy client)
+ *   victim SOCK_A SOCK_B            posts and streams WRITEs into its
+ *                                   memory on A until killed
+ *
+ * Exit status 0 when every check passed; each failure prints a line.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "dprdma.h"
+
+/* ibv values (the ABI carries them as they are) */
+enum { WR_WRITE = 0, WR_WRITE_IMM = 1, WR_SEND = 2, WR_SEND_IMM = 3,
+       WR_READ = 4, WR_CAS = 5, WR_FADD = 6 };
+enum { F_SIGNALED = 2, F_INLINE = 8 };
+enum { WC_SEND = 0, WC_WRITE = 1, WC_READ = 2, WC_CAS = 3, WC_FADD = 4,
+       WC_RECV = 128, WC_RECV_IMM = 129 };
+enum { ACC_ALL = 15, ACC_LOCAL = 1 };
+
+#define BUF (4u << 20)
+
+static int failures;
+static bool use_events;
+static volatile sig_atomic_t stop;
+
+static void
+on_sigint(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+#define CHECK(c, ...) do { if (!(c)) { failures++; \
+	printf("FAIL %s:%d: ", __func__, __LINE__); printf(__VA_ARGS__); \
+	printf("\n"); fflush(stdout); } } while (0)
+
+struct side {
+	struct dprdma_context *ctx;
+	struct dprdma_pd *pd;
+	struct dprdma_channel *ch;
+	struct dprdma_cq *cq;
+	struct dprdma_qp *qp;
+	uint8_t *buf;
+	struct dprdma_mr *mr;
+	struct dpr_shm_port port;
+};
+
+static void
+die(const char *what)
+{
+	printf("FAIL: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void
+side_open(struct side *s, const char *sock, bool alloc)
+{
+	struct dprdma_qp_init init = { 0 };
+
+	s->ctx = dprdma_open_at(sock, 0);
+	if (s->ctx == NULL)
+		die(sock);
+	dprdma_query_port(s->ctx, &s->port);
+	s->pd = dprdma_alloc_pd(s->ctx);
+	if (s->pd == NULL)
+		die("alloc_pd");
+	if (use_events) {
+		s->ch = dprdma_create_channel(s->ctx);
+		if (s->ch == NULL)
+			die("create_channel");
+	}
+	s->cq = dprdma_create_cq(s->ctx, 256, s->ch);
+	if (s->cq == NULL)
+		die("create_cq");
+	/* A's buffer from malloc (made shared at registration), B's from
+	 * the allocator (shared from the start) */
+	s->buf = alloc ? dprdma_alloc(s->ctx, BUF) : malloc(BUF);
+	if (s->buf == NULL)
+		die("buffer");
+	memset(s->buf, 0, BUF);
+	s->mr = dprdma_reg_mr(s->pd, s->buf, BUF, (uintptr_t)s->buf, ACC_ALL);
+	if (s->mr == NULL)
+		die("reg_mr");
+	init.send_cq = s->cq;
+	init.recv_cq = s->cq;
+	init.qp_type = 2;
+	init.cap.max_send_wr = 128;
+	init.cap.max_recv_wr = 128;
+	init.cap.max_send_sge = 4;
+	init.cap.max_recv_sge = 4;
+	init.cap.max_inline_data = 64;
+	s->qp = dprdma_create_qp(s->pd, &init);
+	if (s->qp == NULL)
+		die("create_qp");
+}
+
+static void
+connect_qp(struct side *s, const struct side *peer, uint32_t psn, uint32_t rpsn)
+{
+	struct dpr_shm_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = 1;         /* INIT */
+	a.port_num = 1;
+	a.qp_access_flags = 14; /* remote write, read, atomic */
+	if (dprdma_modify_qp(s->qp, &a, 1 | 16 | 32 | 8) != 0)
+		die("modify INIT");
+	a.qp_state = 2;         /* RTR */
+	a.path_mtu = 3;         /* 1024 */
+	a.dest_qp_num = dprdma_qp_num(peer->qp);
+	a.rq_psn = rpsn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 12;
+	a.dgid = peer->port.gid[1];
+	a.sgid_index = 1;
+	a.hop_limit = 64;
+	a.is_global = 1;
+	if (dprdma_modify_qp(s->qp, &a, 1 | 128 | 256 | 4096 | 1048576 |
+			     131072 | 32768) != 0)
+		die("modify RTR");
+	a.qp_state = 3;         /* RTS */
+	a.sq_psn = psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 16;
+	if (dprdma_modify_qp(s->qp, &a, 1 | 512 | 1024 | 2048 | 65536 | 8192) != 0)
+		die("modify RTS");
+}
+
+static void
+pair_open(struct side *a, struct side *b, const char *sa, const char *sb)
+{
+	side_open(a, sa, false);
+	side_open(b, sb, true);
+	connect_qp(a, b, 100, 2000);
+	connect_qp(b, a, 2000, 100);
+}
+
+static void
+pair_close(struct side *a, struct side *b)
+{
+	struct side *s[2] = { a, b };
+
+	for (int i = 0; i < 2; i++) {
+		CHECK(dprdma_destroy_qp(s[i]->qp) == 0, "destroy_qp");
+		CHECK(dprdma_dereg_mr(s[i]->mr) == 0, "dereg_mr");
+		CHECK(dprdma_destroy_cq(s[i]->cq) == 0, "destroy_cq");
+		if (s[i]->ch != NULL)
+			CHECK(dprdma_destroy_channel(s[i]->ch) == 0, "destroy_channel");
+		CHECK(dprdma_dealloc_pd(s[i]->pd) == 0, "dealloc_pd");
+		if (i == 1)
+			dprdma_free(s[i]->ctx, s[i]->buf);
+		else
+			free(s[i]->buf);
+		dprdma_close(s[i]->ctx);
+	}
+}
+
+/* One completion, waiting up to 10 s (by the channel in event mode). */
+static bool
+wait_wc(struct side *s, dprdma_wc *wc)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = dprdma_poll_cq(s->cq, 1, wc);
+
+		if (n == 1)
+			return true;
+		if (n < 0) {
+			printf("FAIL: CQ overflowed\n");
+			failures++;
+			return false;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10) {
+			printf("FAIL: no completion in 10 s\n");
+			failures++;
+			return false;
+		}
+		if (use_events) {
+			struct pollfd pf = { .fd = dprdma_channel_fd(s->ch),
+					     .events = POLLIN };
+
+			/* arm, look again (a completion may have come in
+			 * between), then sleep on the channel */
+			dprdma_req_notify_cq(s->cq, 0);
+			n = dprdma_poll_cq(s->cq, 1, wc);
+			if (n == 1)
+				return true;
+			if (poll(&pf, 1, 1000) == 1) {
+				struct dprdma_cq *cq = dprdma_get_cq_event(s->ch);
+
+				CHECK(cq == s->cq, "the channel names the CQ");
+			}
+		}
+	}
+}
+
+static void
+post_send(struct side *s, uint32_t opcode, uint32_t flags, const void *local,
+	  uint32_t len, uint64_t remote, uint32_t rkey, uint64_t cmp, uint64_t swp,
+	  uint32_t imm, uint64_t wr_id)
+{
+	struct dpr_shm_swqe *w;
+
+	dprdma_post_begin(s->qp);
+	w = dprdma_sq_next(s->qp);
+	if (w == NULL) {
+		dprdma_post_abort(s->qp);
+		printf("FAIL: send queue full\n");
+		failures++;
+		return;
+	}
+	memset(w, 0, 64);
+	w->wr_id = wr_id;
+	w->opcode = opcode;
+	w->send_flags = flags;
+	w->imm_data = imm;
+	w->remote_addr = remote;
+	w->rkey = rkey;
+	w->compare_add = cmp;
+	w->swap = swp;
+	if (flags & F_INLINE) {
+		memcpy(w->inline_data, local, len);
+		w->num_sge = len;
+	} else {
+		w->num_sge = 1;
+		w->sge[0].addr = (uintptr_t)local;
+		w->sge[0].length = len;
+		w->sge[0].lkey = dprdma_mr_lkey(s->mr);
+	}
+	CHECK(dprdma_check_swqe(s->qp, w) == 0, "WQE valid");
+	dprdma_post_end(s->qp);
+}
+
+static void
+post_recv(struct side *s, void *addr, uint32_t len, uint64_t wr_id)
+{
+	struct dpr_shm_rwqe *w;
+
+	dprdma_post_begin(s->qp);
+	w = dprdma_rq_next(s->qp);
+	if (w != NULL) {
+		w->wr_id = wr_id;
+		w->num_sge = 1;
+		w->sge[0].addr = (uintptr_t)addr;
+		w->sge[0].length = len;
+		w->sge[0].lkey = dprdma_mr_lkey(s->mr);
+	}
+	dprdma_post_end(s->qp);
+	CHECK(w != NULL, "receive queue has room");
+}
+
+static void
+fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static void
+expect_wc(struct side *s, uint64_t wr_id, uint32_t opcode, uint32_t status,
+	  uint32_t byte_len, const char *what)
+{
+	dprdma_wc wc;
+
+	if (!wait_wc(s, &wc))
+		return;
+	CHECK(wc.wr_id == wr_id && wc.status == status && wc.opcode == opcode &&
+	      (byte_len == UINT32_MAX || wc.byte_len == byte_len),
+	      "%s: wr_id %" PRIu64 " status %u opcode %u byte_len %u "
+	      "(expected %" PRIu64 " %u %u %u)", what, wc.wr_id, wc.status,
+	      wc.opcode, wc.byte_len, wr_id, status, opcode, byte_len);
+}
+
+static int
+do_ops(const char *sa, const char *sb)
+{
+	static const uint32_t sizes[] = { 0, 1, 1024, 1025, 4096, 65536, 1u << 20 };
+	struct side a = { 0 }, b = { 0 };
+	uint64_t id = 1;
+
+	pair_open(&a, &b, sa, sb);
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t n = sizes[i];
+		uint8_t *src = a.buf, *dst = b.buf + (1u << 20);
+
+		/* WRITE A -> B */
+		fill(src, n, i + 1);
+		post_send(&a, WR_WRITE, F_SIGNALED, src, n, (uintptr_t)dst,
+			  dprdma_mr_rkey(b.mr), 0, 0, 0, id);
+		expect_wc(&a, id++, WC_WRITE, 0, UINT32_MAX, "WRITE");
+		CHECK(memcmp(src, dst, n) == 0, "WRITE %u B: B holds A's bytes", n);
+
+		/* WRITE with immediate: a receive completes on B */
+		fill(src, n, i + 50);
+		post_recv(&b, b.buf, 16, id + 1000);
+		post_send(&a, WR_WRITE_IMM, F_SIGNALED, src, n, (uintptr_t)dst,
+			  dprdma_mr_rkey(b.mr), 0, 0, 0x12345678, id);
+		expect_wc(&a, id, WC_WRITE, 0, UINT32_MAX, "WRITE_IMM");
+		expect_wc(&b, id + 1000, WC_RECV_IMM, 0, n, "WRITE_IMM receive");
+		CHECK(memcmp(src, dst, n) == 0, "WRITE_IMM %u B", n);
+		id++;
+
+		/* READ: B reads A */
+		fill(a.buf + (2u << 20), n, i + 100);
+		post_send(&b, WR_READ, F_SIGNALED, b.buf + (2u << 20), n,
+			  (uintptr_t)a.buf + (2u << 20), dprdma_mr_rkey(a.mr), 0, 0,
+			  0, id);
+		expect_wc(&b, id++, WC_READ, 0, n, "READ");
+		CHECK(memcmp(a.buf + (2u << 20), b.buf + (2u << 20), n) == 0,
+		      "READ %u B: B holds A's bytes", n);
+
+		/* SEND (and SEND with immediate) B -> A */
+		fill(b.buf + (3u << 20), n, i + 200);
+		post_recv(&a, a.buf + (3u << 20), 1u << 20, id + 1000);
+		post_send(&b, i % 2 ? WR_SEND_IMM : WR_SEND, F_SIGNALED,
+			  b.buf + (3u << 20), n, 0, 0, 0, 0, 0xabcdef01, id);
+		expect_wc(&b, id, WC_SEND, 0, UINT32_MAX, "SEND");
+		expect_wc(&a, id + 1000, WC_RECV, 0, n, "SEND receive");
+		CHECK(memcmp(a.buf + (3u << 20), b.buf + (3u << 20), n) == 0,
+		      "SEND %u B: A received B's bytes", n);
+		id++;
+	}
+	{
+		/* inline SEND from a stack buffer that is not registered */
+		char msg[48];
+		uint64_t *v = (uint64_t *)(void *)(a.buf + 4096);
+		uint64_t *old = (uint64_t *)(void *)(b.buf + 8192);
+
+		snprintf(msg, sizeof(msg), "inline from the stack %d", 42);
+		post_recv(&a, a.buf + 8192, 64, id + 1000);
+		post_send(&b, WR_SEND, F_SIGNALED | F_INLINE, msg, sizeof(msg), 0,
+			  0, 0, 0, 0, id);
+		expect_wc(&b, id, WC_SEND, 0, UINT32_MAX, "inline SEND");
+		expect_wc(&a, id + 1000, WC_RECV, 0, sizeof(msg), "inline receive");
+		CHECK(memcmp(a.buf + 8192, msg, sizeof(msg)) == 0, "inline bytes");
+		id++;
+
+		/* atomics on A's memory, from B */
+		*v = 1000;
+		post_send(&b, WR_FADD, F_SIGNALED, old, 8, (uintptr_t)v,
+			  dprdma_mr_rkey(a.mr), 24, 0, 0, id);
+		expect_wc(&b, id++, WC_FADD, 0, 8, "FETCH_ADD");
+		CHECK(*old == 1000 && *v == 1024, "FETCH_ADD: old %" PRIu64
+		      " new %" PRIu64, *old, *v);
+		post_send(&b, WR_CAS, F_SIGNALED, old, 8, (uintptr_t)v,
+			  dprdma_mr_rkey(a.mr), 1024, 7, 0, id);
+		expect_wc(&b, id++, WC_CAS, 0, 8, "CMP_SWAP");
+		CHECK(*old == 1024 && *v == 7, "CMP_SWAP taken: %" PRIu64 " %" PRIu64,
+		      *old, *v);
+		post_send(&b, WR_CAS, F_SIGNALED, old, 8, (uintptr_t)v,
+			  dprdma_mr_rkey(a.mr), 1024, 9, 0, id);
+		expect_wc(&b, id++, WC_CAS, 0, 8, "CMP_SWAP missed");
+		CHECK(*old == 7 && *v == 7, "CMP_SWAP not taken: %" PRIu64 " %"
+		      PRIu64, *old, *v);
+	}
+	/* a bad rkey: remote access error, the QP goes to ERR and what is
+	 * posted after it is flushed */
+	post_send(&a, WR_WRITE, F_SIGNALED, a.buf, 64, (uintptr_t)b.buf,
+		  dprdma_mr_rkey(b.mr) ^ 0x80, 0, 0, 0, id);
+	expect_wc(&a, id++, WC_WRITE, 10 /* REM_ACCESS_ERR */, UINT32_MAX, "bad rkey");
+	post_send(&a, WR_WRITE, F_SIGNALED, a.buf, 64, (uintptr_t)b.buf,
+		  dprdma_mr_rkey(b.mr), 0, 0, 0, id);
+	expect_wc(&a, id++, WC_WRITE, 5 /* WR_FLUSH_ERR */, UINT32_MAX, "flushed");
+	pair_close(&a, &b);
+	printf("ops: %s, %d failures\n", use_events ? "events" : "polling", failures);
+	return failures != 0;
+}
+
+static int
+do_isolation(const char *sa, const char *sb)
+{
+	struct side a = { 0 }, b = { 0 }, x = { 0 };
+	uint8_t canary[256];
+	struct dprdma_mr *ro;
+
+	pair_open(&a, &b, sa, sb);
+	/* another client on A with its own objects */
+	side_open(&x, sa, false);
+	/* x's QP posting with A's lkey: refused as a local protection error
+	 * (another PD), nothing read from A's memory */
+	{
+		struct side xx = x;
+
+		connect_qp(&x, &b, 1, 1);
+		xx.mr = a.mr;   /* the other client's key */
+		post_send(&xx, WR_WRITE, F_SIGNALED, a.buf, 64, (uintptr_t)b.buf,
+			  dprdma_mr_rkey(b.mr), 0, 0, 0, 77);
+		expect_wc(&x, 77, WC_WRITE, 4 /* LOC_PROT_ERR */, UINT32_MAX,
+			  "another client's lkey");
+	}
+	/* an MR without remote write: B's WRITE is refused, bytes untouched */
+	memset(a.buf + 65536, 0x5a, sizeof(canary));
+	memcpy(canary, a.buf + 65536, sizeof(canary));
+	ro = dprdma_reg_mr(a.pd, a.buf + 65536, 4096, (uintptr_t)a.buf + 65536,
+			   ACC_LOCAL | 4 /* remote read */);
+	CHECK(ro != NULL, "read-only MR");
+	if (ro != NULL) {
+		fill(b.buf, 256, 9);
+		post_send(&b, WR_WRITE, F_SIGNALED, b.buf, 256,
+			  (uintptr_t)a.buf + 65536, dprdma_mr_rkey(ro), 0, 0, 0, 88);
+		expect_wc(&b, 88, WC_WRITE, 10 /* REM_ACCESS_ERR */, UINT32_MAX,
+			  "WRITE to a read-only MR");
+		CHECK(memcmp(a.buf + 65536, canary, sizeof(canary)) == 0,
+		      "read-only MR untouched");
+		dprdma_dereg_mr(ro);
+	}
+	/* remote write or atomic access without local write: EINVAL */
+	errno = 0;
+	CHECK(dprdma_reg_mr(a.pd, a.buf, 4096, (uintptr_t)a.buf, 2) == NULL &&
+	      errno == EINVAL, "remote write without local write refused (%d)", errno);
+	/* a file mapping cannot be shared: EOPNOTSUPP, not silently wrong */
+	{
+		FILE *f = tmpfile();
+		void *m;
+
+		if (f != NULL && ftruncate(fileno(f), 8192) == 0 &&
+		    (m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      fileno(f), 0)) != MAP_FAILED) {
+			errno = 0;
+			CHECK(dprdma_reg_mr(a.pd, m, 8192, (uintptr_t)m, ACC_ALL) == NULL &&
+			      errno == EOPNOTSUPP, "file mapping refused (%d)", errno);
+			munmap(m, 8192);
+		}
+		if (f != NULL)
+			fclose(f);
+	}
+	/* the client library refuses what the daemon would refuse */
+	{
+		struct dprdma_qp_init init = { .send_cq = x.cq, .recv_cq = x.cq,
+					       .qp_type = 4 /* UD */ };
+
+		init.cap.max_send_wr = 1;
+		errno = 0;
+		CHECK(dprdma_create_qp(x.pd, &init) == NULL && errno == EOPNOTSUPP,
+		      "UD QP refused with EOPNOTSUPP (%d)", errno);
+		init.qp_type = 2;
+		init.cap.max_send_wr = 1u << 20;
+		errno = 0;
+		CHECK(dprdma_create_qp(x.pd, &init) == NULL && errno == EINVAL,
+		      "oversized QP refused with EINVAL (%d)", errno);
+	}
+	CHECK(dprdma_dealloc_pd(a.pd) == EBUSY, "PD in use: EBUSY");
+	dprdma_destroy_qp(x.qp);
+	dprdma_dereg_mr(x.mr);
+	dprdma_destroy_cq(x.cq);
+	dprdma_dealloc_pd(x.pd);
+	free(x.buf);
+	dprdma_close(x.ctx);
+	pair_close(&a, &b);
+	printf("isolation: %d failures\n", failures);
+	return failures != 0;
+}
+
+/* The healthy client: WRITE, READ, SEND round after round, each checked. */
+static int
+do_stream(const char *sa, const char *sb, double seconds)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct timespec t0, t;
+	uint64_t id = 1, rounds = 0;
+
+	pair_open(&a, &b, sa, sb);
+	signal(SIGINT, on_sigint);      /* ends the stream after its round */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		uint32_t n = 1024 + (uint32_t)(rounds % 61) * 1000;
+
+		fill(a.buf, n, (uint32_t)rounds);
+		post_send(&a, WR_WRITE, F_SIGNALED, a.buf, n, (uintptr_t)b.buf,
+			  dprdma_mr_rkey(b.mr), 0, 0, 0, id);
+		expect_wc(&a, id++, WC_WRITE, 0, UINT32_MAX, "stream WRITE");
+		CHECK(memcmp(a.buf, b.buf, n) == 0, "stream WRITE round %" PRIu64, rounds);
+		post_send(&a, WR_READ, F_SIGNALED, a.buf + (1u << 20), n,
+			  (uintptr_t)b.buf, dprdma_mr_rkey(b.mr), 0, 0, 0, id);
+		expect_wc(&a, id++, WC_READ, 0, n, "stream READ");
+		CHECK(memcmp(a.buf, a.buf + (1u << 20), n) == 0, "stream READ round %"
+		      PRIu64, rounds);
+		post_recv(&b, b.buf + (2u << 20), n, id + 1000000);
+		post_send(&a, WR_SEND, F_SIGNALED, a.buf, n, 0, 0, 0, 0, 0, id);
+		expect_wc(&a, id, WC_SEND, 0, UINT32_MAX, "stream SEND");
+		expect_wc(&b, id + 1000000, WC_RECV, 0, n, "stream receive");
+		CHECK(memcmp(a.buf, b.buf + (2u << 20), n) == 0, "stream SEND round %"
+		      PRIu64, rounds);
+		id++;
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (failures == 0 && !stop &&
+		 (double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 < seconds);
+	pair_close(&a, &b);
+	printf("stream: %" PRIu64 " rounds, %d failures\n", rounds, failures);
+	return failures != 0;
+}
+
+/* A client to be killed: WQEs outstanding on both sides, B's QP writing
+ * into A's memory without pause. */
+static int
+do_victim(const char *sa, const char *sb)
+{
+	struct side a = { 0 }, b = { 0 };
+	uint64_t id = 1;
+
+	pair_open(&a, &b, sa, sb);
+	for (int i = 0; i < 64; i++)
+		post_recv(&a, a.buf + (uint32_t)i * 4096, 4096, id++);
+	printf("READY\n");
+	fflush(stdout);
+	for (;;) {
+		dprdma_wc wc[16];
+
+		for (int i = 0; i < 8; i++)
+			post_send(&b, WR_WRITE, i == 7 ? F_SIGNALED : 0, b.buf, 65536,
+				  (uintptr_t)a.buf + (uint32_t)i * 65536,
+				  dprdma_mr_rkey(a.mr), 0, 0, 0, id++);
+		while (dprdma_poll_cq(b.cq, 16, wc) == 0)
+			;
+		failures = 0;   /* send queue accounting only: keep going */
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 4 && strcmp(argv[1], "ops") == 0) {
+		use_events = argc >= 5 && strcmp(argv[4], "events") == 0;
+		return do_ops(argv[2], argv[3]);
+	}
+	if (argc >= 4 && strcmp(argv[1], "isolation") == 0)
+		return do_isolation(argv[2], argv[3]);
+	if (argc >= 5 && strcmp(argv[1], "stream") == 0)
+		return do_stream(argv[2], argv[3], atof(argv[4]));
+	if (argc >= 4 && strcmp(argv[1], "victim") == 0)
+		return do_victim(argv[2], argv[3]);
+	fprintf(stderr, "usage: %s ops|isolation|victim SOCK_A SOCK_B [events]\n"
+		"       %s stream SOCK_A SOCK_B SECONDS\n", argv[0], argv[0]);
+	return 2;
+}

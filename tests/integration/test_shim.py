@@ -1,0 +1,438 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""The verbs shim: local clients of two dprdmad joined by net_memif.
+
+  libdprdma  dprdma-shim-test (a libdprdma client with a context on each
+             daemon): every RC operation 0 B - 1 MiB with the data checked,
+             polling and then sleeping on completion channels; another
+             client's lkey, an MR without remote write, a file mapping, a UD
+             QP, an oversized QP: refused and nothing touched; then hostile
+             control messages on the socket (garbage, wrong magic/version,
+             unknown ops, requests before open, other clients' handles,
+             unsealed or missing memory): each refused with an errno and
+             counted, the daemon and a client's objects unharmed.
+  dropin     the unmodified Debian programs with LD_LIBRARY_PATH at the
+             drop-in libibverbs: ibv_devices, ibv_devinfo, ibv_rc_pingpong
+             (sizes below, at and above the MTU, events, the ibv_wr API)
+             and perftest's bandwidth and latency tests; outputs parsed, and
+             the daemons' WQE counters must match the iterations reported.
+  death      100 clients killed with SIGKILL while they have WQEs posted
+             and a WRITE stream into their memory runs, next to a healthy
+             client whose traffic is checked throughout: daemons alive,
+             every object count back to its baseline."""
+
+import os
+import random
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import dprtest as t
+
+PID = os.getpid()
+MEMIF = "/tmp/dprt-shim-%d.sock" % PID
+PA, PB = "dprt-sa-%d" % PID, "dprt-sb-%d" % PID
+SHIM_TEST = os.environ.get("DPR_SHIM_TEST", "build/tests/dprdma-shim-test")
+DROPIN = os.environ.get("DPR_DROPIN", "build/drop-in")
+MODE = sys.argv[1] if len(sys.argv) > 1 else "libdprdma"
+
+
+def daemon(prefix, role, ip):
+    vdev = "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, MEMIF)
+    return t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+                     "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
+                     "--idle", "yield"], prefix=prefix)
+
+
+def stats(prefix):
+    r = t.telemetry(prefix, "/dprdma/shim/stats")
+    if r is None:
+        t.fail("%s: no /dprdma/shim/stats" % prefix)
+    return r
+
+
+def run_client(args, timeout=120):
+    r = subprocess.run([SHIM_TEST] + args, capture_output=True, text=True,
+                       timeout=timeout)
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)
+    return r
+
+
+# ------------------------------------------------------------ libdprdma
+
+def raw_conn(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.settimeout(5)
+    return s
+
+
+MAGIC, VERSION = 0x31525044, 1
+OPS = {"open": 1, "query_port": 2, "alloc_pd": 3, "dealloc_pd": 4,
+       "reg_mr": 5, "dereg_mr": 6, "create_channel": 7, "destroy_channel": 8,
+       "create_cq": 9, "destroy_cq": 10, "create_qp": 11, "modify_qp": 12,
+       "query_qp": 13, "destroy_qp": 14, "list_devices": 15}
+
+
+def msg(op, body=b"", magic=MAGIC, version=VERSION, seq=1):
+    m = struct.pack("<IHHIi", magic, version, op, seq, 0) + body
+    return m + b"\0" * (256 - len(m))
+
+
+def ask(s, m, fds=None):
+    if fds:
+        socket.send_fds(s, [m], fds)
+    else:
+        s.send(m)
+    data = s.recv(4096)
+    if len(data) != 256:
+        t.fail("an answer of %d bytes, not 256" % len(data))
+    magic, version, op, seq, status = struct.unpack("<IHHIi", data[:16])
+    return status, data
+
+
+def hostile_control(sock):
+    """Garbage and impersonation on the control socket of daemon A."""
+    before = stats(PA)
+    # a client with objects of its own, to be left unharmed
+    owner = raw_conn(sock)
+    st, _ = ask(owner, msg(OPS["open"], struct.pack("<I", 0)))
+    t.check(st == 0, "owner: open")
+    st, d = ask(owner, msg(OPS["alloc_pd"]))
+    t.check(st == 0, "owner: alloc_pd")
+    pd = struct.unpack("<I", d[16:20])[0]
+    st, d = ask(owner, msg(OPS["create_cq"], struct.pack("<Ii", 16, -1)))
+    t.check(st == 0, "owner: create_cq")
+    cq = struct.unpack("<I", d[16:20])[0]
+
+    h = raw_conn(sock)
+    cases = [
+        ("a short datagram", b"\x01\x02\x03", -71),
+        ("wrong magic", msg(OPS["open"], magic=0xdeadbeef), -71),
+        ("another version", msg(OPS["open"], version=99), -71),
+        ("unknown op", msg(200), -71),
+        ("op 0", msg(0), -71),
+        ("a request before open", msg(OPS["alloc_pd"]), -71),
+    ]
+    for what, m, want in cases:
+        h.send(m)
+        data = h.recv(4096)
+        st = struct.unpack("<i", data[12:16])[0] if len(data) >= 16 else None
+        t.check(st == want, "%s: refused with %s (got %s)" % (what, want, st))
+    st, _ = ask(h, msg(OPS["open"], struct.pack("<I", 7)))
+    t.check(st == -19, "open of a device that does not exist: ENODEV (%d)" % st)
+    st, _ = ask(h, msg(OPS["open"], struct.pack("<I", 0)))
+    t.check(st == 0, "hostile client: open")
+    st, _ = ask(h, msg(OPS["open"], struct.pack("<I", 0)))
+    t.check(st == -16, "a second open on one connection: EBUSY (%d)" % st)
+    # the owner's handles mean nothing on another connection
+    for what, op, handle in [("dealloc_pd", "dealloc_pd", pd),
+                             ("destroy_cq", "destroy_cq", cq),
+                             ("destroy_qp", "destroy_qp", 1),
+                             ("query_qp", "query_qp", 2),
+                             ("dereg_mr", "dereg_mr", 3),
+                             ("huge handle", "destroy_cq", 0xffffffff),
+                             ("handle 0", "dealloc_pd", 0)]:
+        st, _ = ask(h, msg(OPS[op], struct.pack("<I", handle)))
+        t.check(st == -22, "%s of a handle it does not own: EINVAL (%d)"
+                % (what, st))
+    st, d = ask(h, msg(OPS["alloc_pd"]))
+    hpd = struct.unpack("<I", d[16:20])[0]
+    # registrations: no memory, memory that can shrink, out of range
+    body = struct.pack("<IIQQQQQ", hpd, 1, 0x1000, 4096, 0, 4096, 0)
+    st, _ = ask(h, msg(OPS["reg_mr"], body))
+    t.check(st == -22, "reg_mr without memory: EINVAL (%d)" % st)
+    fd = os.memfd_create("hostile", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, 8192)
+    st, _ = ask(h, msg(OPS["reg_mr"], body), [fd])
+    t.check(st == -9, "reg_mr of memory that may shrink: EBADF (%d)" % st)
+    import fcntl
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+    for what, b in [
+            ("past the end", struct.pack("<IIQQQQQ", hpd, 1, 0x1000, 4096, 8192, 4096, 0)),
+            ("unaligned offset", struct.pack("<IIQQQQQ", hpd, 1, 0x1000, 4096, 100, 4096, 0)),
+            ("length past the mapping", struct.pack("<IIQQQQQ", hpd, 1, 0x1000, 8192, 0, 4096, 0)),
+            ("offset wrapping", struct.pack("<IIQQQQQ", hpd, 1, 0x1000, 4096, (1 << 64) - 4096, 8192, 0)),
+            ("zero length", struct.pack("<IIQQQQQ", hpd, 1, 0x1000, 0, 0, 4096, 0)),
+            ("bad access bits", struct.pack("<IIQQQQQ", hpd, 1 << 12, 0x1000, 4096, 0, 4096, 0)),
+            ("remote write without local write", struct.pack("<IIQQQQQ", hpd, 2, 0x1000, 4096, 0, 4096, 0)),
+            ("the owner's PD", struct.pack("<IIQQQQQ", pd + 100, 1, 0x1000, 4096, 0, 4096, 0))]:
+        st, _ = ask(h, msg(OPS["reg_mr"], b), [fd])
+        t.check(st == -22, "reg_mr %s: EINVAL (%d)" % (what, st))
+    st, d = ask(h, msg(OPS["reg_mr"], body), [fd])
+    t.check(st == 0, "a sealed, in-range registration works (%d)" % st)
+    os.close(fd)
+    # channel with something that is not a pipe; QPs of other types
+    sfd = os.open("/dev/null", os.O_WRONLY)
+    st, _ = ask(h, msg(OPS["create_channel"]), [sfd])
+    t.check(st == -9, "a completion channel that is not a pipe: EBADF (%d)" % st)
+    os.close(sfd)
+    st, d = ask(h, msg(OPS["create_cq"], struct.pack("<Ii", 0, -1)))
+    t.check(st == -22, "create_cq of 0 entries: EINVAL (%d)" % st)
+    st, d = ask(h, msg(OPS["create_cq"], struct.pack("<Ii", 8, 5)))
+    t.check(st == -22, "create_cq on a channel it does not have: EINVAL (%d)" % st)
+    st, d = ask(h, msg(OPS["create_cq"], struct.pack("<Ii", 8, -1)))
+    hcq = struct.unpack("<I", d[16:20])[0]
+    for what, qpt, want in [("UD", 4, -95), ("UC", 3, -95), ("XRC", 9, -95)]:
+        b = struct.pack("<IIIII IIIII", hpd, hcq, hcq, qpt, 0, 16, 16, 1, 1, 0)
+        st, _ = ask(h, msg(OPS["create_qp"], b))
+        t.check(st == want, "a %s QP: EOPNOTSUPP (%d)" % (what, st))
+    b = struct.pack("<IIIII IIIII", hpd, hcq, hcq, 2, 0, 1 << 20, 16, 1, 1, 0)
+    st, _ = ask(h, msg(OPS["create_qp"], b))
+    t.check(st == -22, "a QP over the WR limit: EINVAL (%d)" % st)
+    b = struct.pack("<IIIII IIIII", hpd, cq, cq, 2, 0, 16, 16, 1, 1, 0)
+    st, _ = ask(h, msg(OPS["create_qp"], b))
+    t.check(st == -22 or cq != hcq, "a QP on the owner's CQ handle refused "
+            "unless that number is its own (%d)" % st)
+    # a flood of garbage in batches of 50 (a client that does not read its
+    # answers loses them: the daemon never blocks on it), then it closes
+    # without cleaning up
+    got = 0
+    h.settimeout(5)
+    for batch in range(40):
+        for i in range(50):
+            h.send(os.urandom(random.choice([1, 16, 255, 256, 257, 1000])))
+        try:
+            for i in range(50):
+                data = h.recv(4096)
+                if struct.unpack("<i", data[12:16])[0] == -71:
+                    got += 1
+        except (socket.timeout, OSError):
+            break
+    t.check(got == 2000, "every garbage datagram refused with EPROTO "
+            "(%d of 2000)" % got)
+    h.close()
+    # the owner's objects still work
+    st, _ = ask(owner, msg(OPS["dealloc_pd"], struct.pack("<I", pd)))
+    t.check(st == -16 or st == 0, "owner's PD still there (%d)" % st)
+    st, _ = ask(owner, msg(OPS["destroy_cq"], struct.pack("<I", cq)))
+    t.check(st == 0, "owner's CQ destroyed by its owner (%d)" % st)
+    owner.close()
+    time.sleep(0.5)
+    after = stats(PA)
+    t.check(after["bad_messages"] - before["bad_messages"] >= 2000,
+            "garbage counted as bad messages (%d)" %
+            (after["bad_messages"] - before["bad_messages"]))
+    t.check(after["refused"] > before["refused"], "refusals counted")
+    for k in ("clients", "verbs_pds", "verbs_mrs", "verbs_cqs", "verbs_qps"):
+        t.check(after[k] == before[k], "%s back to %d after the hostile client "
+                "left (%d)" % (k, before[k], after[k]))
+
+
+def test_libdprdma(sa, sb):
+    for mode in (["ops", sa, sb], ["ops", sa, sb, "events"],
+                 ["isolation", sa, sb]):
+        r = run_client(mode)
+        t.check(r.returncode == 0 and "FAIL" not in r.stdout,
+                "dprdma-shim-test %s passes" % " ".join(mode[:1] + mode[3:]))
+    s = stats(PB)
+    t.check(s["channel_signals"] > 0, "completion channels signalled (%d)"
+            % s["channel_signals"])
+    hostile_control(sa)
+
+
+# ------------------------------------------------------------- drop-in
+
+def dropin_env(sock):
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = DROPIN
+    env["DPRDMA_SOCKET"] = sock
+    return env
+
+
+def listening(port):
+    r = subprocess.run(["ss", "-ltnH", "sport = :%d" % port],
+                       capture_output=True, text=True)
+    return str(port) in r.stdout
+
+
+PORT = [18600 + PID % 1000]
+
+
+def pair_run(prog, args, sa, sb, timeout=60):
+    """Server on A, client on B (127.0.0.1): both outputs."""
+    PORT[0] += 1
+    port = PORT[0]
+    pflag = ["-p", str(port)]
+    srv = subprocess.Popen(["stdbuf", "-oL", prog] + args + pflag,
+                           env=dropin_env(sa), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    t.wait_for(lambda: listening(port), 20, "%s server listening" % prog)
+    try:
+        cli = subprocess.run(["stdbuf", "-oL", prog] + args + pflag +
+                             ["127.0.0.1"], env=dropin_env(sb),
+                             capture_output=True, text=True, timeout=timeout)
+        sout, _ = srv.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        t.fail("%s %s: timed out" % (prog, " ".join(args)))
+    cout = cli.stdout + cli.stderr
+    for name, out in (("server", sout), ("client", cout)):
+        sys.stdout.write("".join("  %s| %s\n" % (name, x)
+                                 for x in out.splitlines()))
+    return srv.returncode, sout, cli.returncode, cout
+
+
+ERR = re.compile(r"(?i)\b(error|fail|couldn't|unable|cannot)")
+
+
+def test_dropin(sa, sb):
+    r = subprocess.run(["ibv_devices"], env=dropin_env(sa),
+                       capture_output=True, text=True)
+    t.check(r.returncode == 0 and re.search(r"dprdma0\s+[0-9a-f]{16}", r.stdout),
+            "ibv_devices lists dprdma0 with its GUID")
+    r = subprocess.run(["ibv_devinfo", "-v"], env=dropin_env(sa),
+                       capture_output=True, text=True)
+    out = r.stdout
+    for what, pat in [("hca_id", r"hca_id:\s+dprdma0"),
+                      ("port active", r"state:\s+PORT_ACTIVE"),
+                      ("Ethernet", r"link_layer:\s+Ethernet"),
+                      ("active MTU 1024", r"active_mtu:\s+1024"),
+                      ("GID 0 link-local", r"GID\[\s*0\]:\s+fe80::.*RoCE v2"),
+                      ("GID 1 IPv4", r"GID\[\s*1\]:\s+::ffff:10\.82\.0\.1, RoCE v2")]:
+        t.check(r.returncode == 0 and re.search(pat, out), "ibv_devinfo: " + what)
+    r = subprocess.run(["ibv_devices"], env=dropin_env("/tmp/nowhere-%d" % PID),
+                       capture_output=True, text=True)
+    t.check(r.returncode == 0 and "dprdma" not in r.stdout,
+            "no daemon: no devices, no crash")
+
+    # ibv_rc_pingpong: sizes below, at, above the path MTU; events; the
+    # ibv_wr API; data checked (-c)
+    for args in (["-s", "64", "-n", "200", "-c"], ["-s", "1024", "-n", "200"],
+                 ["-s", "4096", "-n", "100", "-c"], ["-s", "65536", "-n", "50"],
+                 ["-e", "-s", "4096", "-n", "100"], ["-N", "-s", "1024", "-n", "100"]):
+        sb0, sa0 = stats(PB), stats(PA)
+        srv_rc, sout, cli_rc, cout = pair_run("ibv_rc_pingpong", ["-g", "1"] + args, sa, sb)
+        n = int(args[args.index("-n") + 1])
+        for side, out in (("server", sout), ("client", cout)):
+            m = re.search(r"(\d+) iters in [\d.]+ seconds", out)
+            t.check(m is not None and int(m.group(1)) == n and not ERR.search(out),
+                    "ibv_rc_pingpong %s: %s did %d iterations" %
+                    (" ".join(args), side, n))
+        t.check(srv_rc == 0 and cli_rc == 0, "ibv_rc_pingpong %s: both exit 0"
+                % " ".join(args))
+        sa1, sb1 = stats(PA), stats(PB)
+        # each side sends n messages
+        for p, s0, s1 in (("A", sa0, sa1), ("B", sb0, sb1)):
+            t.check(s1["send_wqes"] - s0["send_wqes"] == n,
+                    "dprdmad %s took %d send WQEs (%d)" %
+                    (p, n, s1["send_wqes"] - s0["send_wqes"]))
+
+    n = 500
+    perf = [("ib_write_bw", []), ("ib_read_bw", []), ("ib_send_bw", []),
+            ("ib_atomic_bw", ["-A", "FETCH_AND_ADD"]),
+            ("ib_atomic_bw", ["-A", "CMP_AND_SWAP"]),
+            ("ib_write_bw", ["-q", "4"]), ("ib_write_bw", ["--use_old_post_send"]),
+            ("ib_send_bw", ["--use_old_post_send", "-s", "4096"]),
+            ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", [])]
+    for prog, extra in perf:
+        sb0 = stats(PB)
+        srv_rc, sout, cli_rc, cout = pair_run(prog, ["-x", "1", "-n", str(n)] + extra,
+                                              sa, sb)
+        what = "%s %s" % (prog, " ".join(extra))
+        t.check(srv_rc == 0 and cli_rc == 0, "%s: both exit 0" % what)
+        t.check(not ERR.search(cout) and not ERR.search(sout),
+                "%s: no error lines" % what)
+        m = re.search(r"#bytes\s+#iterations.*\n\s*(\d+)\s+(\d+)\s", cout)
+        qps = int(extra[extra.index("-q") + 1]) if "-q" in extra else 1
+        t.check(m is not None and int(m.group(2)) == n * qps,
+                "%s: %d iterations reported" % (what, n * qps))
+        sb1 = stats(PB)
+        posted = sb1["send_wqes"] - sb0["send_wqes"]
+        t.check(posted == n * qps, "%s: dprdmad B took %d send WQEs (%d)"
+                % (what, n * qps, posted))
+
+
+# ---------------------------------------------------------------- death
+
+def test_death(sa, sb):
+    base_a, base_b = stats(PA), stats(PB)
+    healthy = subprocess.Popen([SHIM_TEST, "stream", sa, sb, "3600"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    time.sleep(1)
+    t.check(healthy.poll() is None, "the healthy client runs")
+    rnd = random.Random(PID)
+    killed = 0
+    for i in range(100):
+        v = subprocess.Popen([SHIM_TEST, "victim", sa, sb],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        line = v.stdout.readline()
+        if "READY" not in line:
+            v.kill()
+            v.wait()
+            t.fail("victim %d did not come up: %r" % (i, line + v.stdout.read()))
+        # mid-transfer: WRITEs into its memory run, receives are posted
+        time.sleep(rnd.uniform(0.005, 0.05))
+        v.send_signal(signal.SIGKILL)
+        v.wait()
+        killed += 1
+        if healthy.poll() is not None:
+            break
+    t.check(killed == 100, "100 clients killed mid-transfer (%d)" % killed)
+    t.check(healthy.poll() is None, "the healthy client kept running")
+    healthy.send_signal(signal.SIGINT)
+    try:
+        out, _ = healthy.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        healthy.kill()
+        out, _ = healthy.communicate()
+    sys.stdout.write(out)
+    # SIGINT ends the stream after the round it is in; every round checked
+    m = re.search(r"stream: (\d+) rounds, 0 failures", out)
+    t.check(healthy.returncode == 0 and m is not None and int(m.group(1)) > 100
+            and "FAIL" not in out,
+            "the healthy client's traffic stayed correct throughout (%s rounds "
+            "of WRITE, READ, SEND checked)" % (m.group(1) if m else "?"))
+    for p, base in ((PA, base_a), (PB, base_b)):
+        def back():
+            s = stats(p)
+            return all(s[k] == base[k] for k in
+                       ("clients", "verbs_pds", "verbs_mrs", "verbs_cqs",
+                        "verbs_qps"))
+        t.wait_for(back, 20, "%s: clients and verbs objects back to baseline" % p)
+        s = stats(p)
+        t.log("%s after: %r" % (p, s))
+        t.check(s["clients_closed"] - base["clients_closed"] >= 100,
+                "%s: %d client deaths handled" % (p, s["clients_closed"] -
+                                                    base["clients_closed"]))
+
+
+def main():
+    t.require_root_and_netns()
+    if not os.path.exists(SHIM_TEST):
+        t.fail("%s missing: build first" % SHIM_TEST)
+    if MODE == "dropin" and not os.path.exists(os.path.join(DROPIN, "libibverbs.so.1")):
+        t.fail("the drop-in libibverbs is not built (libibverbs-dev missing?)")
+    if os.path.exists(MEMIF):
+        os.unlink(MEMIF)
+    a = b = None
+    try:
+        a = daemon(PA, "server", "10.82.0.1/24")
+        b = daemon(PB, "client", "10.82.0.2/24")
+        sa, sb = a.socket, b.socket
+        if MODE == "libdprdma":
+            test_libdprdma(sa, sb)
+        elif MODE == "dropin":
+            test_dropin(sa, sb)
+        elif MODE == "death":
+            test_death(sa, sb)
+        else:
+            t.fail("unknown mode " + MODE)
+    finally:
+        # B (the memif client) first: DPDK 22.11's memif can crash when
+        # its peer disappears under traffic
+        rcs = [d.stop() if d else 0 for d in (b, a)]
+    t.check(rcs == [0, 0], "both daemons stop cleanly (%r)" % rcs)
+    t.log("PASS")
+
+
+if __name__ == "__main__":
+    main()
