@@ -96,6 +96,7 @@ struct shim_qp {
 	uint32_t handle, slot, qpn;
 	uint32_t sq_size, rq_size, sq_cons, rq_cons;
 	bool broken;                    /* the client scribbled on an index */
+	bool errored;                   /* moved to ERR for its CQ's overflow */
 	struct dpr_shm_qp_caps cap;
 };
 
@@ -117,6 +118,8 @@ struct shim_client {
 	struct shim_obj obj[SHIM_MAX_OBJS];
 	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel;
 	uint64_t mr_bytes;
+	int async_fd;                   /* the client's eventfd, or -1 */
+	bool overflow_pending;          /* a CQ overflowed: its QPs to ERR */
 	uint64_t requests, refused;
 };
 
@@ -134,7 +137,8 @@ struct shim_client {
 	_(ring_index_errors) \
 	_(cqes) \
 	_(cq_overflows) \
-	_(channel_signals)
+	_(channel_signals) \
+	_(async_events)
 
 static struct {
 	int lfd;
@@ -155,7 +159,7 @@ static struct {
 	/* per worker, written by the worker only */
 	struct {
 		uint64_t send_wqes, recv_wqes, bad_wqes, ring_index_errors,
-			 cqes, cq_overflows, channel_signals;
+			 cqes, cq_overflows, channel_signals, async_events;
 	} __rte_cache_aligned ws[RTE_MAX_LCORE];
 } shim = { .lfd = -1 };
 
@@ -236,6 +240,61 @@ obj_del(struct shim_client *c, uint32_t h)
 
 /* ------------------------------------------------ the worker side */
 
+/* An asynchronous event for a client (on its worker: one writer). */
+static void
+raise_event(struct shim_client *c, enum dpr_event_type type, uint32_t handle)
+{
+	struct dpr_shm_ctrl *ctrl = c->ctrl;
+	uint32_t i = ctrl->ev_prod;
+	const uint64_t one = 1;
+
+	ctrl->ev[i % DPR_SHM_EVENTS].type = type;
+	ctrl->ev[i % DPR_SHM_EVENTS].handle = handle;
+	__atomic_store_n(&ctrl->ev_prod, i + 1, __ATOMIC_RELEASE);
+	shim.ws[c->worker].async_events++;
+	if (c->async_fd >= 0 && write(c->async_fd, &one, sizeof(one)) < 0)
+		return;         /* a full eventfd still wakes the reader */
+}
+
+/* Per port: QP number -> the client's QP, for the transport's events. */
+static struct shim_qp **qp_by_qpn[RTE_MAX_ETHPORTS];
+static uint32_t qp_by_qpn_len[RTE_MAX_ETHPORTS];
+
+static void
+verbs_event(void *arg, enum dpr_event_type type, uint32_t obj)
+{
+	uint16_t pi = (uint16_t)(uintptr_t)arg;
+	struct shim_qp *q;
+
+	/* CQ errors of clients are raised where they overflow (cq_push) */
+	if (type == DPR_EVENT_CQ_ERR || obj >= qp_by_qpn_len[pi])
+		return;
+	q = qp_by_qpn[pi][obj];
+	if (q != NULL)
+		raise_event(q->c, type, q->handle);
+}
+
+/* A CQ overflowed: the QPs that complete into it go to ERR (their work
+ * flushed), each with a QP_FATAL event, as a device does. */
+static void
+overflow_to_err(struct shim_client *c)
+{
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_ERR };
+	unsigned int i;
+
+	c->overflow_pending = false;
+	for (i = 0; i < DPR_SHM_MAX_QPS; i++) {
+		struct shim_qp *q = c->qps[i];
+
+		if (q == NULL || q->errored ||
+		    !(q->scq->overflowed || q->rcq->overflowed))
+			continue;
+		q->errored = true;
+		dpr_qp_modify(q->qp, &a, DPR_QP_STATE);
+		raise_event(c, DPR_EVENT_QP_FATAL, q->handle);
+	}
+}
+
 static int
 cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
 {
@@ -249,10 +308,9 @@ cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
 			/* IBA 11.4.2.1: the CQ is in error from now on */
 			s->overflowed = true;
 			__atomic_store_n(&s->ring->overflow, 1, __ATOMIC_RELEASE);
-			__atomic_fetch_add(&s->c->ctrl->async_events, 1,
-					   __ATOMIC_RELEASE);
 			shim.ws[wi].cq_overflows++;
-			dpr_verbs_event(cq->ctx, DPR_EVENT_CQ_ERR, cq->handle);
+			raise_event(s->c, DPR_EVENT_CQ_ERR, s->handle);
+			s->c->overflow_pending = true;
 		}
 		return -ENOSPC;
 	}
@@ -439,6 +497,9 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
 		struct shim_client *c = shim.wl[wi][i];
 		uint64_t *db = c->ctrl->doorbell;
 
+		if (unlikely(c->overflow_pending))
+			overflow_to_err(c);
+
 		for (k = 0; k < RTE_DIM(c->ctrl->doorbell); k++) {
 			uint64_t bits;
 
@@ -571,6 +632,8 @@ job_run(void *arg)
 		if (q->qp != NULL) {
 			q->qpn = dpr_qp_num(q->qp);
 			c->qps[q->slot] = q;
+			if (q->qpn < qp_by_qpn_len[c->port])
+				qp_by_qpn[c->port][q->qpn] = q;
 		}
 		break;
 	}
@@ -595,6 +658,8 @@ job_run(void *arg)
 		/* to ERR first: what is in flight is flushed, not sent */
 		dpr_qp_modify(q->qp, &a, DPR_QP_STATE);
 		c->qps[q->slot] = NULL;
+		if (q->qpn < qp_by_qpn_len[c->port])
+			qp_by_qpn[c->port][q->qpn] = NULL;
 		dpr_engine_verbs_lock();
 		rc = dpr_qp_destroy(q->qp);
 		dpr_engine_verbs_unlock();
@@ -656,7 +721,7 @@ fill_port(struct shim_client *c, struct dpr_shm_port *p)
 }
 
 static int
-req_open(struct shim_client *c, struct dpr_shm_msg *m, int *out_fd)
+req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd, int *out_fd)
 {
 	struct dpr_shm_device *d = &m->open_resp.dev;
 	const struct dpr_verbs_limits *lim;
@@ -687,6 +752,13 @@ req_open(struct shim_client *c, struct dpr_shm_msg *m, int *out_fd)
 	}
 	shim.load[best]++;
 	c->opened = true;
+	if (*in_fd >= 0) {
+		/* the worker must never block on it */
+		if (fcntl(*in_fd, F_SETFL, O_NONBLOCK) == 0) {
+			c->async_fd = *in_fd;
+			*in_fd = -1;
+		}
+	}
 	lim = dpr_verbs_limits(c->ctx);
 	dpr_engine_port_info(c->port, &pi);
 	memset(&m->open_resp, 0, sizeof(m->open_resp));
@@ -1288,7 +1360,7 @@ serve(unsigned int slot)
 	}
 	switch (m.op) {
 	case DPR_SHM_OPEN:
-		rc = req_open(c, &m, &out_fd);
+		rc = req_open(c, &m, &in_fd, &out_fd);
 		break;
 	case DPR_SHM_LIST_DEVICES: {
 		uint16_t pi;
@@ -1407,6 +1479,8 @@ client_cleanup(struct shim_client *c)
 	}
 	if (c->ctrl != NULL)
 		munmap(c->ctrl, page_round(sizeof(*c->ctrl)));
+	if (c->async_fd >= 0)
+		close(c->async_fd);
 }
 
 static void
@@ -1451,6 +1525,7 @@ accept_one(void)
 		return;
 	}
 	c->fd = fd;
+	c->async_fd = -1;
 	c->id = ++shim.next_id;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
 		c->pid = cred.pid;
@@ -1511,6 +1586,18 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 			 "socket or --socket", shim.path, strerror(e));
 		close(fd);
 		return -e;
+	}
+	for (uint16_t pi = 0; pi < dpr_engine_n_ports(); pi++) {
+		uint32_t n = dpr_verbs_limits(dpr_engine_verbs(pi))->max_qp + 0x100;
+
+		qp_by_qpn[pi] = calloc(n, sizeof(*qp_by_qpn[pi]));
+		if (qp_by_qpn[pi] == NULL) {
+			close(fd);
+			return -ENOMEM;
+		}
+		qp_by_qpn_len[pi] = n;
+		dpr_verbs_set_event_cb(dpr_engine_verbs(pi), verbs_event,
+				       (void *)(uintptr_t)pi);
 	}
 	shim.lfd = fd;
 	shim.started = true;
@@ -1578,7 +1665,7 @@ sum_worker_stats(void)
 
 	shim.st.send_wqes = shim.st.recv_wqes = shim.st.bad_wqes = 0;
 	shim.st.ring_index_errors = shim.st.cqes = shim.st.cq_overflows = 0;
-	shim.st.channel_signals = 0;
+	shim.st.channel_signals = shim.st.async_events = 0;
 	for (wi = 0; wi < dpr_engine_n_workers(); wi++) {
 		shim.st.send_wqes += shim.ws[wi].send_wqes;
 		shim.st.recv_wqes += shim.ws[wi].recv_wqes;
@@ -1587,6 +1674,7 @@ sum_worker_stats(void)
 		shim.st.cqes += shim.ws[wi].cqes;
 		shim.st.cq_overflows += shim.ws[wi].cq_overflows;
 		shim.st.channel_signals += shim.ws[wi].channel_signals;
+		shim.st.async_events += shim.ws[wi].async_events;
 	}
 }
 

@@ -125,12 +125,27 @@ struct dpr_shm_cqe {
 	uint64_t pad;
 };
 
-/** The client's control page (one per connection, made by the daemon). */
+/** An asynchronous event (ibv_event_type) on one of the client's objects. */
+struct dpr_shm_event {
+	uint32_t type;                  /**< ibv_event_type */
+	uint32_t handle;                /**< the client's QP or CQ handle */
+};
+
+#define DPR_SHM_EVENTS 64               /**< ring of async events */
+
+/**
+ * The client's control page (one per connection, made by the daemon):
+ * doorbells, then the ring of asynchronous events. The daemon writes an
+ * event, then ev_prod (release), then one count to the eventfd the client
+ * gave at open; a client that falls more than DPR_SHM_EVENTS behind has
+ * lost the oldest.
+ */
 struct dpr_shm_ctrl {
 	uint64_t doorbell[DPR_SHM_MAX_QPS / 64];   /**< client ORs, worker takes */
 	uint8_t pad0[DPR_SHM_CACHE_LINE - DPR_SHM_MAX_QPS / 8];
-	uint64_t async_events;          /**< daemon: async events raised so far */
-	uint8_t pad1[DPR_SHM_CACHE_LINE - 8];
+	uint32_t ev_prod;               /**< daemon only */
+	uint8_t pad1[DPR_SHM_CACHE_LINE - 4];
+	struct dpr_shm_event ev[DPR_SHM_EVENTS];
 };
 
 /* The layout is the ABI: both compilers must agree with these. */
@@ -141,7 +156,7 @@ _Static_assert(sizeof(struct dpr_shm_sge) == 16, "sge");
 _Static_assert(sizeof(struct dpr_shm_swqe) == 320, "send wqe");
 _Static_assert(sizeof(struct dpr_shm_rwqe) == 128, "recv wqe");
 _Static_assert(sizeof(struct dpr_shm_cqe) == 48, "cqe");
-_Static_assert(sizeof(struct dpr_shm_ctrl) == 2 * DPR_SHM_CACHE_LINE, "control page");
+_Static_assert(sizeof(struct dpr_shm_ctrl) == 10 * DPR_SHM_CACHE_LINE, "control page");
 
 /** Bytes of a ring of @p n entries of @p esize bytes. */
 static inline uint64_t
@@ -160,7 +175,8 @@ dpr_shm_ring_entry(struct dpr_shm_ring *r, uint32_t esize, uint32_t mask,
 /* ---------------------------------------------------- control messages */
 
 enum dpr_shm_op {
-	DPR_SHM_OPEN = 1,        /**< device and port attributes; fd: control page */
+	DPR_SHM_OPEN = 1,        /**< fd: an eventfd for async events (optional);
+	                              answer: attributes, fd: control page */
 	DPR_SHM_QUERY_PORT,
 	DPR_SHM_ALLOC_PD,
 	DPR_SHM_DEALLOC_PD,

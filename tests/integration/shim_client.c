@@ -10,6 +10,7 @@
  *
  *   ops SOCK_A SOCK_B [events]      every RC operation, data checked
  *   isolation SOCK_A SOCK_B         keys of another client, missing access
+ *   overflow SOCK_A SOCK_B          a CQ not consumed: CQ_ERR, QP to ERR
  *   stream SOCK_A SOCK_B SECONDS    WRITE/READ/SEND loop, checked, until
  *                                   SECONDS pass (the healthy client)
  *   victim SOCK_A SOCK_B            posts and streams WRITEs into its
@@ -44,6 +45,7 @@ enum { ACC_ALL = 15, ACC_LOCAL = 1 };
 
 static int failures;
 static bool use_events;
+static int cq_entries = 256;
 static volatile sig_atomic_t stop;
 
 static void
@@ -92,7 +94,7 @@ side_open(struct side *s, const char *sock, bool alloc)
 		if (s->ch == NULL)
 			die("create_channel");
 	}
-	s->cq = dprdma_create_cq(s->ctx, 256, s->ch);
+	s->cq = dprdma_create_cq(s->ctx, cq_entries, s->ch);
 	if (s->cq == NULL)
 		die("create_cq");
 	/* A's buffer from malloc (made shared at registration), B's from
@@ -479,6 +481,42 @@ do_isolation(const char *sa, const char *sb)
 	return failures != 0;
 }
 
+/* A client that stops consuming its CQ: the CQ overflows (CQ_ERR), its QP
+ * goes to ERR (QP_FATAL), both told through the async events. */
+static int
+do_overflow(const char *sa, const char *sb)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct pollfd pf;
+	dprdma_wc wc[32];
+	struct dpr_shm_qp_attr attr;
+	uint32_t type;
+	void *obj;
+	int n = 0, k;
+
+	cq_entries = 16;
+	pair_open(&a, &b, sa, sb);
+	for (int i = 0; i < 40; i++)
+		post_send(&a, WR_WRITE, F_SIGNALED, a.buf, 64, (uintptr_t)b.buf,
+			  dprdma_mr_rkey(b.mr), 0, 0, 0, (uint64_t)i);
+	pf.fd = dprdma_async_fd(a.ctx);
+	pf.events = POLLIN;
+	CHECK(poll(&pf, 1, 10000) == 1, "an async event within 10 s");
+	CHECK(dprdma_get_async_event(a.ctx, &type, &obj) == 0 && type == 0 &&
+	      obj == a.cq, "CQ_ERR on the CQ that overflowed (type %u)", type);
+	CHECK(dprdma_get_async_event(a.ctx, &type, &obj) == 0 && type == 1 &&
+	      obj == a.qp, "QP_FATAL on its QP (type %u)", type);
+	while ((k = dprdma_poll_cq(a.cq, 32, wc)) > 0)
+		n += k;
+	CHECK(n == 16 && k == -EIO, "16 completions kept, then the CQ in error "
+	      "(%d, %d)", n, k);
+	CHECK(dprdma_query_qp(a.qp, &attr, NULL) == 0 && attr.qp_state == 6,
+	      "the QP is in ERR (%u)", attr.qp_state);
+	pair_close(&a, &b);
+	printf("overflow: %d failures\n", failures);
+	return failures != 0;
+}
+
 /* The healthy client: WRITE, READ, SEND round after round, each checked. */
 static int
 do_stream(const char *sa, const char *sb, double seconds)
@@ -553,13 +591,15 @@ main(int argc, char **argv)
 		use_events = argc >= 5 && strcmp(argv[4], "events") == 0;
 		return do_ops(argv[2], argv[3]);
 	}
+	if (argc >= 4 && strcmp(argv[1], "overflow") == 0)
+		return do_overflow(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "isolation") == 0)
 		return do_isolation(argv[2], argv[3]);
 	if (argc >= 5 && strcmp(argv[1], "stream") == 0)
 		return do_stream(argv[2], argv[3], atof(argv[4]));
 	if (argc >= 4 && strcmp(argv[1], "victim") == 0)
 		return do_victim(argv[2], argv[3]);
-	fprintf(stderr, "usage: %s ops|isolation|victim SOCK_A SOCK_B [events]\n"
+	fprintf(stderr, "usage: %s ops|isolation|overflow|victim SOCK_A SOCK_B [events]\n"
 		"       %s stream SOCK_A SOCK_B SECONDS\n", argv[0], argv[0]);
 	return 2;
 }

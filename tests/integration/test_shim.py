@@ -226,14 +226,19 @@ def hostile_control(sock):
 
 
 def test_libdprdma(sa, sb):
+    # a client that stops consuming its CQ between two healthy runs
     for mode in (["ops", sa, sb], ["ops", sa, sb, "events"],
-                 ["isolation", sa, sb]):
+                 ["isolation", sa, sb], ["overflow", sa, sb], ["ops", sa, sb]):
         r = run_client(mode)
         t.check(r.returncode == 0 and "FAIL" not in r.stdout,
                 "dprdma-shim-test %s passes" % " ".join(mode[:1] + mode[3:]))
     s = stats(PB)
     t.check(s["channel_signals"] > 0, "completion channels signalled (%d)"
             % s["channel_signals"])
+    s = stats(PA)
+    t.check(s["cq_overflows"] == 1 and s["async_events"] >= 2,
+            "A: one CQ overflow, its CQ_ERR and QP_FATAL events (%d, %d)"
+            % (s["cq_overflows"], s["async_events"]))
     hostile_control(sa)
 
 

@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
 
 #include <infiniband/verbs.h>
 
@@ -600,8 +599,8 @@ ibv_open_device(struct ibv_device *device)
 	ctx = &d->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
-	/* async events: a descriptor that is valid and stays quiet */
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	/* async events: the eventfd the daemon counts them on */
+	ctx->async_fd = dprdma_async_fd(d->c);
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -623,8 +622,6 @@ ibv_close_device(struct ibv_context *ctx)
 	struct dv_context *d = dv_ctx(ctx);
 
 	dprdma_close(d->c);
-	if (ctx->async_fd >= 0)
-		close(ctx->async_fd);
 	pthread_mutex_destroy(&ctx->mutex);
 	free(d);
 	return 0;
@@ -1051,6 +1048,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 		ia->cap.max_recv_sge = c->max_recv_sge;
 		ia->cap.max_inline_data = c->max_inline_data;
 	}
+	dprdma_qp_set_user(q->p, &q->qpx.qp_base);
 	q->qpx.qp_base.context = ibpd->context;
 	q->qpx.qp_base.qp_context = ia->qp_context;
 	q->qpx.qp_base.pd = ibpd;
@@ -1246,15 +1244,22 @@ ibv_destroy_qp(struct ibv_qp *qp)
 EXPORT int
 ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
-	uint64_t v;
+	uint32_t type;
+	void *obj;
+	int rc;
 
-	/* none are raised through this path yet: block as the real one
-	 * does with nothing to report, or fail on a non-blocking fd */
 	memset(event, 0, sizeof(*event));
-	if (read(ctx->async_fd, &v, sizeof(v)) < 0)
+	rc = dprdma_get_async_event(dv_ctx(ctx)->c, &type, &obj);
+	if (rc != 0) {
+		errno = -rc;
 		return -1;
-	errno = EIO;
-	return -1;
+	}
+	event->event_type = (enum ibv_event_type)type;
+	if (type == IBV_EVENT_CQ_ERR)
+		event->element.cq = obj;
+	else
+		event->element.qp = obj;
+	return 0;
 }
 
 EXPORT void

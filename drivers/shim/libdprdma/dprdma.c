@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -43,6 +44,8 @@ struct dprdma_context {
 	size_t ctrl_bytes;
 	int shadow_fd;                  /* -1 until the first registration */
 	struct chunk *chunks;
+	int async_fd;                   /* eventfd the daemon counts events on */
+	uint32_t ev_cons;
 };
 
 struct dprdma_pd {
@@ -82,11 +85,14 @@ struct dprdma_qp {
 	struct dpr_shm_qp_caps cap;
 	unsigned int state;
 	pthread_spinlock_t lock;
+	struct dprdma_qp *next_in_list;
+	void *user;
 };
 
-/* CQ handles -> CQs, for the completion channels */
+/* CQ and QP handles -> objects, for completion channels and events */
 static pthread_mutex_t cq_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dprdma_cq *cq_list;
+static struct dprdma_qp *qp_list;
 
 /* ------------------------------------------------------- the socket */
 
@@ -207,13 +213,14 @@ dprdma_open_at(const char *socket, unsigned int index)
 		return NULL;
 	ctx->shadow_fd = -1;
 	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->fd = connect_daemon(socket);
-	if (ctx->fd < 0) {
+	if (ctx->fd < 0 || ctx->async_fd < 0) {
 		rc = -errno;
 		goto fail;
 	}
 	m.open.port = index;
-	rc = call(ctx, &m, -1, &cfd);
+	rc = call(ctx, &m, ctx->async_fd, &cfd);
 	if (rc == 0 && cfd < 0)
 		rc = -EPROTO;
 	if (rc != 0)
@@ -230,9 +237,54 @@ dprdma_open_at(const char *socket, unsigned int index)
 fail:
 	if (ctx->fd >= 0)
 		close(ctx->fd);
+	if (ctx->async_fd >= 0)
+		close(ctx->async_fd);
 	free(ctx);
 	errno = -rc;
 	return NULL;
+}
+
+int
+dprdma_async_fd(const struct dprdma_context *ctx)
+{
+	return ctx->async_fd;
+}
+
+int
+dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj)
+{
+	for (;;) {
+		uint32_t prod = __atomic_load_n(&ctx->ctrl->ev_prod, __ATOMIC_ACQUIRE);
+		uint64_t v;
+
+		if (ctx->ev_cons != prod) {
+			struct dpr_shm_event e;
+
+			if (prod - ctx->ev_cons > DPR_SHM_EVENTS)
+				ctx->ev_cons = prod - DPR_SHM_EVENTS;   /* lost */
+			e = ctx->ctrl->ev[ctx->ev_cons % DPR_SHM_EVENTS];
+			ctx->ev_cons++;
+			*type = e.type;
+			*obj = NULL;
+			pthread_mutex_lock(&cq_list_lock);
+			if (e.type == 0 /* CQ_ERR */) {
+				for (struct dprdma_cq *c = cq_list; c; c = c->next_in_list)
+					if (c->ctx == ctx && c->handle == e.handle)
+						*obj = c->user != NULL ? c->user : c;
+			} else {
+				for (struct dprdma_qp *q = qp_list; q; q = q->next_in_list)
+					if (q->ctx == ctx && q->handle == e.handle)
+						*obj = q->user != NULL ? q->user : q;
+			}
+			pthread_mutex_unlock(&cq_list_lock);
+			if (*obj != NULL)
+				return 0;
+			continue;       /* an object already destroyed */
+		}
+		/* wait (or EAGAIN on a non-blocking fd) */
+		if (read(ctx->async_fd, &v, sizeof(v)) < 0 && errno != EINTR)
+			return -errno;
+	}
 }
 
 int
@@ -243,6 +295,7 @@ dprdma_close(struct dprdma_context *ctx)
 	/* the daemon releases whatever is left when the connection goes */
 	close(ctx->fd);
 	munmap(ctx->ctrl, ctx->ctrl_bytes);
+	close(ctx->async_fd);
 	if (ctx->shadow_fd >= 0)
 		close(ctx->shadow_fd);
 	for (ch = ctx->chunks; ch != NULL; ch = next) {
@@ -774,6 +827,10 @@ dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
 	qp->rq = (struct dpr_shm_ring *)(base + m.create_qp_resp.rq_offset);
 	qp->state = 0;  /* RESET */
 	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_lock(&cq_list_lock);
+	qp->next_in_list = qp_list;
+	qp_list = qp;
+	pthread_mutex_unlock(&cq_list_lock);
 	return qp;
 }
 
@@ -781,13 +838,27 @@ int
 dprdma_destroy_qp(struct dprdma_qp *qp)
 {
 	int rc = destroy_obj(qp->ctx, DPR_SHM_DESTROY_QP, qp->handle);
+	struct dprdma_qp **pp;
 
 	if (rc != 0)
 		return rc;
+	pthread_mutex_lock(&cq_list_lock);
+	for (pp = &qp_list; *pp != NULL; pp = &(*pp)->next_in_list)
+		if (*pp == qp) {
+			*pp = qp->next_in_list;
+			break;
+		}
+	pthread_mutex_unlock(&cq_list_lock);
 	munmap(qp->sq, qp->map_bytes);
 	pthread_spin_destroy(&qp->lock);
 	free(qp);
 	return 0;
+}
+
+void
+dprdma_qp_set_user(struct dprdma_qp *qp, void *user)
+{
+	qp->user = user;
 }
 
 uint32_t

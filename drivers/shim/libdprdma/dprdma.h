@@ -62,6 +62,17 @@ struct dprdma_context *dprdma_open(unsigned int index);
 struct dprdma_context *dprdma_open_at(const char *socket, unsigned int index);
 int dprdma_close(struct dprdma_context *ctx);
 const struct dpr_shm_device *dprdma_device(const struct dprdma_context *ctx);
+
+/** Readable when an asynchronous event is waiting (ibv_context.async_fd). */
+int dprdma_async_fd(const struct dprdma_context *ctx);
+/**
+ * Take the next asynchronous event, waiting for one unless the async fd
+ * was made non-blocking. @p type: ibv_event_type (CQ_ERR on overflow,
+ * QP_FATAL for the QPs that complete into it, COMM_EST, SQ_DRAINED, ...);
+ * @p obj: the CQ or QP (its user pointer when one is set).
+ * @return 0, or -errno (-EAGAIN: none waiting on a non-blocking fd).
+ */
+int dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj);
 /** Refresh and return the port's attributes. */
 int dprdma_query_port(struct dprdma_context *ctx, struct dpr_shm_port *out);
 
@@ -110,6 +121,8 @@ struct dprdma_qp *dprdma_create_qp(struct dprdma_pd *pd,
 		struct dprdma_qp_init *init);
 int dprdma_destroy_qp(struct dprdma_qp *qp);
 uint32_t dprdma_qp_num(const struct dprdma_qp *qp);
+/** A pointer of the caller's kept with the QP (events return it). */
+void dprdma_qp_set_user(struct dprdma_qp *qp, void *user);
 /** The caps the QP got (at least what was asked). */
 const struct dpr_shm_qp_caps *dprdma_qp_caps(const struct dprdma_qp *qp);
 int dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
