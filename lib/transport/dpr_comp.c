@@ -32,6 +32,8 @@ progress(struct dpr_tqp *qp)
 
 	qp->comp.retry_cnt = qp->attr.retry_cnt;
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	if (qp->comp.replaying && !dpr_psn_lt(qp->comp.psn, qp->comp.retry_end))
+		qp->comp.replaying = false;
 	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) {
 		dpr_timer_cancel(tp, &qp->timer);
 		if (qp->state == DPR_QPS_SQD && qp->req.index == qp->sq.prod &&
@@ -54,14 +56,22 @@ resume_psn(const struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 }
 
 /*
- * Go back to @p psn, once per point: a duplicated NAK or a second lost
- * response of the same gap does not send the window again.
+ * Go back to @p psn, once per point until something moves (as rxe's
+ * started_retry): a duplicated NAK, or the responses of a long READ
+ * pipeline still arriving after the gap, must not send the window again
+ * nor spend the retry count; only progress or the ACK timer ends it.
+ * (Counting each of them emptied retry_cnt against rxe with 128 READs of
+ * 64 KiB outstanding and 1% loss.)
  */
 static void
 retry(struct dpr_tqp *qp, uint32_t psn, bool count)
 {
-	if (qp->comp.retried && qp->comp.retry_psn == psn &&
-	    dpr_psn_lt(psn, qp->req.psn))
+	if (qp->comp.retried && qp->comp.retry_psn == psn)
+		return;
+	/* one replay at a time: a slow responder (rxe under emulation) that
+	 * is sent a new window for every gap of the last one collapses under
+	 * the backlog of replays, never catching up */
+	if (qp->comp.replaying && dpr_psn_lt(qp->comp.psn, qp->comp.retry_end))
 		return;
 	if (count) {
 		if (qp->comp.retry_cnt == 0) {
@@ -72,6 +82,8 @@ retry(struct dpr_tqp *qp, uint32_t psn, bool count)
 	}
 	qp->comp.retried = true;
 	qp->comp.retry_psn = psn;
+	qp->comp.replaying = true;
+	qp->comp.retry_end = qp->req.psn;
 	dpr_req_retry(qp, psn);
 	qp_work(qp);
 }
@@ -149,6 +161,7 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		qp->comp.rnr_wait = true;
 		qp->comp.rnr_psn = psn;
 		qp->comp.retried = false;
+		qp->comp.replaying = false;
 		tp->stats.rnr_waits++;
 		dpr_timer_arm(tp, &qp->timer, tp->now + dpr_rnr_timer_ns(syn));
 		return;
@@ -275,6 +288,26 @@ rx_atomic_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 	progress(qp);
 }
 
+/*
+ * The local ACK timeout measures the responder's silence (IBA 9.7.6.1.3),
+ * not the wait for one response: any response to a PSN we sent, stale
+ * ones included, shows the peer working through its queue, so the timer
+ * starts again (the retry count does not). A slow responder with a deep
+ * READ pipeline (rxe under emulation: 128 READs of 64 KiB take seconds to
+ * answer) otherwise times out retry after retry while its answers to the
+ * older requests are still on their way.
+ */
+static void
+responder_alive(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	if (qp->attr.timeout != 0 && !qp->comp.rnr_wait &&
+	    (qp->comp.index != qp->req.index || qp->comp.psn != qp->req.psn))
+		dpr_timer_arm(tp, &qp->timer,
+			      tp->now + ack_timeout_ns(qp->attr.timeout));
+}
+
 void
 dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
@@ -284,6 +317,7 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		qp->tp->stats.dup_response_rx++;
 		return;
 	}
+	responder_alive(qp);
 	if (pi->opcode == DPR_OP_RC_ACK)
 		rx_ack(qp, h);
 	else if (pi->mask & DPR_READ_MASK)
@@ -303,6 +337,7 @@ dpr_comp_timeout(struct dpr_tqp *qp)
 	/* IBA 9.7.6.1.3: resend from the oldest unacknowledged PSN */
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
 	qp->comp.retried = false;
+	qp->comp.replaying = false;
 	retry(qp, w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
 	      resume_psn(qp, w) : qp->comp.psn, true);
 }

@@ -143,6 +143,12 @@ struct dpr_tqp {
 		uint32_t rnr_psn;
 		bool retried;          /**< a retry from retry_psn is under way */
 		uint32_t retry_psn;
+		/** What was outstanding when the last retry went back: until
+		 * comp.psn reaches it (or the ACK timer fires), responses and
+		 * NAKs beyond a new gap belong to the old pass, and another
+		 * go-back would only queue more replay at the responder. */
+		bool replaying;
+		uint32_t retry_end;
 	} comp;
 	struct {                       /* responder (dpr_resp.c) */
 		uint32_t psn;          /**< next expected PSN */

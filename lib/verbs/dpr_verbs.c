@@ -83,7 +83,10 @@ dpr_verbs_default_limits(struct dpr_verbs_limits *l)
 	l->max_qp_wr = 1 << 14;
 	l->max_sge = 32;
 	l->max_inline = 256;
-	l->max_rd_atomic = 16;
+	/* as rxe (RXE_MAX_QP_RD_ATOM): perftest sets a QP's max_rd_atomic
+	 * to what the *peer* can take, so a smaller limit here fails its
+	 * READ and atomic tests against rxe at RTS */
+	l->max_rd_atomic = 128;
 	l->max_mr_size = 1ULL << 40;
 }
 
