@@ -19,7 +19,7 @@ ninja -C "$clang_build" >/dev/null
 mkdir -p "$top/fuzz-artifacts"
 rc=0
 for t in "$clang_build"/tests/fuzz/fuzz_*; do
-	[ -x "$t" ] || continue
+	[ -f "$t" ] && [ -x "$t" ] || continue   # not the fuzz_*.p folders
 	name=$(basename "$t")
 	FUZZ_ARTIFACTS="$top/fuzz-artifacts" "$top/tests/fuzz/run-fuzz.sh" "$t" \
 		"$top/tests/fuzz/corpus/$name" "$seconds" || rc=1

@@ -1498,31 +1498,28 @@ client_close(unsigned int slot, const char *why)
 	shim.st.clients_closed++;
 }
 
-static void
-accept_one(void)
+int
+dpr_shim_adopt(int fd)
 {
 	struct shim_client *c;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	unsigned int slot;
-	int fd;
 
-	fd = accept4(shim.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
 	for (slot = 0; slot < shim.max_clients && shim.clients[slot] != NULL; slot++)
 		;
 	if (slot == shim.max_clients) {
 		SHIM_LOG(WARNING, "a client refused: %u connections already "
 			 "([control] max_clients)", shim.max_clients);
 		shim.st.quota_refused++;
-		close(fd);
-		return;
+		return -EMFILE;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		close(fd);
-		return;
+	if (c == NULL)
+		return -ENOMEM;
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+		free(c);
+		return -errno;
 	}
 	c->fd = fd;
 	c->async_fd = -1;
@@ -1531,6 +1528,26 @@ accept_one(void)
 		c->pid = cred.pid;
 	shim.clients[slot] = c;
 	shim.st.clients_connected++;
+	return 0;
+}
+
+unsigned int
+dpr_shim_clients(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; shim.started && i < shim.max_clients; i++)
+		n += shim.clients[i] != NULL;
+	return n;
+}
+
+static void
+accept_one(void)
+{
+	int fd = accept4(shim.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd >= 0 && dpr_shim_adopt(fd) != 0)
+		close(fd);
 }
 
 int
@@ -1682,13 +1699,9 @@ static int
 tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	  struct rte_tel_data *d)
 {
-	unsigned int i, live = 0;
-
 	sum_worker_stats();
-	for (i = 0; shim.started && i < shim.max_clients; i++)
-		live += shim.clients[i] != NULL;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "clients", live);
+	rte_tel_data_add_dict_u64(d, "clients", dpr_shim_clients());
 #define _(n) rte_tel_data_add_dict_u64(d, #n, shim.st.n);
 	SHIM_STATS(_)
 #undef _

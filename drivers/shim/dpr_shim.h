@@ -32,6 +32,14 @@ void dpr_shim_poll(int timeout_ms);
  * Call before dpr_engine_stop(). */
 void dpr_shim_stop(void);
 
+/** Serve an already connected SOCK_SEQPACKET socket as a client (as if
+ * accepted; the fuzz target uses it). @return 0, or -EMFILE (max_clients
+ * reached), -ENOMEM; on failure the caller keeps @p fd. */
+int dpr_shim_adopt(int fd);
+
+/** Clients connected now. */
+unsigned int dpr_shim_clients(void);
+
 /** The engine's worker hook (struct dpr_engine_hooks.worker_poll). */
 bool dpr_shim_worker_poll(void *arg, unsigned int worker, uint64_t now_ns);
 

@@ -21,31 +21,16 @@ installed is a failure."""
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "integration"))
-import dprtest as t  # noqa: E402
+from rxepeer import GUEST, KIT, NS, OURS, boot, daemon as kit_daemon, kit, \
+    require_qemu, teardown, wire_check, t
 
-KIT = os.path.join(t.SOURCE_ROOT, "tools", "rxe-peer")
-NS = "rxepeer"
 PREFIX = "dprt-rxe-%d" % os.getpid()
-OURS = "10.99.0.10"
-GUEST = "10.99.0.2"
 SIZES = [64, 1024, 4096, 65536]
 CAPTURE = "/tmp/dprt-rxe-%d.pcapng" % os.getpid()
-PCAP_TOOL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-pcap")
-
-
-def kit(*args, check=True, timeout=300, env=None):
-    e = dict(os.environ)
-    e.update(env or {})
-    return t.run([os.path.join(KIT, args[0])] + list(args[1:]),
-                 check_rc=check, timeout=timeout, env=e)
 
 
 def oob(mode, host, qpn, psn):
@@ -112,21 +97,10 @@ def one(size, guest_is_server, iters=10, label=""):
 
 
 def main():
-    if os.geteuid() != 0:
-        t.skip("needs root")
-    if shutil.which("qemu-system-x86_64") is None:
-        if os.environ.get("CI") == "true":
-            t.fail("qemu-system-x86_64 missing (tools/setup.sh installs it)")
-        t.skip("qemu-system-x86_64 not installed")
-    kit("build.sh", timeout=600)
-    kit("stop-peer.sh", "p1", check=False)
-    kit("net-down.sh", check=False)
-    kit("net-up.sh")
+    require_qemu()
     d = None
     try:
-        # the guest on CPU 0, dprdmad on CPU 1 (TCG guests starve otherwise)
-        kit("run-peer.sh", "p1", GUEST, env={"RXEPEER_CPUS": "0"}, timeout=180)
-        kit("host-port.sh", "add", "rxdpdk0")
+        boot()
         d = daemon([])
         p = kit("peer-exec.sh", "p1", "ping -c 3 %s" % OURS, check=False)
         t.check(" 0% packet loss" in p.stdout, "the guest reaches dprdmad (ARP, ping)")
@@ -135,17 +109,7 @@ def main():
         for size in SIZES:
             one(size, True)
             one(size, False)
-        r = t.telemetry(PREFIX, "/dprdma/capture/stop,0")
-        p = t.run([PCAP_TOOL, "-q", CAPTURE], check_rc=False)
-        t.log(p.stdout)
-        t.check(p.returncode == 0 and " 0 bad ICRC, 0 malformed" in p.stdout and
-                r["captured"] > 100,
-                "wire check: %d frames both ways, every one well formed with a "
-                "good ICRC (rxe's and dprdma's)" % r["captured"])
-        tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
-        t.log("transport: %r" % tr)
-        t.check(tr["rx_invalid"] == 0 and tr["nak_err_rx"] == 0 and
-                tr["nak_err_tx"] == 0, "no invalid frame, no error NAK either way")
+        wire_check(PREFIX, CAPTURE, 100)
         rc = d.stop(signal.SIGTERM)
         d = None
         t.check(rc == 0, "dprdmad stops cleanly")
@@ -178,30 +142,14 @@ def main():
     finally:
         if d is not None:
             d.kill()
-        kit("stop-peer.sh", "p1", check=False)
-        kit("net-down.sh", check=False)
+        teardown()
         if os.path.exists(CAPTURE):
             os.unlink(CAPTURE)
     t.log("PASS")
 
 
 def daemon(extra):
-    return t.Daemon(["--lcores", "0@1,1@1", "--no-pci", "--no-huge", "-m", "512",
-                     "--file-prefix", PREFIX, "--vdev",
-                     "net_af_packet0,iface=rxdpdk0", "--", "--ip", OURS + "/24",
-                     "--idle", "yield"] + extra, ns=_ns(), prefix=PREFIX)
-
-
-class _KitNs:
-    """The kit's namespace: net-up.sh makes it, net-down.sh deletes it."""
-    name = NS
-
-    def cmd(self, args):
-        return ["ip", "netns", "exec", NS] + list(args)
-
-
-def _ns():
-    return _KitNs()
+    return kit_daemon(PREFIX, extra)
 
 
 if __name__ == "__main__":

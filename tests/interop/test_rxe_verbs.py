@@ -24,23 +24,17 @@ installed is a failure. The per-run times are in the log."""
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "integration"))
-import dprtest as t  # noqa: E402
+from rxepeer import BRIDGE, GUEST, NS, OURS, boot, daemon as kit_daemon, kit, \
+    require_qemu, teardown, wire_check, t
 
-KIT = os.path.join(t.SOURCE_ROOT, "tools", "rxe-peer")
-NS = "rxepeer"
 PREFIX = "dprt-rxv-%d" % os.getpid()
 SOCK = "/tmp/dprt-rxv-%d.sock" % os.getpid()
-OURS, GUEST, BRIDGE = "10.99.0.10", "10.99.0.2", "10.99.0.1"
 CAPTURE = "/tmp/dprt-rxv-%d.pcapng" % os.getpid()
-PCAP_TOOL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-pcap")
 DROPIN = os.environ.get("DPR_DROPIN",
                         os.path.join(os.path.dirname(os.path.dirname(t.DPRDMAD)),
                                      "drop-in"))
@@ -51,13 +45,6 @@ PORT = [19000 + os.getpid() % 1000]
 # packets/s: 100 READs with 16 outstanding take ~10-20 s
 READS_UNDER_LOSS = 100
 TIMES = []
-
-
-def kit(*args, check=True, timeout=300, env=None):
-    e = dict(os.environ)
-    e.update(env or {})
-    return t.run([os.path.join(KIT, args[0])] + list(args[1:]),
-                 check_rc=check, timeout=timeout, env=e)
 
 
 def ours(prog, args, background=False):
@@ -150,19 +137,7 @@ def run_perf(prog, extra, iters, guest_is_server, label=""):
 
 
 def daemon(extra):
-    return t.Daemon(["--lcores", "0@1,1@1", "--no-pci", "--no-huge", "-m", "512",
-                     "--file-prefix", PREFIX, "--vdev",
-                     "net_af_packet0,iface=rxdpdk0", "--", "--ip", OURS + "/24",
-                     "--idle", "yield", "--socket", SOCK] + extra,
-                    ns=_KitNs(), prefix=PREFIX)
-
-
-class _KitNs:
-    """The kit's namespace: net-up.sh makes it, net-down.sh deletes it."""
-    name = NS
-
-    def cmd(self, args):
-        return ["ip", "netns", "exec", NS] + list(args)
+    return kit_daemon(PREFIX, ["--socket", SOCK] + extra)
 
 
 # Atomics with 16 outstanding (-o 16) rather than the 128 both devices
@@ -178,24 +153,13 @@ PERF = [("ib_send_bw", []), ("ib_write_bw", []), ("ib_read_bw", []),
 
 
 def main():
-    if os.geteuid() != 0:
-        t.skip("needs root")
-    if shutil.which("qemu-system-x86_64") is None:
-        if os.environ.get("CI") == "true":
-            t.fail("qemu-system-x86_64 missing (tools/setup.sh installs it)")
-        t.skip("qemu-system-x86_64 not installed")
+    require_qemu()
     if not os.path.exists(os.path.join(DROPIN, "libibverbs.so.1")):
         t.fail("the drop-in libibverbs is not built in " + DROPIN)
     t0 = time.time()
-    kit("build.sh", timeout=600)
-    kit("stop-peer.sh", "p1", check=False)
-    kit("net-down.sh", check=False)
-    kit("net-up.sh")
     d = None
     try:
-        # the guest on CPU 0, dprdmad on CPU 1 (TCG guests starve otherwise)
-        kit("run-peer.sh", "p1", GUEST, env={"RXEPEER_CPUS": "0"}, timeout=180)
-        kit("host-port.sh", "add", "rxdpdk0")
+        boot()
         d = daemon([])
         rc, out = guest("ping -c 3 %s" % OURS)
         t.check(" 0% packet loss" in out, "the guest reaches dprdmad (ARP, ping)")
@@ -206,17 +170,7 @@ def main():
                 run_pingpong(size, 20, guest_is_server)
             for prog, extra in PERF:
                 run_perf(prog, extra, 200, guest_is_server)
-        r = t.telemetry(PREFIX, "/dprdma/capture/stop,0")
-        p = t.run([PCAP_TOOL, "-q", CAPTURE], check_rc=False)
-        t.log(p.stdout)
-        t.check(p.returncode == 0 and " 0 bad ICRC, 0 malformed" in p.stdout and
-                r["captured"] > 1000,
-                "wire check: %d frames both ways, every one well formed with a "
-                "good ICRC (rxe's and dprdma's)" % r["captured"])
-        tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
-        t.log("transport: %r" % tr)
-        t.check(tr["rx_invalid"] == 0 and tr["nak_err_rx"] == 0 and
-                tr["nak_err_tx"] == 0, "no invalid frame, no error NAK either way")
+        tr = wire_check(PREFIX, CAPTURE, 1000)
 
         # 1% of the guest's frames dropped (tc netem in the guest)
         kit("peer-exec.sh", "p1", "/sbin/tc qdisc add dev eth0 root netem loss 1%")
@@ -252,8 +206,7 @@ def main():
     finally:
         if d is not None:
             d.kill()
-        kit("stop-peer.sh", "p1", check=False)
-        kit("net-down.sh", check=False)
+        teardown()
         for f in (CAPTURE, SOCK):
             if os.path.exists(f):
                 os.unlink(f)

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""What the interop tests share: the Linux rxe peer kit (tools/rxe-peer),
+its namespace, dprdmad on the guest's bridge, and the wire check."""
+
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration"))
+import dprtest as t  # noqa: E402
+
+KIT = os.path.join(t.SOURCE_ROOT, "tools", "rxe-peer")
+NS = "rxepeer"
+OURS, GUEST, BRIDGE = "10.99.0.10", "10.99.0.2", "10.99.0.1"
+PCAP_TOOL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-pcap")
+
+
+def kit(*args, check=True, timeout=300, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return t.run([os.path.join(KIT, args[0])] + list(args[1:]),
+                 check_rc=check, timeout=timeout, env=e)
+
+
+class KitNs:
+    """The kit's namespace: net-up.sh makes it, net-down.sh deletes it."""
+    name = NS
+
+    def cmd(self, args):
+        return ["ip", "netns", "exec", NS] + list(args)
+
+
+def require_qemu():
+    """Skip (77) where the peer cannot run; under CI=true a missing qemu
+    is a failure."""
+    if os.geteuid() != 0:
+        t.skip("needs root")
+    if shutil.which("qemu-system-x86_64") is None:
+        if os.environ.get("CI") == "true":
+            t.fail("qemu-system-x86_64 missing (tools/setup.sh installs it)")
+        t.skip("qemu-system-x86_64 not installed")
+
+
+def boot():
+    """Build the image (cached), boot guest p1 on CPU 0 (TCG guests starve
+    beside a poller), give dprdmad a veth on the bridge."""
+    kit("build.sh", timeout=600)
+    teardown()
+    kit("net-up.sh")
+    kit("run-peer.sh", "p1", GUEST, env={"RXEPEER_CPUS": "0"}, timeout=180)
+    kit("host-port.sh", "add", "rxdpdk0")
+
+
+def teardown():
+    kit("stop-peer.sh", "p1", check=False)
+    kit("net-down.sh", check=False)
+
+
+def daemon(prefix, extra):
+    """dprdmad on CPU 1, net_af_packet on the bridge's veth, yielding."""
+    return t.Daemon(["--lcores", "0@1,1@1", "--no-pci", "--no-huge", "-m", "512",
+                     "--file-prefix", prefix, "--vdev",
+                     "net_af_packet0,iface=rxdpdk0", "--", "--ip", OURS + "/24",
+                     "--idle", "yield"] + extra, ns=KitNs(), prefix=prefix)
+
+
+def wire_check(prefix, capture, min_frames):
+    """Stop the capture on port 0 and check every frame both ways, then
+    that no frame was invalid and no error NAK went either way."""
+    r = t.telemetry(prefix, "/dprdma/capture/stop,0")
+    p = t.run([PCAP_TOOL, "-q", capture], check_rc=False)
+    t.log(p.stdout)
+    t.check(p.returncode == 0 and " 0 bad ICRC, 0 malformed" in p.stdout and
+            r["captured"] > min_frames,
+            "wire check: %d frames both ways, every one well formed with a "
+            "good ICRC (rxe's and dprdma's)" % r["captured"])
+    tr = t.telemetry(prefix, "/dprdma/transport/stats,0")
+    t.log("transport: %r" % tr)
+    t.check(tr["rx_invalid"] == 0 and tr["nak_err_rx"] == 0 and
+            tr["nak_err_tx"] == 0, "no invalid frame, no error NAK either way")
+    return tr
