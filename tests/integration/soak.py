@@ -61,36 +61,11 @@ def main():
             op = rnd.choice(list(ops))
             seed = rnd.randrange(1 << 30)
             if op == "write":
-                crc = r.cmd(r.PA, "/dprdma/client/fill,0,%d,%d" %
-                            (size, seed))["crc32"]
-                r.cmd(r.PA, "/dprdma/client/run,%d,write,%d,2,0,%d,%d" %
-                      (qp, size, cb["mr_va"], cb["rkey"]))
-                r.wait_done(r.PA, "WRITE %d B" % size)
-                got = r.cmd(r.PB, "/dprdma/client/checksum,0,%d" % size)["crc32"]
+                crc, got, _ = r.write_checked(cb, qp, size, seed, count=2)
             elif op == "read":
-                crc = r.cmd(r.PB, "/dprdma/client/fill,%d,%d,%d" %
-                            (2 << 20, size, seed))["crc32"]
-                r.cmd(r.PA, "/dprdma/client/run,%d,read,%d,2,%d,%d,%d" %
-                      (qp, size, 4 << 20, cb["mr_va"] + (2 << 20), cb["rkey"]))
-                r.wait_done(r.PA, "READ %d B" % size)
-                got = r.cmd(r.PA, "/dprdma/client/checksum,%d,%d" %
-                            (4 << 20, size))["crc32"]
+                crc, got = r.read_checked(cb, qp, size, seed, count=2)
             elif op == "send":
-                before = r.cmd(r.PA, "/dprdma/client/status")["recv_done"]
-                r.cmd(r.PA, "/dprdma/client/recv,%d,1,%d,%d" %
-                      (qp, 8 << 20, 1 << 20))
-                crc = r.cmd(r.PB, "/dprdma/client/fill,%d,%d,%d" %
-                            (6 << 20, size, seed))["crc32"]
-                r.cmd(r.PB, "/dprdma/client/run,%d,send,%d,1,%d,0,0" %
-                      (qp, size, 6 << 20))
-                r.wait_done(r.PB, "SEND %d B" % size)
-                end = time.time() + 30
-                while r.cmd(r.PA, "/dprdma/client/status")["recv_done"] == before:
-                    if time.time() > end:
-                        t.fail("SEND %d B: no receive completion" % size)
-                    time.sleep(0.01)
-                got = r.cmd(r.PA, "/dprdma/client/checksum,%d,%d" %
-                            (8 << 20, size))["crc32"]
+                crc, got = r.send_checked(qp, size, seed)
             else:
                 size = 8
                 r.cmd(r.PA, "/dprdma/client/run,%d,fadd,8,16,0,%d,%d" %
@@ -131,10 +106,7 @@ def main():
         t.check(sum(ops.values()) > 0 and ts["retransmits"] > 0,
                 "faults injected and repaired")
     finally:
-        # memif: stop the client side first (DPDK 22.11 memif)
-        for d in (b, a):
-            if d is not None:
-                d.stop()
+        r.stop_pair(a, b)
     t.log("PASS")
 
 

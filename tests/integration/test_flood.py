@@ -74,9 +74,7 @@ def main():
                                stormy / max(calm, 1), ts["rx_frames"],
                                ts["retransmits"]))
     finally:
-        for d in (b, a):
-            if d is not None:
-                d.stop()
+        r.stop_pair(a, b)
     t.log("PASS")
 
 

@@ -97,16 +97,20 @@ class Peer:
         syn = b[54] if len(b) >= 58 else None
         self.got.append((op, dqpn, psn, syn))
 
+    def udp(self, sport, payload, src=IP_B):
+        """Ether/IPv4/UDP to port 4791 around @payload (scapy layers or
+        raw bytes), UDP checksum 0 as RoCEv2 sends it."""
+        return (self.Ether(src=self.mac_b, dst=self.mac_a) /
+                self.IP(src=src, dst=IP_A, flags="DF", ttl=64) /
+                self.UDP(sport=sport, dport=4791, chksum=0) / payload)
+
     def frame(self, qp, op, psn, ext=b"", payload=b"", dqpn=None,
               pkey=0xffff, src=IP_B):
-        p = (self.Ether(src=self.mac_b, dst=self.mac_a) /
-             self.IP(src=src, dst=IP_A, flags="DF", ttl=64) /
-             self.UDP(sport=49152 + qp, dport=4791, chksum=0) /
-             self.BTH(opcode=op, pkey=pkey, ackreq=1,
-                      dqpn=self.qpns[qp] if dqpn is None else dqpn,
-                      psn=psn & 0xffffff) /
-             self.Raw(ext + payload))
-        return bytes(p)
+        return bytes(self.udp(49152 + qp,
+                              self.BTH(opcode=op, pkey=pkey, ackreq=1,
+                                       dqpn=self.qpns[qp] if dqpn is None else dqpn,
+                                       psn=psn & 0xffffff) /
+                              self.Raw(ext + payload), src=src))
 
     def reth(self, va, rkey, length):
         return struct.pack("!QII", va & (2 ** 64 - 1), rkey, length)
@@ -180,11 +184,7 @@ def main():
         cut = []
         udp_payload = good[42:]
         for k in range(len(udp_payload)):
-            p = (peer.Ether(src=mac_b, dst=mac_a) /
-                 peer.IP(src=IP_B, dst=IP_A, flags="DF") /
-                 peer.UDP(sport=49152, dport=4791, chksum=0) /
-                 peer.Raw(udp_payload[:k]))
-            cut.append(bytes(p))
+            cut.append(bytes(peer.udp(49152, peer.Raw(udp_payload[:k]))))
         dl = expect(peer, "headers truncated at each of %d offsets" % len(cut),
                     cut, 0)
         t.check(dl["rx_invalid"] == len(cut), "%d truncated frames counted "

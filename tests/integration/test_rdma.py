@@ -101,6 +101,47 @@ def setup_pair(n):
     return ca, cb
 
 
+# Checked transfers between the built-in clients (shared with soak.py): the
+# far end's CRC of the region must equal the CRC of what was sent.
+
+def write_checked(cb, qp, size, seed, count=1):
+    """WRITE A -> B at B's MR start: (crc sent, crc at B, A's status)."""
+    crc = cmd(PA, "/dprdma/client/fill,0,%d,%d" % (size, seed))["crc32"]
+    cmd(PA, "/dprdma/client/run,%d,write,%d,%d,0,%d,%d" %
+        (qp, size, count, cb["mr_va"], cb["rkey"]))
+    s = wait_done(PA, "WRITE %d B" % size)
+    return crc, cmd(PB, "/dprdma/client/checksum,0,%d" % size)["crc32"], s
+
+
+def read_checked(cb, qp, size, seed, count=1):
+    """A READs B's MR + 2 MiB into its own + 4 MiB: (crc at B, crc at A)."""
+    crc = cmd(PB, "/dprdma/client/fill,%d,%d,%d" % (2 << 20, size, seed))["crc32"]
+    cmd(PA, "/dprdma/client/run,%d,read,%d,%d,%d,%d,%d" %
+        (qp, size, count, 4 << 20, cb["mr_va"] + (2 << 20), cb["rkey"]))
+    wait_done(PA, "READ %d B" % size)
+    return crc, cmd(PA, "/dprdma/client/checksum,%d,%d" % (4 << 20, size))["crc32"]
+
+
+def send_checked(qp, size, seed, op="send", count=1):
+    """B SENDs from its MR + 6 MiB into receives A posts at + 8 MiB:
+    (crc sent, crc A received)."""
+    before = cmd(PA, "/dprdma/client/status")["recv_done"]
+    cmd(PA, "/dprdma/client/recv,%d,%d,%d,%d" % (qp, count, 8 << 20, 1 << 20))
+    crc = cmd(PB, "/dprdma/client/fill,%d,%d,%d" % (6 << 20, size, seed))["crc32"]
+    cmd(PB, "/dprdma/client/run,%d,%s,%d,%d,%d,0,0" %
+        (qp, op, size, count, 6 << 20))
+    wait_done(PB, "%s %d B" % (op, size))
+    t.wait_for(lambda: cmd(PA, "/dprdma/client/status")["recv_done"]
+               >= before + count, 30, "the receives of %s %d B" % (op, size))
+    return crc, cmd(PA, "/dprdma/client/checksum,%d,%d" % (8 << 20, size))["crc32"]
+
+
+def stop_pair(a, b):
+    """Stop B, then A (DPDK 22.11's memif can crash a process whose peer
+    disappears under traffic: the memif client goes first)."""
+    return [d.stop() if d is not None else 0 for d in (b, a)]
+
+
 def main():
     t.require_root_and_netns()
     if os.path.exists(SOCK):
@@ -122,36 +163,15 @@ def main():
                 "capture started on A at run time")
         for n, size in enumerate(SIZES):
             qp = n % 4
-            # WRITE A -> B: B's bytes are what A sent
-            crc = cmd(PA, "/dprdma/client/fill,0,%d,%d" % (size, 11 + n))["crc32"]
-            cmd(PA, "/dprdma/client/run,%d,write,%d,3,0,%d,%d" %
-                (qp, size, cb["mr_va"], cb["rkey"]))
-            s = wait_done(PA, "WRITE %d B" % size)
-            got = cmd(PB, "/dprdma/client/checksum,0,%d" % size)["crc32"]
+            crc, got, s = write_checked(cb, qp, size, 11 + n, count=3)
             t.check(s["completed"] == 3 and got == crc,
                     "WRITE %d B on QP %d: B holds what A sent (crc %08x)"
                     % (size, qp, crc))
-            # READ B -> A: A's bytes are what B holds
-            crc = cmd(PB, "/dprdma/client/fill,%d,%d,%d" %
-                      (2 << 20, size, 23 + n))["crc32"]
-            cmd(PA, "/dprdma/client/run,%d,read,%d,2,%d,%d,%d" %
-                (qp, size, 4 << 20, cb["mr_va"] + (2 << 20), cb["rkey"]))
-            wait_done(PA, "READ %d B" % size)
-            got = cmd(PA, "/dprdma/client/checksum,%d,%d" % (4 << 20, size))["crc32"]
+            crc, got = read_checked(cb, qp, size, 23 + n, count=2)
             t.check(got == crc, "READ %d B on QP %d: A holds what B has"
                     % (size, qp))
-            # SEND B -> A into posted receives
-            before = cmd(PA, "/dprdma/client/status")["recv_done"]
-            cmd(PA, "/dprdma/client/recv,%d,2,%d,%d" % (qp, 8 << 20, 1 << 20))
-            crc = cmd(PB, "/dprdma/client/fill,%d,%d,%d" %
-                      (6 << 20, size, 37 + n))["crc32"]
             op = "send_imm" if n % 2 else "send"
-            cmd(PB, "/dprdma/client/run,%d,%s,%d,2,%d,0,0" %
-                (qp, op, size, 6 << 20))
-            wait_done(PB, "%s %d B" % (op, size))
-            t.wait_for(lambda: cmd(PA, "/dprdma/client/status")["recv_done"]
-                       >= before + 2, 10, "the receives")
-            got = cmd(PA, "/dprdma/client/checksum,%d,%d" % (8 << 20, size))["crc32"]
+            crc, got = send_checked(qp, size, 37 + n, op, count=2)
             t.check(got == crc, "%s %d B on QP %d: A received it" % (op, size, qp))
 
         r = t.telemetry(PA, "/dprdma/capture/stop,0")
