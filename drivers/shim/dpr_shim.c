@@ -753,11 +753,25 @@ req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd, int *out_fd)
 	shim.load[best]++;
 	c->opened = true;
 	if (*in_fd >= 0) {
-		/* the worker must never block on it */
-		if (fcntl(*in_fd, F_SETFL, O_NONBLOCK) == 0) {
-			c->async_fd = *in_fd;
-			*in_fd = -1;
+		/* only an eventfd: writing one never blocks the worker (a
+		 * pipe could), and it must stay as the client made it (its
+		 * flags are the client's too: no O_NONBLOCK from here) */
+		char path[32], target[64];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", *in_fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (strcmp(target, "anon_inode:[eventfd]") == 0) {
+				c->async_fd = *in_fd;
+				*in_fd = -1;
+			}
 		}
+		if (c->async_fd < 0)
+			SHIM_LOG(NOTICE, "client %u: the descriptor sent with open "
+				 "is not an eventfd: no async event wake-ups",
+				 c->id);
 	}
 	lim = dpr_verbs_limits(c->ctx);
 	dpr_engine_port_info(c->port, &pi);
@@ -853,8 +867,8 @@ req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 	    c->mr_bytes + m->reg_mr.length > SHIM_MAX_MR_BYTES) {
 		shim.st.quota_refused++;
 		SHIM_LOG(NOTICE, "client %u: MR refused: over its quota "
-			 "(%u MRs, %llu bytes)", c->id, SHIM_MAX_MR,
-			 SHIM_MAX_MR_BYTES);
+			 "(%u MRs, %llu GiB registered)", c->id, SHIM_MAX_MR,
+			 SHIM_MAX_MR_BYTES >> 30);
 		return -ENOMEM;
 	}
 	/* the memory must not shrink under us (SIGBUS) */
@@ -1119,6 +1133,8 @@ req_create_qp(struct shim_client *c, struct dpr_shm_msg *m, int *out_fd)
 		;
 	if (slot == DPR_SHM_MAX_QPS) {
 		shim.st.quota_refused++;
+		SHIM_LOG(NOTICE, "client %u: QP refused: over its quota (%u QPs)",
+			 c->id, DPR_SHM_MAX_QPS);
 		return -ENOMEM;
 	}
 	q = calloc(1, sizeof(*q));

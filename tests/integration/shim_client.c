@@ -470,6 +470,36 @@ do_isolation(const char *sa, const char *sb)
 		      "oversized QP refused with EINVAL (%d)", errno);
 	}
 	CHECK(dprdma_dealloc_pd(a.pd) == EBUSY, "PD in use: EBUSY");
+	/* quotas: QPs until the client's limit, then a clear ENOMEM; the
+	 * same for MRs; everything given back */
+	{
+		static struct dprdma_qp *qps[300];
+		static struct dprdma_mr *mrs[1100];
+		struct dprdma_qp_init init = { .send_cq = x.cq, .recv_cq = x.cq,
+					       .qp_type = 2 };
+		int nq = 0, nm = 0, e;
+
+		init.cap.max_send_wr = 1;
+		init.cap.max_recv_wr = 1;
+		while (nq < 300 && (qps[nq] = dprdma_create_qp(x.pd, &init)) != NULL)
+			nq++;
+		e = errno;
+		/* x already has one QP */
+		CHECK(nq == DPR_SHM_MAX_QPS - 1 && e == ENOMEM,
+		      "QPs until the quota of %d, then ENOMEM (%d, errno %d)",
+		      DPR_SHM_MAX_QPS, nq + 1, e);
+		while (nm < 1100 && (mrs[nm] = dprdma_reg_mr(x.pd, x.buf + (nm % 64) * 4096,
+							     4096, 0, ACC_LOCAL)) != NULL)
+			nm++;
+		e = errno;
+		CHECK(nm == 1024 - 1 && e == ENOMEM,
+		      "MRs until the quota of 1024, then ENOMEM (%d, errno %d)",
+		      nm + 1, e);
+		while (nq > 0)
+			CHECK(dprdma_destroy_qp(qps[--nq]) == 0, "destroy_qp");
+		while (nm > 0)
+			CHECK(dprdma_dereg_mr(mrs[--nm]) == 0, "dereg_mr");
+	}
 	dprdma_destroy_qp(x.qp);
 	dprdma_dereg_mr(x.mr);
 	dprdma_destroy_cq(x.cq);

@@ -7,7 +7,10 @@
              daemon): every RC operation 0 B - 1 MiB with the data checked,
              polling and then sleeping on completion channels; another
              client's lkey, an MR without remote write, a file mapping, a UD
-             QP, an oversized QP: refused and nothing touched; then hostile
+             QP, an oversized QP: refused and nothing touched; QPs and MRs
+             until the per-client quotas (256, 1024), then ENOMEM; a client
+             that stops consuming its CQ (CQ_ERR, its QP to ERR, QP_FATAL)
+             between two healthy runs; then hostile
              control messages on the socket (garbage, wrong magic/version,
              unknown ops, requests before open, other clients' handles,
              unsealed or missing memory): each refused with an errno and
