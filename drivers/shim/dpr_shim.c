@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -71,6 +72,7 @@ struct shim_client;
 struct shim_mem {                   /* a daemon-side mapping */
 	void *addr;
 	size_t len;
+	bool sysv;                      /* shmat()ed, not mmap()ed */
 	struct rte_mbuf_ext_shared_info si;
 };
 
@@ -109,6 +111,8 @@ struct shim_client {
 	int fd;
 	uint32_t id;
 	pid_t pid;
+	uid_t uid;
+	gid_t gid;
 	unsigned int worker;
 	uint16_t port;
 	bool opened;
@@ -170,7 +174,10 @@ mem_free_cb(void *addr __rte_unused, void *opaque)
 {
 	struct shim_mem *m = opaque;
 
-	munmap(m->addr, m->len);
+	if (m->sysv)
+		shmdt(m->addr);
+	else
+		munmap(m->addr, m->len);
 	free(m);
 }
 
@@ -861,7 +868,7 @@ req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 	uint32_t h;
 
 	j.p = obj_get(c, m->reg_mr.pd, OBJ_PD);
-	if (fd < 0 || j.p == NULL)
+	if ((fd < 0 && m->reg_mr.sysv == 0) || j.p == NULL)
 		return -EINVAL;
 	if (c->n_mr >= SHIM_MAX_MR ||
 	    c->mr_bytes + m->reg_mr.length > SHIM_MAX_MR_BYTES) {
@@ -871,10 +878,29 @@ req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 			 SHIM_MAX_MR_BYTES >> 30);
 		return -ENOMEM;
 	}
-	/* the memory must not shrink under us (SIGBUS) */
-	seals = fcntl(fd, F_GET_SEALS);
-	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &sb) != 0)
-		return -EBADF;
+	if (fd < 0) {
+		/* a System V segment: it cannot shrink; the client must be
+		 * allowed to attach it itself (owner, group or other rw) */
+		struct shmid_ds ds;
+		unsigned int mode;
+
+		if (m->reg_mr.sysv > INT32_MAX ||
+		    shmctl((int)m->reg_mr.sysv - 1, IPC_STAT, &ds) != 0)
+			return -EINVAL;
+		mode = ds.shm_perm.mode;
+		if (c->uid != 0 &&
+		    !((c->uid == ds.shm_perm.uid || c->uid == ds.shm_perm.cuid) ?
+		      (mode & 0600) == 0600 :
+		      (c->gid == ds.shm_perm.gid || c->gid == ds.shm_perm.cgid) ?
+		      (mode & 0060) == 0060 : (mode & 0006) == 0006))
+			return -EACCES;
+		sb.st_size = (off_t)ds.shm_segsz;
+	} else {
+		/* the memory must not shrink under us (SIGBUS) */
+		seals = fcntl(fd, F_GET_SEALS);
+		if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &sb) != 0)
+			return -EBADF;
+	}
 	if (m->reg_mr.offset % pg != 0 || m->reg_mr.map_bytes == 0 ||
 	    m->reg_mr.map_bytes % pg != 0 || m->reg_mr.length == 0 ||
 	    m->reg_mr.offset + m->reg_mr.map_bytes < m->reg_mr.offset ||
@@ -882,19 +908,31 @@ req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 	    m->reg_mr.addr_off >= m->reg_mr.map_bytes ||
 	    m->reg_mr.length > m->reg_mr.map_bytes - m->reg_mr.addr_off)
 		return -EINVAL;
-	map = mmap(NULL, m->reg_mr.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, (off_t)m->reg_mr.offset);
-	if (map == MAP_FAILED)
-		return -errno;
+	if (fd < 0) {
+		void *base = shmat((int)m->reg_mr.sysv - 1, NULL, 0);
+
+		if (base == (void *)-1)
+			return -errno;
+		map = (uint8_t *)base + m->reg_mr.offset;
+	} else {
+		map = mmap(NULL, m->reg_mr.map_bytes, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, (off_t)m->reg_mr.offset);
+		if (map == MAP_FAILED)
+			return -errno;
+	}
 	smr = calloc(1, sizeof(*smr));
 	j.mem = calloc(1, sizeof(*j.mem));
 	if (smr == NULL || j.mem == NULL) {
 		free(smr);
 		free(j.mem);
-		munmap(map, m->reg_mr.map_bytes);
+		if (fd < 0)
+			shmdt((uint8_t *)map - m->reg_mr.offset);
+		else
+			munmap(map, m->reg_mr.map_bytes);
 		return -ENOMEM;
 	}
-	j.mem->addr = map;
+	j.mem->sysv = fd < 0;
+	j.mem->addr = fd < 0 ? (uint8_t *)map - m->reg_mr.offset : map;
 	j.mem->len = m->reg_mr.map_bytes;
 	j.mem->si.free_cb = mem_free_cb;
 	j.mem->si.fcb_opaque = j.mem;
@@ -1540,8 +1578,13 @@ dpr_shim_adopt(int fd)
 	c->fd = fd;
 	c->async_fd = -1;
 	c->id = ++shim.next_id;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+	c->uid = (uid_t)-1;
+	c->gid = (gid_t)-1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+	}
 	shim.clients[slot] = c;
 	shim.st.clients_connected++;
 	return 0;

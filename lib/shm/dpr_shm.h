@@ -267,6 +267,10 @@ struct dpr_shm_msg {
 			uint64_t offset;        /**< in the memory sent along (page multiple) */
 			uint64_t map_bytes;     /**< what the daemon maps from there */
 			uint64_t addr_off;      /**< the MR's first byte in that mapping */
+			/** 0: the memory is the descriptor sent along; else no
+			 * descriptor: the memory is System V segment sysv - 1
+			 * (shmget; perftest's --use_hugepages), offset into it */
+			uint32_t sysv;
 		} reg_mr;
 		struct {
 			uint32_t handle, lkey, rkey;

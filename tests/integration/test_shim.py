@@ -337,6 +337,8 @@ def test_dropin(sa, sb):
             ("ib_atomic_bw", ["-A", "FETCH_AND_ADD"]),
             ("ib_atomic_bw", ["-A", "CMP_AND_SWAP"]),
             ("ib_write_bw", ["-q", "4"]), ("ib_write_bw", ["--use_old_post_send"]),
+            # System V hugepage segments, attached by the daemon
+            ("ib_write_bw", ["--use_hugepages"]), ("ib_read_bw", ["--use_hugepages"]),
             ("ib_send_bw", ["--use_old_post_send", "-s", "4096"]),
             ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", [])]
     for prog, extra in perf:

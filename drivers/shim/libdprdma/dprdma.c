@@ -505,6 +505,36 @@ make_shadow(struct dprdma_context *ctx, uintptr_t start, uintptr_t end)
 	return rc;
 }
 
+/* Is [start, end) inside one System V shared memory mapping? Then its id
+ * (+1) and the offset of start in the segment. */
+static bool
+sysv_segment(uintptr_t start, uintptr_t end, uint32_t *sysv, uint64_t *off)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi, foff, inode;
+		char perms[8], dev[16], path[400] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %399s", &lo, &hi, perms,
+			   &foff, dev, &inode, path) < 7)
+			continue;
+		if (lo <= start && end <= hi && perms[3] == 's' &&
+		    strncmp(path, "/SYSV", 5) == 0 && inode < INT32_MAX) {
+			*sysv = (uint32_t)inode + 1;     /* the shmid */
+			*off = foff + (start - lo);
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 struct dprdma_mr *
 dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 	      unsigned int access)
@@ -542,6 +572,10 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 		m.reg_mr.offset = start - (uintptr_t)ch->addr;
 		if (end > (uintptr_t)ch->addr + ch->len)
 			m.reg_mr.map_bytes = (uintptr_t)ch->addr + ch->len - start;
+		rc = 0;
+	} else if (sysv_segment(start, end, &m.reg_mr.sysv, &m.reg_mr.offset)) {
+		/* a System V segment: the daemon attaches it too */
+		fd = -1;
 		rc = 0;
 	} else {
 		rc = make_shadow(ctx, start, end);

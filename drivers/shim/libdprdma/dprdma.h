@@ -23,8 +23,12 @@
  *    thread writes into those pages *during* the registration can be lost;
  *    after fork() a child shares those pages with its parent (instead of a
  *    copy-on-write copy);
- *  - file-backed or shared mappings cannot be remapped without changing
- *    what the program sees: registering them fails with EOPNOTSUPP.
+ *  - System V shared memory (shmget/shmat, hugepage segments included:
+ *    perftest's --use_hugepages) is attached by the daemon as well, when
+ *    the client's uid/gid may attach it;
+ *  - other file-backed or shared mappings cannot be remapped without
+ *    changing what the program sees, and a file could shrink under the
+ *    daemon: registering them fails with EOPNOTSUPP.
  *
  * Threads: every call may be made from any thread (a context serializes
  * its control calls; a QP its posts; a CQ its polls).
