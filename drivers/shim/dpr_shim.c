@@ -383,8 +383,21 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 		uint32_t i;
 		int rc;
 
-		memcpy(&w, dpr_shm_ring_entry(q->sq, sizeof(w), q->sq_size - 1, cons),
-		       sizeof(w));
+		const struct dpr_shm_swqe *src =
+			dpr_shm_ring_entry(q->sq, sizeof(w), q->sq_size - 1, cons);
+
+		/* the header, then only what it says is used (the count is
+		 * checked on the copy, never read twice from shared memory) */
+		memcpy(&w, src, offsetof(struct dpr_shm_swqe, sge));
+		if (w.send_flags & DPR_SEND_INLINE) {
+			if (w.num_sge > DPR_SHM_MAX_INLINE)
+				goto bad;
+			memcpy(w.inline_data, src->inline_data, w.num_sge);
+		} else {
+			if (w.num_sge > DPR_SHM_MAX_SEND_SGE)
+				goto bad;
+			memcpy(w.sge, src->sge, w.num_sge * sizeof(w.sge[0]));
+		}
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = w.wr_id;
 		wr.opcode = (enum dpr_wr_opcode)w.opcode;

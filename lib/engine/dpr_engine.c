@@ -234,6 +234,59 @@ engine_ns(void)
 			   dpr_engine.ns_mul) >> 32);
 }
 
+/* Frames to our own MAC (loopback QPs) leave the TX buffer for the loop. */
+static void
+hairpin(struct dpr_worker *w, unsigned int pi, uint16_t from)
+{
+	struct dpr_txbuf *tb = &w->tx[pi];
+	const struct rte_ether_addr *mac = &dpr_engine.ports[pi].mac;
+	uint16_t i, kept = from;
+
+	for (i = from; i < tb->n; i++) {
+		struct rte_mbuf *m = tb->pkts[i];
+		const struct rte_ether_hdr *eh =
+			rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+		if (!rte_is_same_ether_addr(&eh->dst_addr, mac)) {
+			tb->pkts[kept++] = m;
+			continue;
+		}
+		if (w->loop[pi].n == RTE_DIM(w->loop[pi].pkts)) {
+			/* lost as on a full link: the transport retransmits */
+			w->ctr[pi].drop[DPR_DROP_TX_FULL]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		m->port = dpr_engine.ports[pi].port_id;
+		w->loop[pi].pkts[w->loop[pi].n++] = m;
+		w->ctr[pi].loopback_packets++;
+	}
+	tb->n = kept;
+}
+
+/* The looped frames, received as if from the port. */
+static uint16_t
+rx_loop(struct dpr_worker *w)
+{
+	uint16_t total = 0;
+	unsigned int pi;
+
+	for (pi = 0; pi < dpr_engine.n_ports; pi++) {
+		struct rte_mbuf *pkts[RTE_DIM(w->loop[0].pkts)];
+		uint16_t n = w->loop[pi].n, i;
+
+		if (n == 0)
+			continue;
+		memcpy(pkts, w->loop[pi].pkts, n * sizeof(pkts[0]));
+		w->loop[pi].n = 0;
+		for (i = 0; i < n; i += DPR_MAX_BURST)
+			process_frames(w, pi, &pkts[i],
+				       (uint16_t)RTE_MIN(DPR_MAX_BURST, n - i), false);
+		total += n;
+	}
+	return total;
+}
+
 /* Frames the transport built go out with the replies. */
 static inline void
 tx_from_transport(struct dpr_worker *w, unsigned int pi)
@@ -242,9 +295,13 @@ tx_from_transport(struct dpr_worker *w, unsigned int pi)
 	uint16_t n;
 
 	for (;;) {
+		uint16_t from = tb->n;
+
 		n = dpr_transport_tx(w->tp[pi], &tb->pkts[tb->n],
 				     (uint16_t)(RTE_DIM(tb->pkts) - tb->n));
 		tb->n += n;
+		if (unlikely(w->hairpin) && n != 0)
+			hairpin(w, pi, from);
 		if (tb->n < RTE_DIM(tb->pkts))
 			break;
 		tx_flush(w, pi);
@@ -284,6 +341,12 @@ resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
 
 	if (!dpr_gid_is_ipv4(gid))
 		return -EAFNOSUPPORT;
+	if (ip == port->ip) {
+		/* a QP of this box: frames loop back inside the worker */
+		*mac = port->mac;
+		w->hairpin = true;
+		return 0;
+	}
 	n = dpr_neigh_get(&w->neigh[ra->pi], ip, true);
 	if (n->valid) {
 		*mac = n->mac;
@@ -328,6 +391,8 @@ worker_main(void *arg)
 			got += rx_port(w, pi, burst);
 		if (dpr_engine.n_workers > 1)
 			got += rx_handover(w);
+		if (unlikely(w->hairpin))
+			got += rx_loop(w);
 		/* requesters, responses not yet sent, expired timers */
 		for (pi = 0; pi < n_ports; pi++) {
 			dpr_transport_poll(w->tp[pi], w->now);

@@ -43,7 +43,8 @@ extern int dpr_logtype_engine;
 	_(icmp_echo_rx) \
 	_(icmp_echo_reply_tx) \
 	_(roce_rx_packets) \
-	_(roce_rx_bytes)
+	_(roce_rx_bytes) \
+	_(loopback_packets)
 
 /* Why a frame was dropped: enum suffix, counter name, meaning. */
 #define DPR_DROP_REASONS(_) \
@@ -179,6 +180,13 @@ struct dpr_worker {
 	struct dpr_transport *tp[DPR_MAX_PORTS];
 	struct dpr_resolve_arg rarg[DPR_MAX_PORTS];
 	struct dpr_txbuf tx[DPR_MAX_PORTS];
+	/* frames our transports sent to our own address (QPs of this box
+	 * connected to each other): received again, never put on the wire */
+	bool hairpin;                 /**< some QP resolved our own address */
+	struct {
+		uint16_t n;
+		struct rte_mbuf *pkts[512];
+	} loop[DPR_MAX_PORTS];
 	dpr_tx_adapter_fn txa[DPR_MAX_PORTS];   /**< NULL: plain ethdev */
 	void *txa_state[DPR_MAX_PORTS];
 	dpr_tap_fn tap[DPR_MAX_PORTS];          /**< capture, at run time */

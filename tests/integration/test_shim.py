@@ -17,7 +17,8 @@
              counted, the daemon and a client's objects unharmed.
   dropin     the unmodified Debian programs with LD_LIBRARY_PATH at the
              drop-in libibverbs: ibv_devices, ibv_devinfo, ibv_rc_pingpong
-             (sizes below, at and above the MTU, events, the ibv_wr API)
+             (sizes below, at and above the MTU, events, the ibv_wr API,
+             and with both ends on one daemon)
              and perftest's bandwidth and latency tests; outputs parsed, and
              the daemons' WQE counters must match the iterations reported.
   death      100 clients killed with SIGKILL while they have WQEs posted
@@ -235,6 +236,17 @@ def test_libdprdma(sa, sb):
         r = run_client(mode)
         t.check(r.returncode == 0 and "FAIL" not in r.stdout,
                 "dprdma-shim-test %s passes" % " ".join(mode[:1] + mode[3:]))
+    # two QPs of one daemon connected to each other: the frames loop back
+    # inside its worker (two clients on one box)
+    lb0 = t.telemetry(PA, "/dprdma/port/stats,0")["loopback_packets"]
+    r = run_client(["bench", sa, "1", "4096", "16"])
+    m = re.search(r'"messages": (\d+).*"errors": (\d+)', r.stdout)
+    lb1 = t.telemetry(PA, "/dprdma/port/stats,0")["loopback_packets"]
+    t.check(r.returncode == 0 and m is not None and int(m.group(1)) > 100 and
+            int(m.group(2)) == 0 and lb1 - lb0 >= int(m.group(1)) * 4,
+            "loopback: QPs of one daemon connected to each other, %s WRITEs "
+            "of 4 KiB completed without error, %d frames looped back"
+            % (m.group(1) if m else "?", lb1 - lb0))
     s = stats(PB)
     t.check(s["channel_signals"] > 0, "completion channels signalled (%d)"
             % s["channel_signals"])
@@ -331,6 +343,13 @@ def test_dropin(sa, sb):
             t.check(s1["send_wqes"] - s0["send_wqes"] == n,
                     "dprdmad %s took %d send WQEs (%d)" %
                     (p, n, s1["send_wqes"] - s0["send_wqes"]))
+
+    # both ends on one daemon (the frames loop back inside it)
+    srv_rc, sout, cli_rc, cout = pair_run("ibv_rc_pingpong",
+                                          ["-g", "1", "-s", "4096", "-n", "200", "-c"],
+                                          sa, sa)
+    t.check(srv_rc == 0 and cli_rc == 0 and "200 iters" in sout and
+            "200 iters" in cout, "ibv_rc_pingpong with both ends on one dprdmad")
 
     n = 500
     perf = [("ib_write_bw", []), ("ib_read_bw", []), ("ib_send_bw", []),
