@@ -99,6 +99,7 @@ struct shim_qp {
 	uint32_t sq_size, rq_size, sq_cons, rq_cons;
 	bool broken;                    /* the client scribbled on an index */
 	bool errored;                   /* moved to ERR for its CQ's overflow */
+	uint64_t send_wqes, recv_wqes;  /* taken from its rings (worker) */
 	struct dpr_shm_qp_caps cap;
 };
 
@@ -446,6 +447,7 @@ bad:
 			flush_error(q, &w);
 		} else {
 			shim.ws[wi].send_wqes++;
+			q->send_wqes++;
 		}
 		cons++;
 	}
@@ -495,10 +497,12 @@ drain_rq(struct shim_qp *q, unsigned int wi)
 			left = true;
 			break;
 		}
-		if (rc != 0)
+		if (rc != 0) {
 			shim.ws[wi].bad_wqes++;
-		else
+		} else {
 			shim.ws[wi].recv_wqes++;
+			q->recv_wqes++;
+		}
 		cons++;
 	}
 	q->rq_cons = cons;
@@ -1364,6 +1368,9 @@ req_destroy_qp(struct shim_client *c, uint32_t h)
 	rc = job(&j);
 	if (rc != 0)
 		return rc;
+	/* its counters, for the record (as `rdma statistic` would show them) */
+	SHIM_LOG(INFO, "client %u QP 0x%06x destroyed: %" PRIu64 " send WQEs, %"
+		 PRIu64 " receive WQEs", c->id, q->qpn, q->send_wqes, q->recv_wqes);
 	q->scq->users--;
 	q->rcq->users--;
 	munmap(q->sq, q->map_bytes);

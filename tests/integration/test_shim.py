@@ -20,7 +20,8 @@
              (sizes below, at and above the MTU, events, the ibv_wr API,
              and with both ends on one daemon)
              and perftest's bandwidth and latency tests; outputs parsed, and
-             the daemons' WQE counters must match the iterations reported.
+             the daemons' WQE counters, in all and per QP (the line dprdmad
+             logs when a QP goes), must match the iterations reported.
   death      100 clients killed with SIGKILL while they have WQEs posted
              and a WRITE stream into their memory runs, next to a healthy
              client whose traffic is checked throughout: daemons alive,
@@ -44,6 +45,7 @@ PA, PB = "dprt-sa-%d" % PID, "dprt-sb-%d" % PID
 SHIM_TEST = os.environ.get("DPR_SHIM_TEST", "build/tests/dprdma-shim-test")
 DROPIN = os.environ.get("DPR_DROPIN", "build/drop-in")
 MODE = sys.argv[1] if len(sys.argv) > 1 else "libdprdma"
+DAEMONS = {}
 
 
 def daemon(prefix, role, ip):
@@ -302,6 +304,30 @@ def pair_run(prog, args, sa, sb, timeout=60):
 ERR = re.compile(r"(?i)\b(error|fail|couldn't|unable|cannot)")
 
 
+def qp_send_wqes(daemon_, out, since):
+    """The send WQEs dprdmad counted for the QPs a program printed as its
+    own ("local address: ... QPN 0x..."), from the line it logs when a
+    QP is destroyed (the last such line of each QPN after line @since)."""
+    qpns = [int(x, 16) for x in
+            re.findall(r"local address:.*?QPN (0x[0-9a-fA-F]+)", out)]
+    total = 0
+    for qpn in qpns:
+        pat = re.compile(r"QP 0x%06x destroyed: (\d+) send WQEs" % qpn)
+        found = None
+
+        def seen():
+            nonlocal found
+            for line in reversed(daemon_.lines[since:]):
+                m = pat.search(line)
+                if m:
+                    found = int(m.group(1))
+                    return True
+            return False
+        t.wait_for(seen, 10, "dprdmad's record of QP 0x%x" % qpn)
+        total += found
+    return len(qpns), total
+
+
 def test_dropin(sa, sb):
     r = subprocess.run(["ibv_devices"], env=dropin_env(sa),
                        capture_output=True, text=True)
@@ -328,6 +354,7 @@ def test_dropin(sa, sb):
                  ["-s", "4096", "-n", "100", "-c"], ["-s", "65536", "-n", "50"],
                  ["-e", "-s", "4096", "-n", "100"], ["-N", "-s", "1024", "-n", "100"]):
         sb0, sa0 = stats(PB), stats(PA)
+        since = len(DAEMONS["b"].lines)
         srv_rc, sout, cli_rc, cout = pair_run("ibv_rc_pingpong", ["-g", "1"] + args, sa, sb)
         n = int(args[args.index("-n") + 1])
         for side, out in (("server", sout), ("client", cout)):
@@ -337,6 +364,9 @@ def test_dropin(sa, sb):
                     (" ".join(args), side, n))
         t.check(srv_rc == 0 and cli_rc == 0, "ibv_rc_pingpong %s: both exit 0"
                 % " ".join(args))
+        nq, wq = qp_send_wqes(DAEMONS["b"], cout, since)
+        t.check(nq == 1 and wq == n, "ibv_rc_pingpong %s: dprdmad B's record of "
+                "the client's QP: %d send WQEs (%d)" % (" ".join(args), n, wq))
         sa1, sb1 = stats(PA), stats(PB)
         # each side sends n messages
         for p, s0, s1 in (("A", sa0, sa1), ("B", sb0, sb1)):
@@ -362,6 +392,7 @@ def test_dropin(sa, sb):
             ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", [])]
     for prog, extra in perf:
         sb0 = stats(PB)
+        since = len(DAEMONS["b"].lines)
         srv_rc, sout, cli_rc, cout = pair_run(prog, ["-x", "1", "-n", str(n)] + extra,
                                               sa, sb)
         what = "%s %s" % (prog, " ".join(extra))
@@ -376,6 +407,10 @@ def test_dropin(sa, sb):
         posted = sb1["send_wqes"] - sb0["send_wqes"]
         t.check(posted == n * qps, "%s: dprdmad B took %d send WQEs (%d)"
                 % (what, n * qps, posted))
+        nq, wq = qp_send_wqes(DAEMONS["b"], cout, since)
+        t.check(nq == qps and wq == n * qps, "%s: dprdmad B's per-QP records "
+                "of the client's %d QP(s): %d send WQEs (%d)"
+                % (what, qps, n * qps, wq))
 
 
 # ---------------------------------------------------------------- death
@@ -447,6 +482,7 @@ def main():
         a = daemon(PA, "server", "10.82.0.1/24")
         b = daemon(PB, "client", "10.82.0.2/24")
         sa, sb = a.socket, b.socket
+        DAEMONS.update(a=a, b=b)
         if MODE == "libdprdma":
             test_libdprdma(sa, sb)
         elif MODE == "dropin":
