@@ -128,14 +128,18 @@ struct shim_client {
 	uint64_t requests, refused;
 };
 
-/* Counters, read by telemetry. */
+/* Counters, read by telemetry: those of the main lcore (the socket)... */
 #define SHIM_STATS(_) \
 	_(clients_connected) \
 	_(clients_closed) \
 	_(requests) \
 	_(refused) \
 	_(bad_messages) \
-	_(quota_refused) \
+	_(quota_refused)
+
+/* ...and those each worker keeps for the clients it serves (summed when
+ * read) */
+#define SHIM_WORKER_STATS(_) \
 	_(send_wqes) \
 	_(recv_wqes) \
 	_(bad_wqes) \
@@ -163,8 +167,9 @@ static struct {
 	} st;
 	/* per worker, written by the worker only */
 	struct {
-		uint64_t send_wqes, recv_wqes, bad_wqes, ring_index_errors,
-			 cqes, cq_overflows, channel_signals, async_events;
+#define _(n) uint64_t n;
+		SHIM_WORKER_STATS(_)
+#undef _
 	} __rte_cache_aligned ws[RTE_MAX_LCORE];
 } shim = { .lfd = -1 };
 
@@ -362,6 +367,57 @@ flush_error(struct shim_qp *q, const struct dpr_shm_swqe *w)
 	dpr_cq_push(q->scq->cq, &e);
 }
 
+/*
+ * A send WQE from the client's ring into a work request: the header is
+ * copied, then only the SGEs or inline bytes it says are used (the count
+ * is checked on the copy: nothing is read twice from shared memory).
+ * Inline bytes land in @p w, which the transport copies from at post.
+ * @return 0, or -EINVAL for a count over the limits.
+ */
+static int
+swqe_to_wr(const struct dpr_shm_swqe *src, struct dpr_shm_swqe *w,
+	   struct dpr_sge *sge, struct dpr_send_wr *wr)
+{
+	uint32_t i;
+
+	memcpy(w, src, offsetof(struct dpr_shm_swqe, sge));
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = w->wr_id;
+	wr->opcode = (enum dpr_wr_opcode)w->opcode;
+	wr->send_flags = w->send_flags;
+	wr->imm_data = w->imm_data;
+	wr->sg_list = sge;
+	if (w->send_flags & DPR_SEND_INLINE) {
+		if (w->num_sge > DPR_SHM_MAX_INLINE)
+			return -EINVAL;
+		memcpy(w->inline_data, src->inline_data, w->num_sge);
+		sge[0].addr = (uintptr_t)w->inline_data;
+		sge[0].length = w->num_sge;
+		sge[0].lkey = 0;
+		wr->num_sge = w->num_sge != 0;
+	} else {
+		if (w->num_sge > DPR_SHM_MAX_SEND_SGE)
+			return -EINVAL;
+		for (i = 0; i < w->num_sge; i++) {
+			sge[i].addr = src->sge[i].addr;
+			sge[i].length = src->sge[i].length;
+			sge[i].lkey = src->sge[i].lkey;
+		}
+		wr->num_sge = (int)w->num_sge;
+	}
+	if (w->opcode == DPR_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == DPR_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = w->remote_addr;
+		wr->wr.atomic.compare_add = w->compare_add;
+		wr->wr.atomic.swap = w->swap;
+		wr->wr.atomic.rkey = w->rkey;
+	} else {
+		wr->wr.rdma.remote_addr = w->remote_addr;
+		wr->wr.rdma.rkey = w->rkey;
+	}
+	return 0;
+}
+
 /* Take what the client posted to its SQ into the transport. @return true
  * while entries are left (the transport's queue was full). */
 static bool
@@ -381,66 +437,17 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 		struct dpr_shm_swqe w;
 		struct dpr_sge sge[DPR_SHM_MAX_SEND_SGE];
 		struct dpr_send_wr wr, *bad;
-		uint32_t i;
 		int rc;
 
-		const struct dpr_shm_swqe *src =
-			dpr_shm_ring_entry(q->sq, sizeof(w), q->sq_size - 1, cons);
-
-		/* the header, then only what it says is used (the count is
-		 * checked on the copy, never read twice from shared memory) */
-		memcpy(&w, src, offsetof(struct dpr_shm_swqe, sge));
-		if (w.send_flags & DPR_SEND_INLINE) {
-			if (w.num_sge > DPR_SHM_MAX_INLINE)
-				goto bad;
-			memcpy(w.inline_data, src->inline_data, w.num_sge);
-		} else {
-			if (w.num_sge > DPR_SHM_MAX_SEND_SGE)
-				goto bad;
-			memcpy(w.sge, src->sge, w.num_sge * sizeof(w.sge[0]));
-		}
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = w.wr_id;
-		wr.opcode = (enum dpr_wr_opcode)w.opcode;
-		wr.send_flags = w.send_flags;
-		wr.imm_data = w.imm_data;
-		wr.sg_list = sge;
-		if (w.send_flags & DPR_SEND_INLINE) {
-			/* the bytes travel in the WQE: the transport copies
-			 * them now, from this copy */
-			if (w.num_sge > DPR_SHM_MAX_INLINE)
-				goto bad;
-			sge[0].addr = (uintptr_t)w.inline_data;
-			sge[0].length = w.num_sge;
-			sge[0].lkey = 0;
-			wr.num_sge = w.num_sge != 0;
-		} else {
-			if (w.num_sge > DPR_SHM_MAX_SEND_SGE)
-				goto bad;
-			for (i = 0; i < w.num_sge; i++) {
-				sge[i].addr = w.sge[i].addr;
-				sge[i].length = w.sge[i].length;
-				sge[i].lkey = w.sge[i].lkey;
-			}
-			wr.num_sge = (int)w.num_sge;
-		}
-		if (w.opcode == DPR_WR_ATOMIC_CMP_AND_SWP ||
-		    w.opcode == DPR_WR_ATOMIC_FETCH_AND_ADD) {
-			wr.wr.atomic.remote_addr = w.remote_addr;
-			wr.wr.atomic.compare_add = w.compare_add;
-			wr.wr.atomic.swap = w.swap;
-			wr.wr.atomic.rkey = w.rkey;
-		} else {
-			wr.wr.rdma.remote_addr = w.remote_addr;
-			wr.wr.rdma.rkey = w.rkey;
-		}
-		rc = dpr_post_send(q->qp, &wr, &bad);
+		rc = swqe_to_wr(dpr_shm_ring_entry(q->sq, sizeof(w), q->sq_size - 1,
+						   cons), &w, sge, &wr);
+		if (rc == 0)
+			rc = dpr_post_send(q->qp, &wr, &bad);
 		if (rc == -ENOMEM) {
 			left = true;    /* full: again on the next poll */
 			break;
 		}
 		if (rc != 0) {
-bad:
 			/* the library checks what it can before it posts:
 			 * what gets here was made by hand */
 			shim.ws[wi].bad_wqes++;
@@ -1754,35 +1761,22 @@ dpr_shim_stop(void)
 
 /* ----------------------------------------------------------- telemetry */
 
-static void
-sum_worker_stats(void)
-{
-	unsigned int wi;
-
-	shim.st.send_wqes = shim.st.recv_wqes = shim.st.bad_wqes = 0;
-	shim.st.ring_index_errors = shim.st.cqes = shim.st.cq_overflows = 0;
-	shim.st.channel_signals = shim.st.async_events = 0;
-	for (wi = 0; wi < dpr_engine_n_workers(); wi++) {
-		shim.st.send_wqes += shim.ws[wi].send_wqes;
-		shim.st.recv_wqes += shim.ws[wi].recv_wqes;
-		shim.st.bad_wqes += shim.ws[wi].bad_wqes;
-		shim.st.ring_index_errors += shim.ws[wi].ring_index_errors;
-		shim.st.cqes += shim.ws[wi].cqes;
-		shim.st.cq_overflows += shim.ws[wi].cq_overflows;
-		shim.st.channel_signals += shim.ws[wi].channel_signals;
-		shim.st.async_events += shim.ws[wi].async_events;
-	}
-}
-
 static int
 tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	  struct rte_tel_data *d)
 {
-	sum_worker_stats();
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "clients", dpr_shim_clients());
 #define _(n) rte_tel_data_add_dict_u64(d, #n, shim.st.n);
 	SHIM_STATS(_)
+#undef _
+#define _(n) { \
+		uint64_t sum = 0; \
+		for (unsigned int wi = 0; wi < dpr_engine_n_workers(); wi++) \
+			sum += shim.ws[wi].n; \
+		rte_tel_data_add_dict_u64(d, #n, sum); \
+	}
+	SHIM_WORKER_STATS(_)
 #undef _
 	/* live verbs objects of every device: back to their baseline once
 	 * clients are gone */

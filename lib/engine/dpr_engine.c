@@ -393,6 +393,11 @@ worker_main(void *arg)
 			got += rx_handover(w);
 		if (unlikely(w->hairpin))
 			got += rx_loop(w);
+		/* work clients posted (drivers/shim) goes to the transports
+		 * before they poll: it leaves in this same round */
+		if (dpr_engine.worker_poll != NULL)
+			busy |= dpr_engine.worker_poll(dpr_engine.poll_arg,
+						       w->index, w->now);
 		/* requesters, responses not yet sent, expired timers */
 		for (pi = 0; pi < n_ports; pi++) {
 			dpr_transport_poll(w->tp[pi], w->now);
@@ -403,12 +408,6 @@ worker_main(void *arg)
 			run_commands(w);
 		if (w->client != NULL)
 			busy |= dpr_client_progress(w);
-		if (dpr_engine.worker_poll != NULL) {
-			busy |= dpr_engine.worker_poll(dpr_engine.poll_arg,
-						       w->index, w->now);
-			for (pi = 0; pi < n_ports; pi++)
-				tx_from_transport(w, pi);
-		}
 		for (pi = 0; pi < n_ports; pi++)
 			tx_flush(w, pi);
 		if (got != 0 || busy) {

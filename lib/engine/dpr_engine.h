@@ -56,8 +56,8 @@ struct dpr_engine_hooks {
 			    struct rte_mempool *pool, dpr_tx_adapter_fn *fn,
 			    void **state);
 	void *arg;
-	/** Called by every worker once per loop, between the transports'
-	 * poll and the TX flush (drivers/shim: client doorbells). Returns
+	/** Called by every worker once per loop, after receiving and before
+	 * the transports' poll (drivers/shim: client doorbells). Returns
 	 * true while it has work pending (the worker does not sleep). */
 	bool (*worker_poll)(void *arg, unsigned int worker, uint64_t now_ns);
 	void *poll_arg;

@@ -5,6 +5,7 @@ its namespace, dprdmad on the guest's bridge, and the wire check."""
 
 import os
 import shutil
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -64,6 +65,11 @@ def daemon(prefix, extra):
                      "--file-prefix", prefix, "--vdev",
                      "net_af_packet0,iface=rxdpdk0", "--", "--ip", OURS + "/24",
                      "--idle", "yield"] + extra, ns=KitNs(), prefix=prefix)
+
+
+def stop_clean(d):
+    """SIGTERM dprdmad; it must exit 0."""
+    t.check(d.stop(signal.SIGTERM) == 0, "dprdmad stops cleanly")
 
 
 def wire_check(prefix, capture, min_frames):

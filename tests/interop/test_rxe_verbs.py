@@ -24,13 +24,12 @@ installed is a failure. The per-run times are in the log."""
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
 
 from rxepeer import BRIDGE, GUEST, NS, OURS, boot, daemon as kit_daemon, kit, \
-    require_qemu, teardown, wire_check, t
+    require_qemu, stop_clean, teardown, wire_check, t
 
 PREFIX = "dprt-rxv-%d" % os.getpid()
 SOCK = "/tmp/dprt-rxv-%d.sock" % os.getpid()
@@ -185,9 +184,8 @@ def main():
                 tr2["retransmits"] > tr["nak_seq_tx"] + tr["dup_request_rx"] +
                 tr["out_of_seq_rx"] + tr["retransmits"],
                 "the guest's losses showed at dprdmad and were repaired")
-        rc = d.stop(signal.SIGTERM)
+        stop_clean(d)
         d = None
-        t.check(rc == 0, "dprdmad stops cleanly")
 
         # 1% of dprdmad's frames dropped (its fault-injecting adapter)
         d = daemon(["--faults", "loss=0.01,seed=11"])
@@ -200,9 +198,8 @@ def main():
         tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
         t.check(fa["lost"] > 0, "dprdmad's adapter lost %d of %d frames; %d "
                 "retransmissions" % (fa["lost"], fa["frames"], tr["retransmits"]))
-        rc = d.stop(signal.SIGTERM)
+        stop_clean(d)
         d = None
-        t.check(rc == 0, "dprdmad stops cleanly")
     finally:
         if d is not None:
             d.kill()

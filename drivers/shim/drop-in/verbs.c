@@ -161,7 +161,6 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	     struct ibv_send_wr **bad)
 {
 	struct dv_qp *q = DV(dv_qp, ibqp);
-	const struct dpr_shm_qp_caps *cap = dprdma_qp_caps(q->p);
 	unsigned int st = dprdma_qp_state(q->p);
 	int rc = 0;
 
@@ -173,26 +172,21 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	dprdma_post_begin(q->p);
 	for (; wr != NULL; wr = wr->next) {
 		struct dpr_shm_swqe *w;
-		uint32_t len = 0;
+		uint64_t len = 0;       /* 64 bits: SGE lengths cannot wrap it */
 		int i;
 
-		if (wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD || wr->num_sge < 0 ||
-		    ((wr->send_flags & IBV_SEND_INLINE) == 0 &&
-		     (uint32_t)wr->num_sge > cap->max_send_sge)) {
+		if (wr->num_sge < 0) {
 			rc = EINVAL;
 			break;
 		}
-		if (wr->send_flags & IBV_SEND_INLINE) {
+		if (wr->send_flags & IBV_SEND_INLINE)
 			for (i = 0; i < wr->num_sge; i++)
 				len += wr->sg_list[i].length;
-			if (len > cap->max_inline_data ||
-			    wr->opcode == IBV_WR_RDMA_READ ||
-			    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-				rc = EINVAL;
-				break;
-			}
-		}
+		rc = dprdma_check_send(q->p, wr->opcode, wr->send_flags,
+				       (wr->send_flags & IBV_SEND_INLINE) ?
+				       len : (uint64_t)wr->num_sge);
+		if (rc != 0)
+			break;
 		w = dprdma_sq_next(q->p);
 		if (w == NULL) {
 			rc = ENOMEM;
@@ -221,7 +215,7 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 				       wr->sg_list[i].length);
 				off += wr->sg_list[i].length;
 			}
-			w->num_sge = len;
+			w->num_sge = (uint32_t)len;
 		} else {
 			for (i = 0; i < wr->num_sge; i++) {
 				w->sge[i].addr = wr->sg_list[i].addr;

@@ -1009,17 +1009,25 @@ dprdma_post_abort(struct dprdma_qp *qp)
 	pthread_spin_unlock(&qp->lock);
 }
 
+/* ibv values, as the ABI carries them */
+enum { WR_RDMA_READ = 4, WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6 };
+#define SEND_INLINE 8u
+
+int
+dprdma_check_send(const struct dprdma_qp *qp, uint32_t opcode, uint32_t flags,
+		  uint64_t count)
+{
+	if (opcode > WR_ATOMIC_FETCH_AND_ADD)
+		return EINVAL;
+	if (flags & SEND_INLINE)
+		return count > qp->cap.max_inline_data || opcode == WR_RDMA_READ ||
+		       opcode == WR_ATOMIC_CMP_AND_SWP ||
+		       opcode == WR_ATOMIC_FETCH_AND_ADD ? EINVAL : 0;
+	return count > qp->cap.max_send_sge ? EINVAL : 0;
+}
+
 int
 dprdma_check_swqe(const struct dprdma_qp *qp, const struct dpr_shm_swqe *w)
 {
-	if (w->opcode > 6 /* IBV_WR_ATOMIC_FETCH_AND_ADD */)
-		return EINVAL;
-	if (w->send_flags & 8 /* IBV_SEND_INLINE */) {
-		if (w->num_sge > qp->cap.max_inline_data || w->opcode == 4 ||
-		    w->opcode == 5 || w->opcode == 6)
-			return EINVAL;
-	} else if (w->num_sge > qp->cap.max_send_sge) {
-		return EINVAL;
-	}
-	return 0;
+	return dprdma_check_send(qp, w->opcode, w->send_flags, w->num_sge);
 }

@@ -154,6 +154,11 @@ void dprdma_post_abort(struct dprdma_qp *qp);
  */
 int dprdma_check_swqe(const struct dprdma_qp *qp, const struct dpr_shm_swqe *w);
 
+/** The same before a WQE is written: @p count is the number of SGEs, or
+ * with IBV_SEND_INLINE the number of bytes. @return 0 or EINVAL. */
+int dprdma_check_send(const struct dprdma_qp *qp, uint32_t opcode,
+		uint32_t flags, uint64_t count);
+
 #ifdef __cplusplus
 }
 #endif
