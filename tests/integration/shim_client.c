@@ -471,6 +471,14 @@ do_isolation(const char *sa, const char *sb)
 		CHECK(dprdma_create_qp(x.pd, &init) == NULL && errno == EINVAL,
 		      "oversized QP refused with EINVAL (%d)", errno);
 	}
+	/* inline bytes counted in 64 bits: a sum past 2^32 is refused, not
+	 * wrapped to a small length (the drop-in sums SGE lengths into it) */
+	CHECK(dprdma_check_send(a.qp, WR_SEND, F_INLINE, (1ull << 32) + 16) == EINVAL &&
+	      dprdma_check_send(a.qp, WR_SEND, F_INLINE, 16) == 0 &&
+	      dprdma_check_send(a.qp, WR_READ, F_INLINE, 16) == EINVAL &&
+	      dprdma_check_send(a.qp, 7, 0, 1) == EINVAL &&
+	      dprdma_check_send(a.qp, WR_WRITE, 0, 5) == EINVAL,
+	      "send WRs checked before posting");
 	CHECK(dprdma_dealloc_pd(a.pd) == EBUSY, "PD in use: EBUSY");
 	/* quotas: QPs until the client's limit, then a clear ENOMEM; the
 	 * same for MRs; everything given back */
