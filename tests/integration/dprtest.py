@@ -173,6 +173,16 @@ class Daemon:
             self.proc.wait()
 
 
+def memif_daemon(prefix, role, ip, sock, extra=()):
+    """A dprdmad on one end of a memif link (role server or client) with a
+    yielding worker (tests share 2 cores), serving verbs clients on its own
+    socket (Daemon.socket)."""
+    vdev = "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, sock)
+    return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+                   "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
+                   "--idle", "yield"] + list(extra), prefix=prefix)
+
+
 def telemetry_path(prefix):
     return "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
 

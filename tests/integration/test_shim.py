@@ -49,10 +49,7 @@ DAEMONS = {}
 
 
 def daemon(prefix, role, ip):
-    vdev = "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, MEMIF)
-    return t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
-                     "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
-                     "--idle", "yield"], prefix=prefix)
+    return t.memif_daemon(prefix, role, ip, MEMIF)
 
 
 def stats(prefix):
