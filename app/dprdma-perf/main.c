@@ -65,11 +65,13 @@
 
 #include <infiniband/verbs.h>
 
+#define DPR_CLI_NAME "dprdma-perf"
+#include "dpr_cli.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
 
-#define EXIT_USAGE 2
 #define MAX_QPS 64
 #define MAX_SIZE (1u << 23)
 #define LINE 512
@@ -167,29 +169,6 @@ calibrate(void)
 
 /* --------------------------------------------------------- messages */
 
-#define die(...) complain(1, __VA_ARGS__)
-#define bad(...) complain(EXIT_USAGE, __VA_ARGS__)
-
-static void usage(FILE *f);
-
-/* A message on stderr, then exit with @rc (with the usage for EXIT_USAGE). */
-static void
-complain(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-
-static void
-complain(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "dprdma-perf: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	if (rc == EXIT_USAGE)
-		usage(stderr);
-	exit(rc);
-}
 
 static void
 say(struct perf *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -261,20 +240,6 @@ usage(FILE *f)
 }
 
 
-static uint64_t
-number(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' ||
-	    v < min || v > max)
-		bad("%s: \"%s\" is not a number from %" PRIu64 " to %" PRIu64,
-		    opt, s, min, max);
-	return v;
-}
 
 static void
 parse_test(struct opts *o, const char *name)
@@ -345,28 +310,28 @@ parse_opts(struct opts *o, int argc, char **argv)
 				lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
-		case 'i': o->ib_port = (uint8_t)number("-i", optarg, 1, 255); break;
-		case 'x': o->gid_index = (int)number("-x", optarg, 0, 255); break;
-		case 'p': o->port = (int)number("-p", optarg, 1, 65535); break;
+		case 'i': o->ib_port = (uint8_t)dpr_cli_num("-i", optarg, 1, 255); break;
+		case 'x': o->gid_index = (int)dpr_cli_num("-x", optarg, 0, 255); break;
+		case 'p': o->port = (int)dpr_cli_num("-p", optarg, 1, 65535); break;
 		case 's':
-			o->size = (uint32_t)number("-s", optarg, 1, MAX_SIZE);
+			o->size = (uint32_t)dpr_cli_num("-s", optarg, 1, MAX_SIZE);
 			size_set = true;
 			break;
 		case 'a': o->all = true; break;
 		case 'n':
-			o->iters = number("-n", optarg, 1, 1000000000);
+			o->iters = dpr_cli_num("-n", optarg, 1, 1000000000);
 			iters_set = true;
 			break;
-		case 'D': o->secs = (double)number("-D", optarg, 1, 86400); break;
-		case 'q': o->qps = (uint32_t)number("-q", optarg, 1, MAX_QPS); break;
+		case 'D': o->secs = (double)dpr_cli_num("-D", optarg, 1, 86400); break;
+		case 'q': o->qps = (uint32_t)dpr_cli_num("-q", optarg, 1, MAX_QPS); break;
 		case 't':
-			o->tx_depth = (uint32_t)number("-t", optarg, 1, 8192);
+			o->tx_depth = (uint32_t)dpr_cli_num("-t", optarg, 1, 8192);
 			depth_set = true;
 			break;
-		case 'r': o->rx_depth = (uint32_t)number("-r", optarg, 1, 8192); break;
-		case 'l': o->post_list = (uint32_t)number("-l", optarg, 1, 1024); break;
-		case 'I': o->inline_size = (int)number("-I", optarg, 0, 1024); break;
-		case 'Q': o->cq_mod = (uint32_t)number("-Q", optarg, 1, 8192); break;
+		case 'r': o->rx_depth = (uint32_t)dpr_cli_num("-r", optarg, 1, 8192); break;
+		case 'l': o->post_list = (uint32_t)dpr_cli_num("-l", optarg, 1, 1024); break;
+		case 'I': o->inline_size = (int)dpr_cli_num("-I", optarg, 0, 1024); break;
+		case 'Q': o->cq_mod = (uint32_t)dpr_cli_num("-Q", optarg, 1, 8192); break;
 		case 'A':
 			if (strcmp(optarg, "CMP_AND_SWAP") == 0)
 				o->cas = true;
