@@ -103,6 +103,7 @@ struct opts {
 	int gid_index;
 	const char *dev;
 	const char *host;
+	const char *cdf;        /* latency samples, one per line, sorted */
 };
 
 struct peer_qp {
@@ -236,6 +237,7 @@ usage(FILE *f)
 "      --yield              poll, but give the core away when idle\n"
 "      --report_gbits       bandwidth in Gb/s (10^9 bits), not MB/s (2^20 B)\n"
 "      --json               results as JSON lines, one per size\n"
+"      --cdf=FILE           latency: every sample (usec, sorted) to FILE\n"
 "  -h, --help\n", MAX_QPS);
 }
 
@@ -262,7 +264,7 @@ parse_test(struct opts *o, const char *name)
 static void
 parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_YIELD = 256, O_GBITS, O_JSON };
+	enum { O_YIELD = 256, O_GBITS, O_JSON, O_CDF };
 	static const struct option lopts[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "ib-port", required_argument, NULL, 'i' },
@@ -283,6 +285,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 		{ "yield", no_argument, NULL, O_YIELD },
 		{ "report_gbits", no_argument, NULL, O_GBITS },
 		{ "json", no_argument, NULL, O_JSON },
+		{ "cdf", required_argument, NULL, O_CDF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -345,6 +348,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case O_YIELD: o->yield = true; break;
 		case O_GBITS: o->gbits = true; break;
 		case O_JSON: o->json = true; break;
+		case O_CDF: o->cdf = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
@@ -780,6 +784,16 @@ lat_stats(struct perf *p, uint64_t *d, uint64_t n, double div, struct result *r)
 			   (uint64_t)((double)n * 0.99) : n - 1] / us;
 	r->p999 = (double)d[(uint64_t)((double)n * 0.999) < n ?
 			    (uint64_t)((double)n * 0.999) : n - 1] / us;
+	if (p->o.cdf != NULL && p->o.host != NULL) {
+		FILE *f = fopen(p->o.cdf, "w");
+
+		if (f == NULL)
+			die("--cdf %s: %s", p->o.cdf, strerror(errno));
+		for (uint64_t i = 0; i < n; i++)
+			fprintf(f, "%.3f\n", (double)d[i] / us);
+		if (fclose(f) != 0)
+			die("--cdf %s: %s", p->o.cdf, strerror(errno));
+	}
 }
 
 /* ------------------------------------------------------------ the tests */

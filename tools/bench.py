@@ -1,0 +1,593 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""tools/bench.py [--quick] [--seconds S] [--out DIR] [--no-rxe]: dprdma
+against the limit of its link, kernel TCP and Linux rxe, in one run.
+
+Stages (each point is a fresh measurement; the baselines run in the same
+run, on the same machine, so the ratios hold where absolute figures vary):
+  raw      the memif link between two DPDK processes: dprdma-gen --mode raw
+           into --mode sink, hugepages, frames of 64 B, 138 B (a 64 B WRITE),
+           1082 B (a full 1024 B packet) and 1514 B; the best of a few runs
+  dprdma   two dprdmad over that link, one busy worker each on its own CPU,
+           the built-in client: RC WRITE, READ and SEND, 64 B .. 1 MiB
+  gen      dprdma-gen as the requester of 4 QPs into one dprdmad: WRITE
+           64 B and 64 KiB (the responder alone at full speed)
+  shim     WRITE 64 B and 64 KiB on one dprdmad (its busy worker on CPU 1;
+           the frames loop back inside it): the built-in client, then
+           dprdma-perf write_bw through the drop-in libibverbs on CPU 0
+  lat      dprdma-perf write_lat, send_lat, read_lat at 64 B, both ends on
+           one dprdmad as above, the two clients yielding CPU 0 to each
+           other (2 CPUs hold no second daemon and two polling clients);
+           every sample kept for the CDF
+  workers  2 workers per daemon, two dprdma-perf pairs at once (function:
+           2 CPUs cannot show scaling; stated as not measured)
+  tcp      kernel TCP between two namespaces over a veth pair: iperf3
+           (bandwidth), iperf3 -l 64 (64 B message rate), sockperf
+           ping-pong 64 B (latency)
+  rxe      Linux Soft-RoCE in a qemu guest (tools/rxe-peer): perftest over
+           rxe loopback in the guest. Without KVM the guest runs under TCG
+           emulation: the figures are recorded, never compared.
+Writes DIR (build/bench/<time>/): results.csv, ratios.md, bandwidth.png,
+msgrate.png, latency_cdf.png. Progress goes to stdout. Needs root.
+Not pass/fail: the goals are printed with each ratio."""
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("DPRDMA_BUILD", os.path.join(TOP, "build"))
+os.environ.setdefault("DPRDMAD", os.path.join(BUILD, "app", "dprdmad"))
+os.environ.setdefault("DPR_SOURCE_ROOT", TOP)
+sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
+import dprtest as t  # noqa: E402
+
+GEN = os.path.join(BUILD, "app", "dprdma-gen")
+PERF = os.path.join(BUILD, "app", "dprdma-perf")
+PID = os.getpid()
+MEMIF = "/tmp/dprdma-bench-%d.sock" % PID
+ARGS = None
+ROWS = []            # dicts, the CSV
+STEP = [0]
+
+
+def progress(msg):
+    STEP[0] += 1
+    print("[%3d] %s" % (STEP[0], msg), flush=True)
+
+
+def record(stage, system, op, size, **kw):
+    row = {"stage": stage, "system": system, "op": op, "size": size}
+    row.update(kw)
+    ROWS.append(row)
+    shown = ", ".join("%s %s" % (k, ("%.4g" % v) if isinstance(v, float) else v)
+                      for k, v in kw.items() if v not in (None, ""))
+    print("      %s %s %s %s B: %s" % (stage, system, op, size, shown), flush=True)
+    return row
+
+
+def unlink(path):
+    if os.path.exists(path):
+        os.unlink(path)
+
+
+def eal(prefix, lcores, role, extra=()):
+    return ["--lcores", lcores, "--no-pci", "--in-memory", "--file-prefix", prefix,
+            "--log-level", "*:error", "--vdev",
+            "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, MEMIF)] + list(extra)
+
+
+# ------------------------------------------------------------------ raw
+
+def raw_once(size):
+    unlink(MEMIF)
+    sink = subprocess.Popen([GEN] + eal("bench-sink", "0@1", "server") +
+                            ["--", "--mode", "sink", "--seconds", "60", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t.wait_for(lambda: os.path.exists(MEMIF), 30, "the sink's memif socket")
+    subprocess.run([GEN] + eal("bench-src", "0@0", "client") +
+                   ["--", "--mode", "raw", "--ip", "10.96.0.2/24", "--dst", "10.96.0.1",
+                    "--dst-mac", "02:00:00:00:00:01", "--size", str(size),
+                    "--seconds", str(int(max(1, ARGS.seconds))), "--json"],
+                   capture_output=True, check=True, timeout=120)
+    out, err = sink.communicate(timeout=120)
+    lines = [x for x in out.splitlines() if x.startswith("{")]
+    if not lines:
+        sys.exit("bench: the raw link's sink failed (exit %d): %s" % (sink.returncode, err))
+    return json.loads(lines[-1])
+
+
+def stage_raw():
+    best = {}
+    for size in (64, 138, 1082, 1514):
+        progress("raw memif link, %d B frames (best of %d)" % (size, ARGS.runs))
+        b = None
+        for _ in range(ARGS.runs):
+            r = raw_once(size)
+            if b is None or r["rx_frames_per_s"] > b["rx_frames_per_s"]:
+                b = r
+        best[size] = record("raw", "memif", "udp", size,
+                            frames_per_s=b["rx_frames_per_s"],
+                            gbit_per_s=b["rx_bits_per_s"] / 1e9)
+    return best
+
+
+# --------------------------------------------------------------- dprdma
+
+class Pair:
+    """Two dprdmad over memif: A (server end) on CPU 1, B on CPU 0; or
+    (single) one dprdmad whose worker owns CPU 1, both clients on it: their
+    frames loop back inside the worker, and CPU 0 is left to the clients."""
+
+    def __init__(self, workers=1, idle="busy", single=False):
+        unlink(MEMIF)
+        if workers == 1:
+            la, lb = "0@1,1@1", "0@0,1@0"
+        else:
+            la = lb = "0@0,1@0,2@1"
+        self.a = t.Daemon(eal("bench-a", la, "server") +
+                          ["--", "--ip", "10.96.0.1/24", "--idle", idle], prefix="bench-a")
+        self.b = self.a if single else \
+            t.Daemon(eal("bench-b", lb, "client") +
+                     ["--", "--ip", "10.96.0.2/24", "--idle", idle], prefix="bench-b")
+        time.sleep(1)
+
+    def stop(self):
+        if self.b is not self.a:
+            self.b.stop()   # the memif client first (DPDK 22.11)
+        self.a.stop()
+        unlink(MEMIF)
+
+
+def builtin_connect(nq=1, mr=32 << 20):
+    ca = t.telemetry("bench-a", "/dprdma/client/setup,%d,%d" % (nq, mr))
+    cb = t.telemetry("bench-b", "/dprdma/client/setup,%d,%d" % (nq, mr))
+    qa, pa = ca["qpns"].split(","), ca["psns"].split(",")
+    qb, pb = cb["qpns"].split(","), cb["psns"].split(",")
+    for i in range(nq):
+        t.telemetry("bench-a", "/dprdma/client/connect,%d,%s,%s,%s" % (i, qb[i], pb[i], cb["gid_ipv4"]))
+        t.telemetry("bench-b", "/dprdma/client/connect,%d,%s,%s,%s" % (i, qa[i], pa[i], ca["gid_ipv4"]))
+    return ca, cb
+
+
+def builtin_run(op, size, ca, cb):
+    """B is the requester: WRITE/SEND into A, READ from A."""
+    depth = 512 if size <= 4096 else 64
+    if op == "send":
+        t.telemetry("bench-a", "/dprdma/client/recv,0,1000000000,%d,%d" % (16 << 20, size))
+    t.telemetry("bench-b", "/dprdma/client/run,0,%s,%d,1000000000,0,%d,%d,%d"
+                % (op, size, ca["mr_va"], ca["rkey"], depth))
+    time.sleep(ARGS.seconds)
+    t.telemetry("bench-b", "/dprdma/client/stop")
+    while True:
+        s = t.telemetry("bench-b", "/dprdma/client/status")
+        if not s["active"]:
+            break
+        time.sleep(0.05)
+    if s["errors"]:
+        sys.exit("bench: dprdma %s %d B: %d errors (status %d)"
+                 % (op, size, s["errors"], s["first_error_status"]))
+    return s
+
+
+def stage_dprdma(sizes):
+    res = {}
+    pair = Pair(idle="busy")
+    try:
+        for op in ("write", "read", "send"):
+            for size in sizes:
+                progress("dprdma RC %s %d B, 1 worker each, built-in client"
+                         % (op.upper(), size))
+                # a fresh pair of QPs per point: SEND's receives and the
+                # stream state start clean
+                ca, cb = builtin_connect()
+                s = builtin_run(op, size, ca, cb)
+                res[(op, size)] = record("dprdma", "dprdma", op, size, workers=1,
+                                         msg_per_s=float(s["msgs_per_s"]),
+                                         gbit_per_s=s["mbit_per_s"] / 1e3)
+    finally:
+        pair.stop()
+    return res
+
+
+# ------------------------------------------------------------------ gen
+
+def stage_gen():
+    res = {}
+    unlink(MEMIF)
+    d = t.Daemon(eal("bench-a", "0@1,1@1", "server") +
+                 ["--", "--ip", "10.96.0.1/24", "--idle", "busy"], prefix="bench-a")
+    try:
+        time.sleep(1)
+        for size in (64, 65536):
+            progress("dprdma-gen WRITE %d B on 4 QPs into one dprdmad (responder alone)" % size)
+            c = t.telemetry("bench-a", "/dprdma/client/setup,4,%d" % (16 << 20))
+            qpns = c["qpns"].split(",")
+            for i in range(4):
+                t.telemetry("bench-a", "/dprdma/client/connect,%d,%d,%d,10.96.0.2"
+                            % (i, 0x100 + i, (i * 0x10000) & 0xffffff))
+            r = subprocess.run([GEN] + eal("bench-gen", "0@0", "client") +
+                               ["--", "--mode", "rc", "--ip", "10.96.0.2/24", "--dst",
+                                "10.96.0.1", "--qps", "4", "--rqpn", ",".join(qpns),
+                                "--rkey", str(c["rkey"]), "--va", str(c["mr_va"]),
+                                "--stride", "1048576", "--op", "write", "--size", str(size),
+                                "--seconds", str(int(max(1, ARGS.seconds))), "--json"],
+                               capture_output=True, text=True, timeout=120)
+            j = json.loads(r.stdout.strip().splitlines()[-1])
+            res[size] = record("gen", "dprdma responder", "write", size, workers=1,
+                               msg_per_s=j["msg_per_s"], gbit_per_s=j["gbit_per_s"],
+                               frames_per_s=j["tx_frames_per_s"],
+                               note="%d resent, %d NAKs" % (j["retransmitted"],
+                                                            j["naks_seq"] + j["naks_rnr"]))
+    finally:
+        d.stop()
+        unlink(MEMIF)
+    return res
+
+
+# ----------------------------------------------------------- dprdma-perf
+
+def perf_pair(pair, args, port, cpus=("1", "0")):
+    env_a = dict(os.environ, DPRDMA_SOCKET=pair.a.socket)
+    env_b = dict(os.environ, DPRDMA_SOCKET=pair.b.socket)
+    srv = subprocess.Popen(["taskset", "-c", cpus[0], PERF] + args + ["-p", str(port)],
+                           env=env_a, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    cli = subprocess.Popen(["taskset", "-c", cpus[1], PERF] + args +
+                           ["-p", str(port), "--json", "127.0.0.1"],
+                           env=env_b, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return srv, cli
+
+
+def perf_wait(srv, cli, what):
+    out, err = cli.communicate(timeout=300)
+    srv.communicate(timeout=60)
+    if cli.returncode != 0 or srv.returncode != 0:
+        sys.exit("bench: dprdma-perf %s failed: %s" % (what, err.strip()))
+    return json.loads([x for x in out.splitlines() if x.startswith("{")][-1])
+
+
+def builtin_loopback(size, c):
+    """The built-in client's QP 0 writing to its QP 1 on the same daemon."""
+    t.telemetry("bench-a", "/dprdma/client/run,0,write,%d,1000000000,0,%d,%d,256"
+                % (size, c["mr_va"] + (1 << 20), c["rkey"]))
+    time.sleep(ARGS.seconds)
+    t.telemetry("bench-a", "/dprdma/client/stop")
+    while True:
+        s = t.telemetry("bench-a", "/dprdma/client/status")
+        if not s["active"]:
+            return s
+        time.sleep(0.05)
+
+
+def stage_shim():
+    """Posting and polling through the shim (dprdma-perf, a separate process
+    on CPU 0) against the built-in client inside the worker, both ends on
+    one daemon, the same WRITEs 256 deep: the cost of the shim's path."""
+    res = {}
+    pair = Pair(idle="busy", single=True)
+    try:
+        c = t.telemetry("bench-a", "/dprdma/client/setup,2,%d" % (4 << 20))
+        q, p = c["qpns"].split(","), c["psns"].split(",")
+        for i in (0, 1):
+            t.telemetry("bench-a", "/dprdma/client/connect,%d,%s,%s,%s"
+                        % (i, q[1 - i], p[1 - i], c["gid_ipv4"]))
+        for size in (64, 65536):
+            progress("WRITE %d B on one dprdmad (busy worker on CPU 1), looped back: "
+                     "the built-in client, then dprdma-perf through the shim on CPU 0" % size)
+            s = builtin_loopback(size, c)
+            b = record("shim", "dprdma built-in, loopback", "write", size, workers=1,
+                       msg_per_s=float(s["msgs_per_s"]), gbit_per_s=s["mbit_per_s"] / 1e3)
+            srv, cli = perf_pair(pair, ["write_bw", "-s", str(size), "-D",
+                                        str(int(max(1, ARGS.seconds))), "-t", "256",
+                                        "-Q", "64"], 18700 + size % 1000, cpus=("0", "0"))
+            j = perf_wait(srv, cli, "write_bw")
+            res[size] = (b, record("shim", "dprdma shim, loopback", "write", size, workers=1,
+                                   msg_per_s=j["msg_per_s"], gbit_per_s=j["gbit_per_s"]))
+    finally:
+        pair.stop()
+    return res
+
+
+def stage_lat(outdir):
+    res = {}
+    pair = Pair(idle="busy", single=True)
+    try:
+        for op in ("write", "send", "read"):
+            progress("dprdma-perf %s_lat 64 B, both ends on one dprdmad (busy worker "
+                     "on CPU 1, the two clients yield CPU 0 to each other)" % op)
+            cdf = os.path.join(outdir, "lat_dprdma_%s.txt" % op)
+            srv, cli = perf_pair(pair, ["%s_lat" % op, "-s", "64", "-n",
+                                        str(ARGS.lat_iters), "--yield", "--cdf", cdf],
+                                 18800 + len(op), cpus=("0", "0"))
+            j = perf_wait(srv, cli, "%s_lat" % op)
+            res[op] = record("lat", "dprdma", op, 64, lat_avg_us=j["t_avg_us"],
+                             lat_p50_us=j["t_typical_us"], lat_p99_us=j["p99_us"],
+                             lat_p999_us=j["p99_9_us"], cdf=os.path.basename(cdf))
+    finally:
+        pair.stop()
+    return res
+
+
+def stage_workers():
+    pair = Pair(workers=2, idle="yield")
+    try:
+        progress("2 workers per daemon, two dprdma-perf write_bw 64 B pairs at once")
+        runs = [perf_pair(pair, ["write_bw", "-s", "64", "-D", str(int(max(1, ARGS.seconds))),
+                                 "--yield"], 18900 + i, cpus=("0,1", "0,1")) for i in (0, 1)]
+        js = [perf_wait(s, c, "write_bw (2 workers)") for s, c in runs]
+        # each client went to its own worker: both workers of B sent
+        busy = sum(1 for lc in (1, 2) if t.telemetry(
+            "bench-b", "/dprdma/lcore/stats,%d" % lc)["tx_packets"] > 0)
+        return record("workers", "dprdma", "write", 64, workers=2,
+                      msg_per_s=sum(j["msg_per_s"] for j in js),
+                      gbit_per_s=sum(j["gbit_per_s"] for j in js),
+                      note="function only: %d workers with traffic; scaling not "
+                      "measured (2 CPUs)" % busy)
+    finally:
+        pair.stop()
+
+
+# ------------------------------------------------------------------ tcp
+
+def stage_tcp(outdir):
+    res = {}
+    a, b = t.Netns("dprbench-a-%d" % PID), t.Netns("dprbench-b-%d" % PID)
+    try:
+        t.veth_pair(a, "tcpa", b, "tcpb")
+        t.run(a.cmd(["ip", "addr", "add", "10.97.0.1/24", "dev", "tcpa"]))
+        t.run(b.cmd(["ip", "addr", "add", "10.97.0.2/24", "dev", "tcpb"]))
+        secs = str(int(max(2, ARGS.seconds)))
+        for label, extra, size in (("bandwidth", [], 131072), ("64 B messages", ["-l", "64"], 64)):
+            progress("kernel TCP, iperf3 %s over a veth pair" % label)
+            srv = subprocess.Popen(a.cmd(["iperf3", "-s", "-1", "-p", "5301"]),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            r = t.run(b.cmd(["iperf3", "-c", "10.97.0.1", "-p", "5301", "-t", secs,
+                             "-J"] + extra), timeout=120)
+            srv.wait(30)
+            j = json.loads(r.stdout)
+            bps = j["end"]["sum_received"]["bits_per_second"]
+            res[size] = record("tcp", "kernel TCP", "stream", size,
+                               msg_per_s=bps / 8 / size, gbit_per_s=bps / 1e9)
+        progress("kernel TCP, sockperf ping-pong 64 B")
+        log = os.path.join(outdir, "sockperf.csv")
+        srv = subprocess.Popen(a.cmd(["sockperf", "server", "--tcp", "-i", "10.97.0.1",
+                                      "-p", "5302"]),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        r = t.run(b.cmd(["sockperf", "ping-pong", "--tcp", "-i", "10.97.0.1", "-p", "5302",
+                         "-m", "64", "-t", secs, "--full-log", log]), timeout=120)
+        srv.terminate()
+        srv.wait(10)
+        samples = sockperf_samples(log)
+        cdf = os.path.join(outdir, "lat_tcp.txt")
+        with open(cdf, "w") as f:
+            f.write("".join("%.3f\n" % x for x in samples))
+        n = len(samples)
+        res["lat"] = record("lat", "kernel TCP", "pingpong", 64,
+                            lat_avg_us=sum(samples) / n, lat_p50_us=samples[n // 2],
+                            lat_p99_us=samples[min(n - 1, int(n * 0.99))],
+                            lat_p999_us=samples[min(n - 1, int(n * 0.999))],
+                            cdf=os.path.basename(cdf))
+        m = re.search(r"avg-latency=([\d.]+)", r.stdout + r.stderr)
+        if m:
+            res["lat"]["note"] = "sockperf's own avg-latency %s usec" % m.group(1)
+    finally:
+        b.close()
+        a.close()
+    return res
+
+
+def sockperf_samples(path):
+    """One-way latency (half the round trip) per message, usec, sorted."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = [x.strip() for x in line.split(",")]
+            if len(parts) < 3:
+                continue
+            try:
+                tx, rx = float(parts[1]), float(parts[2])
+            except ValueError:
+                continue
+            if rx > tx > 0:
+                out.append((rx - tx) * 1e6 / 2)
+    if not out:
+        sys.exit("bench: no samples in sockperf's log %s" % path)
+    return sorted(out)
+
+
+# ------------------------------------------------------------------ rxe
+
+def stage_rxe():
+    sys.path.insert(0, os.path.join(TOP, "tests", "interop"))
+    import rxepeer  # noqa: E402
+    kvm = os.access("/dev/kvm", os.R_OK | os.W_OK)
+    progress("Linux rxe: a qemu guest (%s), perftest over rxe loopback in it"
+             % ("KVM" if kvm else "TCG emulation: recorded, not compared"))
+    res = {}
+    try:
+        rxepeer.boot()
+        for prog, size in (("ib_write_bw", 64), ("ib_write_bw", 65536)):
+            cmd = ("(%s -d rxe0 -x 1 -s %d -n 2000 -F >/dev/null 2>&1 &) ; sleep 2; "
+                   "timeout 120 %s -d rxe0 -x 1 -s %d -n 2000 -F %s"
+                   % (prog, size, prog, size, rxepeer.GUEST))
+            r = rxepeer.kit("peer-exec.sh", "-t", "200", "p1", cmd, check=False, timeout=260)
+            m = re.search(r"^\s*%d\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size,
+                          r.stdout, re.M)
+            if m:
+                res[size] = record("rxe", "Linux rxe (%s)" % ("KVM" if kvm else "TCG"),
+                                   "write", size, msg_per_s=float(m.group(3)) * 1e6,
+                                   gbit_per_s=float(m.group(2)) * 1048576 * 8 / 1e9,
+                                   note="" if kvm else "emulated CPU: not compared")
+            else:
+                record("rxe", "Linux rxe", "write", size,
+                       note="no result: " + (r.stdout + r.stderr)[-200:].replace("\n", " "))
+    finally:
+        rxepeer.teardown()
+    return res, kvm
+
+
+# ------------------------------------------------------------- reports
+
+def ratio_table(raw, dp, gen, shim, lat, tcp, workers, rxe):
+    lines = ["| measurement | dprdma | baseline | ratio | goal |", "|---|---|---|---|---|"]
+
+    def row(what, v, base, r, goal):
+        lines.append("| %s | %s | %s | %s | %s |" % (what, v, base,
+                                                    "%.3g" % r if r is not None else "-", goal))
+
+    w64 = dp[("write", 64)]["msg_per_s"]
+    f138 = raw[138]["frames_per_s"]
+    row("RC WRITE 64 B, 1 worker: messages/s vs raw 138 B frames/s (the same frame)",
+        "%.3g" % w64, "%.3g" % f138, w64 / f138, ">= 0.8")
+    g64 = gen[64]["msg_per_s"]
+    row("dprdmad responder alone (dprdma-gen, 4 QPs), WRITE 64 B vs raw 138 B frames/s",
+        "%.3g" % g64, "%.3g" % f138, g64 / f138, "(context)")
+    big = max(((s, v) for (op, s), v in dp.items() if op == "write" and s >= 65536),
+              key=lambda x: x[1]["gbit_per_s"])
+    f1082 = raw[1082]["frames_per_s"]
+    payload_limit = f1082 * 1024 * 8 / 1e9
+    row("RC WRITE %d B: payload Gbit/s vs raw 1082 B frames carrying 1024 B each"
+        % big[0], "%.3g" % big[1]["gbit_per_s"], "%.3g" % payload_limit,
+        big[1]["gbit_per_s"] / payload_limit, ">= 0.8")
+    row("RC WRITE %d B vs the raw link's wire bit rate at 1514 B frames" % big[0],
+        "%.3g" % big[1]["gbit_per_s"], "%.3g" % raw[1514]["gbit_per_s"],
+        big[1]["gbit_per_s"] / raw[1514]["gbit_per_s"], "(context)")
+    t64 = tcp[64]["msg_per_s"]
+    row("64 B message rate vs kernel TCP (iperf3 -l 64 writes/s)", "%.3g" % w64,
+        "%.3g" % t64, w64 / t64, ">= 40")
+    tb = tcp[131072]["gbit_per_s"]
+    row("bandwidth vs kernel TCP (iperf3), Gbit/s", "%.3g" % big[1]["gbit_per_s"],
+        "%.3g" % tb, big[1]["gbit_per_s"] / tb, ">= 3")
+    for k, name in (("lat_avg_us", "avg"), ("lat_p99_us", "p99")):
+        d, b = lat["write"][k], tcp["lat"][k]
+        row("64 B latency %s, usec: write_lat (one daemon, looped back) vs sockperf "
+            "TCP ping-pong (veth between namespaces)" % name,
+            "%.3g" % d, "%.3g" % b, d / b, "<= 0.2")
+    for size, (b, s) in sorted(shim.items()):
+        row("WRITE %d B through the shim (dprdma-perf) vs the built-in client, "
+            "both looped back on one daemon" % size, "%.3g msg/s" % s["msg_per_s"],
+            "%.3g msg/s" % b["msg_per_s"], s["msg_per_s"] / b["msg_per_s"], "(context)")
+    row("2 workers per daemon, WRITE 64 B, two client pairs", "%.3g msg/s"
+        % workers["msg_per_s"], "-", None, "function only; scaling not measured (2 CPUs)")
+    rx, kvm = rxe if rxe else ({}, False)
+    for size, r in sorted(rx.items()):
+        w = dp[("write", size)] if ("write", size) in dp else None
+        row("vs Linux rxe ib_write_bw %d B (%s)" % (size, "KVM" if kvm else "TCG, recorded only"),
+            "%.3g msg/s" % w["msg_per_s"] if w else "-", "%.3g msg/s" % r["msg_per_s"],
+            (w["msg_per_s"] / r["msg_per_s"]) if (w and kvm) else None,
+            "compared with KVM only")
+    return "\n".join(lines) + "\n"
+
+
+def plots(outdir, dp, raw, tcp, lat):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ops = ("write", "read", "send")
+    for fname, key, ylabel in (("bandwidth.png", "gbit_per_s", "payload Gbit/s"),
+                               ("msgrate.png", "msg_per_s", "messages/s")):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for op in ops:
+            pts = sorted((s, v[key]) for (o, s), v in dp.items() if o == op)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                    label="dprdma RC %s" % op.upper())
+        if key == "gbit_per_s":
+            ax.axhline(raw[1082]["frames_per_s"] * 1024 * 8 / 1e9, ls="--", color="grey",
+                       label="raw memif link, 1024 B per frame")
+            ax.axhline(tcp[131072]["gbit_per_s"], ls=":", color="red", label="kernel TCP (iperf3)")
+        else:
+            ax.axhline(raw[138]["frames_per_s"], ls="--", color="grey",
+                       label="raw memif link, 138 B frames/s")
+            ax.axhline(tcp[64]["msg_per_s"], ls=":", color="red",
+                       label="kernel TCP, 64 B writes/s")
+            ax.set_yscale("log")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size, bytes")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, fname), dpi=100)
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label, row in [("dprdma %s_lat" % op, lat[op]) for op in ("write", "send", "read")] + \
+            [("kernel TCP (sockperf)", tcp["lat"])]:
+        with open(os.path.join(outdir, row["cdf"])) as f:
+            xs = [float(x) for x in f if x.strip()]
+        n = len(xs)
+        ax.plot(xs, [(i + 1) / n for i in range(n)], label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("latency, usec (write/send/TCP: half the round trip)")
+    ax.set_ylabel("fraction of messages")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "latency_cdf.png"), dpi=100)
+    plt.close(fig)
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser(description="dprdma against its link, kernel TCP and rxe")
+    ap.add_argument("--seconds", type=float, default=2.0, help="per point (2)")
+    ap.add_argument("--runs", type=int, default=3, help="raw link: best of (3)")
+    ap.add_argument("--lat-iters", type=int, default=5000, help="latency samples (5000)")
+    ap.add_argument("--quick", action="store_true",
+                    help="1 s points, fewer sizes, best of 1: a check that it all runs")
+    ap.add_argument("--no-rxe", action="store_true", help="skip the rxe guest")
+    ap.add_argument("--out", help="output directory (build/bench/<time>)")
+    ARGS = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (namespaces, hugepages, DPDK)")
+    for tool in (GEN, PERF, t.DPRDMAD):
+        if not os.access(tool, os.X_OK):
+            sys.exit("bench: %s missing: run tools/setup.sh first" % tool)
+    for prog in ("iperf3", "sockperf", "taskset"):
+        if shutil.which(prog) is None:
+            sys.exit("bench: %s missing: run tools/setup.sh first" % prog)
+    sizes = [64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
+    if ARGS.quick:
+        ARGS.seconds, ARGS.runs, ARGS.lat_iters = 1.0, 1, 1000
+        sizes = [64, 4096, 65536]
+    outdir = ARGS.out or os.path.join(BUILD, "bench", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(outdir, exist_ok=True)
+    t0 = time.time()
+    raw = stage_raw()
+    dp = stage_dprdma(sizes)
+    gen = stage_gen()
+    shim = stage_shim()
+    lat = stage_lat(outdir)
+    workers = stage_workers()
+    tcp = stage_tcp(outdir)
+    rxe = None
+    if not ARGS.no_rxe and shutil.which("qemu-system-x86_64"):
+        rxe = stage_rxe()
+    keys = []
+    for r in ROWS:
+        keys += [k for k in r if k not in keys]
+    with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(ROWS)
+    table = ratio_table(raw, dp, gen, shim, lat, tcp, workers, rxe)
+    with open(os.path.join(outdir, "ratios.md"), "w") as f:
+        f.write("# dprdma benchmark, %s, %d CPUs\n\n" % (time.strftime("%Y-%m-%d %H:%M"),
+                                                        os.cpu_count()))
+        f.write(table)
+    plots(outdir, dp, raw, tcp, lat)
+    print("\n" + table)
+    print("bench: %d measurements in %.0f s; %s/{results.csv,ratios.md,bandwidth.png,"
+          "msgrate.png,latency_cdf.png}" % (len(ROWS), time.time() - t0, outdir))
+
+
+if __name__ == "__main__":
+    main()
