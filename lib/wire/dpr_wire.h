@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
@@ -373,6 +374,31 @@ dpr_udp_sport_rc(uint32_t lqpn, uint32_t rqpn, uint32_t flow_label)
 
 	low ^= (fl & 0xfc000) >> 14;
 	return (uint16_t)(DPR_ROCEV2_SPORT_BASE | low);
+}
+
+/**
+ * Ones' complement sum of a 20-byte IPv4 header (no options), folded to 16
+ * bits, in network order as the header holds it: 0xFFFF when a received
+ * header's checksum is right; ~sum with the checksum field 0 is the value
+ * to write. Five 32-bit loads in place of rte_raw_cksum()'s 16-bit loop
+ * (about a fifth of the instructions, on every frame each way).
+ */
+static inline uint16_t
+dpr_ipv4_sum20(const void *hdr)
+{
+	const uint8_t *p = hdr;
+	uint64_t sum = 0;
+	uint32_t w;
+
+	for (unsigned int i = 0; i < 20; i += 4) {
+		memcpy(&w, p + i, 4);
+		sum += w;
+	}
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
 }
 
 /** UDP source port of a UD QP, as rxe gives it: 0xC000 + hash_32(qpn, 14). */

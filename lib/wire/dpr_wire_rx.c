@@ -96,7 +96,8 @@ dpr_wire_parse(const struct rte_mbuf *m, struct dpr_pkt_info *pi,
 		    RTE_MBUF_F_RX_IP_CKSUM_BAD ||
 		    ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) !=
 		     RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
-		     rte_raw_cksum(ip, ihl) != 0xffff))
+		     (ihl == sizeof(*ip) ? dpr_ipv4_sum20(ip) :
+		      rte_raw_cksum(ip, ihl)) != 0xffff))
 			return DPR_WIRE_ERR_IP_CSUM;
 		if ((ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG |
 				RTE_IPV4_HDR_OFFSET_MASK)) != 0)

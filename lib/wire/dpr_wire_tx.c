@@ -152,7 +152,12 @@ dpr_wire_write_hdrs(uint8_t *dst, const struct dpr_wire_encap *e,
 		ip->hdr_checksum = 0;
 		ip->src_addr = dpr_gid_to_ipv4(&e->sgid);
 		ip->dst_addr = dpr_gid_to_ipv4(&e->dgid);
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		{
+			uint16_t sum = dpr_ipv4_sum20(ip);
+
+			/* as rte_ipv4_cksum(): ~sum, but 0xFFFF stays */
+			ip->hdr_checksum = sum == 0xffff ? sum : (uint16_t)~sum;
+		}
 	}
 	p += l3_len(e);
 
