@@ -15,6 +15,8 @@
  *                                   SECONDS pass (the healthy client)
  *   victim SOCK_A SOCK_B            posts and streams WRITEs into its
  *                                   memory on A until killed
+ *   bench SOCK SECONDS SIZE DEPTH   two QPs on one daemon (looped back),
+ *                                   WRITEs DEPTH deep: messages/s (JSON)
  *
  * Exit status 0 when every check passed; each failure prints a line.
  */
@@ -622,6 +624,65 @@ do_victim(const char *sa, const char *sb)
 	return 0;
 }
 
+/* Two QPs of one context connected to each other (the daemon loops the
+ * frames back): SIZE B WRITEs kept DEPTH deep for SECONDS, every one
+ * signalled; the count and the errors (test_shim.py's loopback check). */
+static int
+do_bench(const char *sock, double seconds, uint32_t size, uint32_t depth)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct timespec t0, t;
+	uint64_t posted = 0, done = 0, errors = 0;
+	double el;
+
+	cq_entries = (int)depth * 2;
+	pair_open(&a, &b, sock, sock);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		dprdma_wc wc[64];
+		int n;
+
+		dprdma_post_begin(a.qp);
+		while (posted - done < depth) {
+			struct dpr_shm_swqe *w = dprdma_sq_next(a.qp);
+
+			if (w == NULL)
+				break;
+			w->wr_id = posted;
+			w->opcode = WR_WRITE;
+			w->send_flags = F_SIGNALED;
+			w->num_sge = 1;
+			w->remote_addr = (uintptr_t)b.buf;
+			w->rkey = dprdma_mr_rkey(b.mr);
+			w->sge[0].addr = (uintptr_t)a.buf;
+			w->sge[0].length = size;
+			w->sge[0].lkey = dprdma_mr_lkey(a.mr);
+			posted++;
+		}
+		dprdma_post_end(a.qp);
+		n = dprdma_poll_cq(a.cq, 64, wc);
+		for (int i = 0; i < n; i++)
+			errors += wc[i].status != 0;
+		if (n > 0)
+			done += (uint64_t)n;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		el = (double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9;
+	} while (el < seconds && errors == 0);
+	while (done < posted && errors == 0) {
+		dprdma_wc wc[64];
+		int n = dprdma_poll_cq(a.cq, 64, wc);
+
+		for (int i = 0; i < n; i++)
+			errors += wc[i].status != 0;
+		if (n > 0)
+			done += (uint64_t)n;
+	}
+	printf("{\"messages\": %" PRIu64 ", \"seconds\": %.3f, \"msgs_per_s\": %.0f, "
+	       "\"errors\": %" PRIu64 "}\n", done, el, done / el, errors);
+	pair_close(&a, &b);
+	return errors != 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -635,6 +696,9 @@ main(int argc, char **argv)
 		return do_isolation(argv[2], argv[3]);
 	if (argc >= 5 && strcmp(argv[1], "stream") == 0)
 		return do_stream(argv[2], argv[3], atof(argv[4]));
+	if (argc >= 6 && strcmp(argv[1], "bench") == 0)
+		return do_bench(argv[2], atof(argv[3]), (uint32_t)atoi(argv[4]),
+				(uint32_t)atoi(argv[5]));
 	if (argc >= 4 && strcmp(argv[1], "victim") == 0)
 		return do_victim(argv[2], argv[3]);
 	fprintf(stderr, "usage: %s ops|isolation|overflow|victim SOCK_A SOCK_B [events]\n"

@@ -58,7 +58,8 @@ def test_raw():
                                  "*:error", "--vdev",
                                  "net_memif0,role=server,socket=%s,socket-abstract=no"
                                  % MEMIF, "--", "--mode", "sink", "--seconds", "30",
-                                 "--json"], stdout=subprocess.PIPE, text=True)
+                                 "--json"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
         # the memif server's socket first: a client started before it
         # may not find it
         t.wait_for(lambda: os.path.exists(MEMIF), 30, "the sink's memif socket")
@@ -68,7 +69,11 @@ def test_raw():
         if rate:
             args += ["--rate", str(rate)]
         _, tx, _ = gen("dprt-gt-%d" % PID, "client", args)
-        rx = json.loads(sink.communicate(timeout=60)[0].strip().splitlines()[-1])
+        out, err = sink.communicate(timeout=60)
+        lines = [x for x in out.splitlines() if x.startswith("{")]
+        if not lines:
+            t.fail("the sink printed nothing (exit %d): %s" % (sink.returncode, err[-1500:]))
+        rx = json.loads(lines[-1])
         t.check(tx["tx_frames"] > 0 and rx["rx_frames"] == tx["tx_frames"] and
                 rx["rx_bytes"] == tx["tx_frames"] * size,
                 "raw %d B%s: the sink counted every frame sent (%d of %d, %d bytes)"

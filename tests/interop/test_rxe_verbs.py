@@ -125,6 +125,14 @@ def run_perf(prog, extra, iters, guest_is_server, label=""):
                                     label)
     src, sout, crc, cout = pair(prog, ["-x", "1", "-n", str(iters)] + extra,
                                 guest_is_server)
+    if not guest_is_server and "Can't produce a report" in cout:
+        # perftest in the guest could not calibrate its cycle counter
+        # (r^2 of TSC against gettimeofday < 0.9: TCG emulation) and left
+        # before the closing exchange: not the data path's doing; once more
+        t.log("%s: the guest's perftest could not calibrate its clock "
+              "under emulation; run again" % what)
+        src, sout, crc, cout = pair(prog, ["-x", "1", "-n", str(iters)] + extra,
+                                    guest_is_server)
     qps = int(extra[extra.index("-q") + 1]) if "-q" in extra else 1
     t.check(src == 0 and crc == 0, "%s: both sides exit 0 (%d, %d)" %
             (what, src, crc))
