@@ -234,10 +234,9 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
 	struct rte_mbuf *m, *tail, *t;
-	struct dpr_pkt_info pi;
-	uint32_t paylen = 0, hl, pad;
+	uint32_t paylen = 0, hl, pad, crc;
 	unsigned int i;
-	uint8_t *p;
+	uint8_t *p, *hdr;
 
 	for (i = 0; i < nseg; i++)
 		paylen += segs[i].len;
@@ -260,6 +259,7 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 		return NULL;
 	}
 	dpr_wire_write_hdrs(p, e, h, paylen);
+	hdr = p;
 	tail = m;
 
 	for (i = 0; i < nseg; i++) {
@@ -304,16 +304,17 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 		goto fail;
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(pad + DPR_ICRC_LEN));
 	memset(p, 0, pad);
-	/* headers and copied payload in one CRC call, attached payload where
-	 * it lies (read only), then the pad */
-	memset(&pi, 0, sizeof(pi));
-	pi.l3_off = (uint16_t)l2_len(e);
-	pi.payload_off = hl;
-	pi.hdr_len = oi->length;
-	pi.paylen = paylen;
-	pi.pad = (uint8_t)pad;
-	pi.encap.ipv6 = e->ipv6;
-	put_le32(p + pad, dpr_icrc_mbuf(m, &pi));
+	/* the ICRC over the masked headers, then each payload piece from
+	 * where it was taken (the copies in the frame hold the same bytes;
+	 * attached ones are read in place), then the pad: no walk of the
+	 * chain it was built into */
+	crc = dpr_icrc_hdrs(hdr + l2_len(e), e->ipv6, oi->length);
+	for (i = 0; i < nseg; i++)
+		if (segs[i].len != 0)
+			crc = dpr_icrc_update(crc, segs[i].addr, segs[i].len);
+	if (pad != 0)
+		crc = dpr_icrc_update(crc, p, pad);
+	put_le32(p + pad, crc);
 	return m;
 fail:
 	rte_pktmbuf_free(m);
