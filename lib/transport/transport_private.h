@@ -110,6 +110,7 @@ struct dpr_tqp {
 	bool sq_sig_all;
 	uint32_t pmtu;                 /**< bytes */
 	struct dpr_wire_encap encap;   /**< prebuilt at RTR */
+	struct dpr_wire_tmpl tmpl;     /**< its Ethernet..UDP, made on use */
 	bool mac_resolved;
 	bool comm_established;
 

@@ -593,6 +593,30 @@ struct rte_mbuf *dpr_wire_build(struct rte_mempool *pool,
 		const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
 		const struct dpr_wire_seg *segs, unsigned int nseg);
 
+/**
+ * Ethernet [802.1Q] IPv4|IPv6 UDP of one connection, prebuilt: its frames
+ * copy it and patch the lengths and the IPv4 identification and checksum
+ * (the checksum from the sum of the constant words kept here). It follows
+ * the encapsulation it is used with: when that differs from the one it
+ * was made for (the identification aside), it is made again. Zero it
+ * before first use.
+ */
+struct dpr_wire_tmpl {
+	struct dpr_wire_encap key;   /**< what it was made for, ip_id 0 */
+	uint32_t ip_sum;             /**< IPv4: 16-bit word sum, the length,
+					  identification and checksum 0 */
+	uint8_t len;                 /**< bytes of hdr; 0: not made */
+	uint8_t l2_len;
+	uint8_t hdr[14 + 4 + 40 + 8];
+};
+
+/** dpr_wire_build() with the headers up to UDP from @p t (made or remade
+ * from @p e as needed): the same bytes, fewer instructions per frame. */
+struct rte_mbuf *dpr_wire_build_tmpl(struct rte_mempool *pool,
+		struct dpr_wire_tmpl *t, const struct dpr_wire_encap *e,
+		const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
+		unsigned int nseg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
  * chain as external buffers, with the ICRC computed over the same bytes.
  */
 
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -227,10 +228,96 @@ tail_room(struct rte_mempool *pool, struct rte_mbuf *head,
 	return t;
 }
 
-struct rte_mbuf *
-dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
-	       const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
-	       unsigned int nseg)
+/* Does @p t hold the headers of @p e (the IPv4 identification aside)? */
+static inline bool
+tmpl_matches(const struct dpr_wire_tmpl *t, const struct dpr_wire_encap *e)
+{
+	const size_t id = offsetof(struct dpr_wire_encap, ip_id);
+	const size_t rest = id + sizeof(e->ip_id);
+
+	return t->len != 0 && memcmp(&t->key, e, id) == 0 &&
+		memcmp((const uint8_t *)&t->key + rest, (const uint8_t *)e + rest,
+		       sizeof(*e) - rest) == 0;
+}
+
+static void
+tmpl_make(struct dpr_wire_tmpl *t, const struct dpr_wire_encap *e)
+{
+	uint8_t buf[sizeof(t->hdr) + 64];
+	const struct dpr_wire_hdrs h = { .opcode = DPR_OP_RC_ACK };
+	uint32_t len = l2_len(e) + l3_len(e) + sizeof(struct rte_udp_hdr);
+
+	memcpy(&t->key, e, sizeof(t->key));
+	t->key.ip_id = 0;
+	dpr_wire_write_hdrs(buf, &t->key, &h, 0);
+	t->l2_len = (uint8_t)l2_len(e);
+	t->ip_sum = 0;
+	if (!e->ipv6) {
+		uint8_t *ip = buf + t->l2_len;
+
+		/* total_length and hdr_checksum to 0; packet_id is 0 in key */
+		memset(ip + offsetof(struct rte_ipv4_hdr, total_length), 0, 2);
+		memset(ip + offsetof(struct rte_ipv4_hdr, hdr_checksum), 0, 2);
+		for (unsigned int i = 0; i < sizeof(struct rte_ipv4_hdr); i += 2) {
+			uint16_t w;
+
+			memcpy(&w, ip + i, 2);
+			t->ip_sum += w;
+		}
+	}
+	memcpy(t->hdr, buf, len);
+	t->len = (uint8_t)len;
+}
+
+/* Headers from the template: copy, then the lengths, the identification
+ * and the checksum; the transport headers as dpr_wire_write_hdrs(). */
+static uint32_t
+write_hdrs_tmpl(uint8_t *dst, struct dpr_wire_tmpl *t,
+		const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+		uint32_t paylen)
+{
+	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
+	uint32_t pad = pad_of(paylen);
+	uint16_t udp_len = (uint16_t)(sizeof(struct rte_udp_hdr) + oi->length +
+				      paylen + pad + DPR_ICRC_LEN);
+	struct rte_udp_hdr *udp;
+
+	if (!tmpl_matches(t, e))
+		tmpl_make(t, e);
+	/* IPv4 (42 or 46 bytes): one fixed-size copy the compiler inlines;
+	 * its tail lands where the BTH goes next (a frame has at least the
+	 * 12 bytes of a BTH after UDP) */
+	if (t->len <= 48)
+		memcpy(dst, t->hdr, 48);
+	else
+		memcpy(dst, t->hdr, t->len);
+	if (e->ipv6) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(dst + t->l2_len);
+
+		ip6->payload_len = rte_cpu_to_be_16(udp_len);
+	} else {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(dst + t->l2_len);
+		uint32_t sum;
+
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + udp_len));
+		ip->packet_id = rte_cpu_to_be_16(e->ip_id);
+		/* the constant words' sum, plus the two that change */
+		sum = t->ip_sum + ip->total_length + ip->packet_id;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		/* as rte_ipv4_cksum(): ~sum, but 0xFFFF stays */
+		ip->hdr_checksum = sum == 0xffff ? (uint16_t)sum : (uint16_t)~sum;
+	}
+	udp = (struct rte_udp_hdr *)(dst + t->len - sizeof(*udp));
+	udp->dgram_len = rte_cpu_to_be_16(udp_len);
+	write_transport(dst + t->len, h, pad);
+	return t->len + oi->length;
+}
+
+static struct rte_mbuf *
+build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
+      const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+      const struct dpr_wire_seg *segs, unsigned int nseg)
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
 	struct rte_mbuf *m, *tail, *t;
@@ -258,7 +345,10 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	dpr_wire_write_hdrs(p, e, h, paylen);
+	if (tmpl != NULL)
+		write_hdrs_tmpl(p, tmpl, e, h, paylen);
+	else
+		dpr_wire_write_hdrs(p, e, h, paylen);
 	hdr = p;
 	tail = m;
 
@@ -319,4 +409,20 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 fail:
 	rte_pktmbuf_free(m);
 	return NULL;
+}
+
+struct rte_mbuf *
+dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
+	       const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
+	       unsigned int nseg)
+{
+	return build(pool, NULL, e, h, segs, nseg);
+}
+
+struct rte_mbuf *
+dpr_wire_build_tmpl(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
+		    const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+		    const struct dpr_wire_seg *segs, unsigned int nseg)
+{
+	return build(pool, t, e, h, segs, nseg);
 }
