@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include <rte_arp.h>
@@ -856,7 +857,15 @@ main(int argc, char **argv)
 	else
 		secs = run_sink();
 	report(secs);
-	/* stop our side before the peer goes (memif in 22.11) */
+	/*
+	 * DPDK 22.11's memif can crash a process that is reading its rings
+	 * while the peer disconnects. A raw sender therefore stays connected,
+	 * without touching the port, until its sink has counted out (it ends
+	 * half a second after the last frame) and gone; a sink stops its port
+	 * before it exits.
+	 */
+	if (o.mode == M_RAW && !quit)
+		usleep(1500000);
 	rte_eth_dev_stop(0);
 	rte_eal_cleanup();
 	if (o.mode == M_RC)
