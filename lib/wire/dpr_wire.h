@@ -603,8 +603,8 @@ struct rte_mbuf *dpr_wire_build(struct rte_mempool *pool,
  */
 struct dpr_wire_tmpl {
 	struct dpr_wire_encap key;   /**< what it was made for, ip_id 0 */
-	uint32_t ip_sum;             /**< IPv4: 16-bit word sum, the length,
-					  identification and checksum 0 */
+	uint32_t ip_sum;             /**< IPv4: folded header sum with the
+					  length, identification and checksum 0 */
 	uint8_t len;                 /**< bytes of hdr; 0: not made */
 	uint8_t l2_len;
 	uint8_t hdr[14 + 4 + 40 + 8];

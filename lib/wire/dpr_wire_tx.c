@@ -25,6 +25,14 @@ pad_of(uint32_t paylen)
 	return (4 - (paylen & 3)) & 3;
 }
 
+/* The checksum field for a folded header sum, as rte_ipv4_cksum() gives
+ * it: ~sum, but 0xFFFF stays. */
+static inline uint16_t
+ipv4_cksum_field(uint16_t sum)
+{
+	return sum == 0xffff ? sum : (uint16_t)~sum;
+}
+
 static inline uint32_t
 l3_len(const struct dpr_wire_encap *e)
 {
@@ -153,12 +161,7 @@ dpr_wire_write_hdrs(uint8_t *dst, const struct dpr_wire_encap *e,
 		ip->hdr_checksum = 0;
 		ip->src_addr = dpr_gid_to_ipv4(&e->sgid);
 		ip->dst_addr = dpr_gid_to_ipv4(&e->dgid);
-		{
-			uint16_t sum = dpr_ipv4_sum20(ip);
-
-			/* as rte_ipv4_cksum(): ~sum, but 0xFFFF stays */
-			ip->hdr_checksum = sum == 0xffff ? sum : (uint16_t)~sum;
-		}
+		ip->hdr_checksum = ipv4_cksum_field(dpr_ipv4_sum20(ip));
 	}
 	p += l3_len(e);
 
@@ -255,15 +258,12 @@ tmpl_make(struct dpr_wire_tmpl *t, const struct dpr_wire_encap *e)
 	if (!e->ipv6) {
 		uint8_t *ip = buf + t->l2_len;
 
-		/* total_length and hdr_checksum to 0; packet_id is 0 in key */
+		/* total_length and hdr_checksum to 0; packet_id is 0 in key:
+		 * the folded sum of what stays (ones' complement sums fold
+		 * at any point, so the two changing words are added later) */
 		memset(ip + offsetof(struct rte_ipv4_hdr, total_length), 0, 2);
 		memset(ip + offsetof(struct rte_ipv4_hdr, hdr_checksum), 0, 2);
-		for (unsigned int i = 0; i < sizeof(struct rte_ipv4_hdr); i += 2) {
-			uint16_t w;
-
-			memcpy(&w, ip + i, 2);
-			t->ip_sum += w;
-		}
+		t->ip_sum = dpr_ipv4_sum20(ip);
 	}
 	memcpy(t->hdr, buf, len);
 	t->len = (uint8_t)len;
@@ -305,8 +305,7 @@ write_hdrs_tmpl(uint8_t *dst, struct dpr_wire_tmpl *t,
 		sum = t->ip_sum + ip->total_length + ip->packet_id;
 		sum = (sum & 0xffff) + (sum >> 16);
 		sum = (sum & 0xffff) + (sum >> 16);
-		/* as rte_ipv4_cksum(): ~sum, but 0xFFFF stays */
-		ip->hdr_checksum = sum == 0xffff ? (uint16_t)sum : (uint16_t)~sum;
+		ip->hdr_checksum = ipv4_cksum_field((uint16_t)sum);
 	}
 	udp = (struct rte_udp_hdr *)(dst + t->len - sizeof(*udp));
 	udp->dgram_len = rte_cpu_to_be_16(udp_len);
