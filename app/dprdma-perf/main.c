@@ -290,6 +290,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool size_set = false, iters_set = false, depth_set = false;
+	bool inline_set = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -333,7 +334,10 @@ parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'r': o->rx_depth = (uint32_t)dpr_cli_num("-r", optarg, 1, 8192); break;
 		case 'l': o->post_list = (uint32_t)dpr_cli_num("-l", optarg, 1, 1024); break;
-		case 'I': o->inline_size = (int)dpr_cli_num("-I", optarg, 0, 1024); break;
+		case 'I':
+			o->inline_size = (int)dpr_cli_num("-I", optarg, 0, 1024);
+			inline_set = true;
+			break;
 		case 'Q': o->cq_mod = (uint32_t)dpr_cli_num("-Q", optarg, 1, 8192); break;
 		case 'A':
 			if (strcmp(optarg, "CMP_AND_SWAP") == 0)
@@ -386,8 +390,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 		bad("-l %u: more than the tx depth (%u)", o->post_list, o->tx_depth);
 	if (o->inline_size < 0)
 		o->inline_size = o->lat ? 220 : 0;
-	if ((o->op == OP_READ || o->op == OP_ATOMIC) && o->inline_size > 0 &&
-	    size_set && o->inline_size >= (int)o->size && !o->lat)
+	if ((o->op == OP_READ || o->op == OP_ATOMIC) && inline_set && o->inline_size > 0)
 		bad("-I: READ and atomics carry no inline data");
 	if (o->events && o->yield)
 		bad("-e and --yield: choose one way to wait");
@@ -764,6 +767,15 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Index of the @q quantile in @n sorted samples. */
+static uint64_t
+pct_index(uint64_t n, double q)
+{
+	uint64_t i = (uint64_t)((double)n * q);
+
+	return i < n ? i : n - 1;
+}
+
 static void
 lat_stats(struct perf *p, uint64_t *d, uint64_t n, double div, struct result *r)
 {
@@ -780,10 +792,8 @@ lat_stats(struct perf *p, uint64_t *d, uint64_t n, double div, struct result *r)
 	r->t_typ = (double)d[n / 2] / us;
 	r->t_avg = s / (double)n / us;
 	r->t_sd = sqrt(fmax(0, s2 / (double)n - (s / (double)n) * (s / (double)n))) / us;
-	r->p99 = (double)d[(uint64_t)((double)n * 0.99) < n ?
-			   (uint64_t)((double)n * 0.99) : n - 1] / us;
-	r->p999 = (double)d[(uint64_t)((double)n * 0.999) < n ?
-			    (uint64_t)((double)n * 0.999) : n - 1] / us;
+	r->p99 = (double)d[pct_index(n, 0.99)] / us;
+	r->p999 = (double)d[pct_index(n, 0.999)] / us;
 	if (p->o.cdf != NULL && p->o.host != NULL) {
 		FILE *f = fopen(p->o.cdf, "w");
 

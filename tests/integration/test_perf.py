@@ -140,6 +140,7 @@ def main():
                     ["atomic_bw", "-s", "16"], ["write_lat", "-q", "2"],
                     ["write_lat", "-D", "3"], ["write_bw", "-l", "200", "-t", "100"],
                     ["write_bw", "-A", "XOR"], ["write_bw", "-e", "--yield"],
+                    ["read_bw", "-I", "64"], ["atomic_lat", "-I", "8"],
                     ["write_bw", "--bogus"], ["write_bw", "a", "b"], []):
             r = subprocess.run([PERF] + bad, capture_output=True, text=True, timeout=10)
             t.check(r.returncode == 2 and "usage:" in r.stderr and
