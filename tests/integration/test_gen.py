@@ -30,12 +30,17 @@ GEN = os.environ.get("DPR_GEN", "build/app/dprdma-gen")
 STRIDE = 65536
 
 
+def gen_cmd(prefix, role, lcore, args):
+    """dprdma-gen on one end (memif role) of the test's link."""
+    return [GEN, "-l", lcore, "--no-pci", "--no-huge", "-m", "256",
+            "--file-prefix", prefix, "--log-level", "*:error", "--vdev",
+            "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, MEMIF),
+            "--"] + args
+
+
 def gen(prefix, role, args, lcore="0", timeout=120, check=True):
-    cmd = [GEN, "-l", lcore, "--no-pci", "--no-huge", "-m", "256",
-           "--file-prefix", prefix, "--log-level", "*:error", "--vdev",
-           "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, MEMIF),
-           "--"] + args
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(gen_cmd(prefix, role, lcore, args), capture_output=True,
+                       text=True, timeout=timeout)
     sys.stdout.write("".join("  gen| %s\n" % x for x in
                              (r.stdout + r.stderr).splitlines()[-4:]))
     if check and r.returncode != 0:
@@ -53,13 +58,9 @@ def test_raw():
         # a memif server cannot listen where an old socket file lies
         if os.path.exists(MEMIF):
             os.unlink(MEMIF)
-        sink = subprocess.Popen([GEN, "-l", "1", "--no-pci", "--no-huge", "-m", "256",
-                                 "--file-prefix", "dprt-gs-%d" % PID, "--log-level",
-                                 "*:error", "--vdev",
-                                 "net_memif0,role=server,socket=%s,socket-abstract=no"
-                                 % MEMIF, "--", "--mode", "sink", "--seconds", "30",
-                                 "--json"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        sink = subprocess.Popen(gen_cmd("dprt-gs-%d" % PID, "server", "1",
+                                        ["--mode", "sink", "--seconds", "30", "--json"]),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # the memif server's socket first: a client started before it
         # may not find it
         t.wait_for(lambda: os.path.exists(MEMIF), 30, "the sink's memif socket")
