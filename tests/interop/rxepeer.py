@@ -72,6 +72,18 @@ def stop_clean(d):
     t.check(d.stop(signal.SIGTERM) == 0, "dprdmad stops cleanly")
 
 
+def cleanup(d, *paths):
+    """After a test, passed or failed: a daemon still running (not stopped
+    cleanly by the test) is killed, the guest and its namespace go, and the
+    files the test made are removed."""
+    if d is not None:
+        d.kill()
+    teardown()
+    for f in paths:
+        if os.path.exists(f):
+            os.unlink(f)
+
+
 def wire_check(prefix, capture, min_frames):
     """Stop the capture on port 0 and check every frame both ways, then
     that no frame was invalid and no error NAK went either way."""

@@ -26,7 +26,7 @@ import subprocess
 import time
 
 from rxepeer import GUEST, KIT, NS, OURS, boot, daemon as kit_daemon, kit, \
-    require_qemu, stop_clean, teardown, wire_check, t
+    cleanup, require_qemu, stop_clean, wire_check, t
 
 PREFIX = "dprt-rxe-%d" % os.getpid()
 SIZES = [64, 1024, 4096, 65536]
@@ -138,11 +138,7 @@ def main():
         stop_clean(d)
         d = None
     finally:
-        if d is not None:
-            d.kill()
-        teardown()
-        if os.path.exists(CAPTURE):
-            os.unlink(CAPTURE)
+        cleanup(d, CAPTURE)
     t.log("PASS")
 
 

@@ -29,7 +29,7 @@ import sys
 import time
 
 from rxepeer import BRIDGE, GUEST, NS, OURS, boot, daemon as kit_daemon, kit, \
-    require_qemu, stop_clean, teardown, wire_check, t
+    cleanup, require_qemu, stop_clean, wire_check, t
 
 PREFIX = "dprt-rxv-%d" % os.getpid()
 SOCK = "/tmp/dprt-rxv-%d.sock" % os.getpid()
@@ -209,12 +209,7 @@ def main():
         stop_clean(d)
         d = None
     finally:
-        if d is not None:
-            d.kill()
-        teardown()
-        for f in (CAPTURE, SOCK):
-            if os.path.exists(f):
-                os.unlink(f)
+        cleanup(d, CAPTURE, SOCK)
     for what, gs, secs in TIMES:
         t.log("time: %-40s guest as %-6s %5.1f s" %
               (what, "server" if gs else "client", secs))
