@@ -5,8 +5,16 @@
 /*
  * Verbs objects. Keys and QP numbers index fixed tables (O(1) lookup);
  * freed slots go to the back of a FIFO so that a slot is reused as late as
- * possible, and a key's low 8 bits are random on every registration, so a
- * stale or guessed key almost never matches (rxe: index << 8 | key byte).
+ * possible.
+ *
+ * An MR key is the slot index + 1 in its low bits (as few as max_mr
+ * needs: 15 for the default 16384) and random bits above it, drawn anew
+ * on every registration and never the slot's previous key. rxe and mlx5
+ * put the index high and draw only a key byte (index << 8 | byte), so a
+ * peer that saw one key guesses a neighbour's with 1 chance in 256; here
+ * it takes 2^17 guesses with the default limits (each wrong one costs the
+ * guessing QP: a remote access error moves it to ERR). Peers treat keys
+ * as opaque 32-bit values, so the layout is ours to choose.
  */
 
 #include <errno.h>
@@ -33,6 +41,8 @@ struct dpr_verbs_ctx {
 	void *event_arg;
 	void (*mr_release)(struct dpr_mr *mr);
 	struct dpr_mr **mrs;        /**< by key index */
+	uint32_t *mr_keys;          /**< the last key each slot had */
+	uint32_t mr_idx_bits;       /**< low key bits holding the index */
 	struct slot_fifo mr_free;
 	void **qps;                 /**< by qpn - QPN_BASE */
 	struct slot_fifo qp_free;
@@ -106,9 +116,12 @@ dpr_verbs_create(const struct dpr_verbs_limits *l)
 		ctx->lim.max_mr = (1u << 24) - 1;
 	if (ctx->lim.max_qp > (1u << 24) - QPN_BASE)
 		ctx->lim.max_qp = (1u << 24) - QPN_BASE;
+	while ((1u << ctx->mr_idx_bits) <= ctx->lim.max_mr)
+		ctx->mr_idx_bits++;
 	ctx->mrs = calloc(ctx->lim.max_mr, sizeof(*ctx->mrs));
+	ctx->mr_keys = calloc(ctx->lim.max_mr, sizeof(*ctx->mr_keys));
 	ctx->qps = calloc(ctx->lim.max_qp, sizeof(*ctx->qps));
-	if (ctx->mrs == NULL || ctx->qps == NULL ||
+	if (ctx->mrs == NULL || ctx->mr_keys == NULL || ctx->qps == NULL ||
 	    fifo_init(&ctx->mr_free, ctx->lim.max_mr) != 0 ||
 	    fifo_init(&ctx->qp_free, ctx->lim.max_qp) != 0) {
 		dpr_verbs_destroy(ctx);
@@ -124,6 +137,7 @@ dpr_verbs_destroy(struct dpr_verbs_ctx *ctx)
 	if (ctx == NULL)
 		return;
 	free(ctx->mrs);
+	free(ctx->mr_keys);
 	free(ctx->qps);
 	free(ctx->mr_free.slots);
 	free(ctx->qp_free.slots);
@@ -225,7 +239,10 @@ dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	mr->length = length;
 	mr->access = access;
 	mr->index = slot;
-	mr->lkey = (slot + 1) << 8 | (arc4random() & 0xff);
+	do {
+		mr->lkey = arc4random() << ctx->mr_idx_bits | (slot + 1);
+	} while (mr->lkey == ctx->mr_keys[slot]);
+	ctx->mr_keys[slot] = mr->lkey;
 	mr->rkey = mr->lkey;
 	mr->valid = true;
 	ctx->mrs[slot] = mr;
@@ -253,7 +270,7 @@ dpr_mr_dereg(struct dpr_mr *mr)
 struct dpr_mr *
 dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key)
 {
-	uint32_t idx = key >> 8;
+	uint32_t idx = key & ((1u << ctx->mr_idx_bits) - 1);
 	struct dpr_mr *mr;
 
 	if (idx == 0 || idx > ctx->lim.max_mr)
