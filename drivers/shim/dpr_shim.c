@@ -887,6 +887,7 @@ req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 	struct job j = { .kind = JOB_REG_MR, .c = c };
 	struct shim_mr *smr;
 	struct stat sb;
+	uint64_t widen;
 	int seals, rc;
 	void *map;
 	uint32_t h;
@@ -939,6 +940,18 @@ req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 			return -errno;
 		map = (uint8_t *)base + m->reg_mr.offset;
 	} else {
+		/* a hugetlb file maps only in whole huge pages (st_blksize
+		 * is its page size): widen the mapping to them, so a client
+		 * can register any page-aligned part of dprdma_alloc()
+		 * memory; the file's size is a multiple of its page size */
+		uint64_t hp = sb.st_blksize > (blksize_t)pg ? (uint64_t)sb.st_blksize : pg;
+
+		widen = m->reg_mr.offset & (hp - 1);
+		m->reg_mr.offset -= widen;
+		m->reg_mr.addr_off += widen;
+		m->reg_mr.map_bytes = RTE_ALIGN_CEIL(m->reg_mr.map_bytes + widen, hp);
+		if (m->reg_mr.offset + m->reg_mr.map_bytes > (uint64_t)sb.st_size)
+			return -EINVAL;
 		map = mmap(NULL, m->reg_mr.map_bytes, PROT_READ | PROT_WRITE,
 			   MAP_SHARED, fd, (off_t)m->reg_mr.offset);
 		if (map == MAP_FAILED)
