@@ -6,6 +6,8 @@
 # each) in the clang build, on a copy of its seed corpus. Findings are kept
 # in fuzz-artifacts/; put each one, once fixed, in
 # tests/fuzz/regressions/TARGET/ so that the fuzz suite replays it.
+# FUZZ_SEED=N picks libFuzzer's random seed (default 1, as CI), so a
+# second long run explores other paths than the first.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-600}

@@ -22,7 +22,7 @@ if [ -d "$corpus/../../regressions/$(basename "$corpus")" ]; then
 fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-"$target" -max_total_time="$seconds" -seed=1 -artifact_prefix="$artifacts/" \
+"$target" -max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -artifact_prefix="$artifacts/" \
 	-print_final_stats=1 "$work/corpus" >"$work/log" 2>&1 || {
 	tail -60 "$work/log"
 	echo "$(basename "$target"): FAILED; the input is in $artifacts"

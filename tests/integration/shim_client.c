@@ -17,6 +17,12 @@
  *                                   memory on A until killed
  *   bench SOCK SECONDS SIZE DEPTH   two QPs on one daemon (looped back),
  *                                   WRITEs DEPTH deep: messages/s (JSON)
+ *   target SOCK PEER_IP NQP RQPN0 RPSN
+ *                                   MRs of every kind between canary pages
+ *                                   and NQP QPs connected to a peer on the
+ *                                   wire (QP i to RQPN0 + i, expecting
+ *                                   RPSN); JSON on stdout, then commands on
+ *                                   stdin (see do_target)
  *
  * Exit status 0 when every check passed; each failure prints a line.
  */
@@ -31,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/mman.h>
 
 #include "dprdma.h"
@@ -121,8 +128,10 @@ side_open(struct side *s, const char *sock, bool alloc)
 		die("create_qp");
 }
 
+/* INIT -> RTR -> RTS towards dqpn at dgid; remote write, read, atomic */
 static void
-connect_qp(struct side *s, const struct side *peer, uint32_t psn, uint32_t rpsn)
+connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
+	   uint32_t psn, uint32_t rpsn)
 {
 	struct dpr_shm_qp_attr a;
 
@@ -130,19 +139,19 @@ connect_qp(struct side *s, const struct side *peer, uint32_t psn, uint32_t rpsn)
 	a.qp_state = 1;         /* INIT */
 	a.port_num = 1;
 	a.qp_access_flags = 14; /* remote write, read, atomic */
-	if (dprdma_modify_qp(s->qp, &a, 1 | 16 | 32 | 8) != 0)
+	if (dprdma_modify_qp(qp, &a, 1 | 16 | 32 | 8) != 0)
 		die("modify INIT");
 	a.qp_state = 2;         /* RTR */
 	a.path_mtu = 3;         /* 1024 */
-	a.dest_qp_num = dprdma_qp_num(peer->qp);
+	a.dest_qp_num = dqpn;
 	a.rq_psn = rpsn;
 	a.max_dest_rd_atomic = 16;
 	a.min_rnr_timer = 12;
-	a.dgid = peer->port.gid[1];
+	a.dgid = *dgid;
 	a.sgid_index = 1;
 	a.hop_limit = 64;
 	a.is_global = 1;
-	if (dprdma_modify_qp(s->qp, &a, 1 | 128 | 256 | 4096 | 1048576 |
+	if (dprdma_modify_qp(qp, &a, 1 | 128 | 256 | 4096 | 1048576 |
 			     131072 | 32768) != 0)
 		die("modify RTR");
 	a.qp_state = 3;         /* RTS */
@@ -151,8 +160,14 @@ connect_qp(struct side *s, const struct side *peer, uint32_t psn, uint32_t rpsn)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 16;
-	if (dprdma_modify_qp(s->qp, &a, 1 | 512 | 1024 | 2048 | 65536 | 8192) != 0)
+	if (dprdma_modify_qp(qp, &a, 1 | 512 | 1024 | 2048 | 65536 | 8192) != 0)
 		die("modify RTS");
+}
+
+static void
+connect_qp(struct side *s, const struct side *peer, uint32_t psn, uint32_t rpsn)
+{
+	connect_to(s->qp, &peer->port.gid[1], dprdma_qp_num(peer->qp), psn, rpsn);
 }
 
 static void
@@ -683,6 +698,177 @@ do_bench(const char *sock, double seconds, uint32_t size, uint32_t depth)
 	return errors != 0;
 }
 
+/*
+ * The victim of a hostile peer on the wire (test_hostile_peer.py). One
+ * allocation holds every MR with a canary page before and after each:
+ *   ok        PD 1, every access, 1 MiB
+ *   other_pd  PD 2, every access
+ *   local     PD 1, local write only
+ *   ronly     PD 1, remote read only
+ *   wonly     PD 1, remote write only
+ *   freed     PD 1, every access, deregistered at once
+ *   inflight  PD 1, every access, deregistered on command
+ * The whole allocation is filled with a pattern and a copy kept; one more
+ * QP stays in RESET. Printed: {"qpns": [...], "reset_qpn": N,
+ * "mrs": {name: {"va", "rkey", "len"}}, "buf": VA, "keys": [...]}
+ * ("keys": 32 rkeys registered one after another, for the peer to judge
+ * their predictability). Commands, one per line, each answered by a line:
+ *   dereg NAME   deregister that MR: {"dereg": NAME}
+ *   diff         the byte ranges [va, end) that changed since the last
+ *                diff (then taken as the new pattern): {"changed": [...]}
+ *   quit         free everything and leave (exit 0)
+ */
+enum { T_OK, T_OTHER_PD, T_LOCAL, T_RONLY, T_WONLY, T_FREED, T_INFLIGHT, T_N };
+
+static int
+do_target(const char *sock, const char *peer_ip, int nqp, uint32_t rqpn0,
+	  uint32_t rpsn)
+{
+	static const struct {
+		const char *name;
+		uint32_t len, access;
+		int pd;
+	} kinds[T_N] = {
+		[T_OK] = { "ok", 1u << 20, ACC_ALL, 0 },
+		[T_OTHER_PD] = { "other_pd", 65536, ACC_ALL, 1 },
+		[T_LOCAL] = { "local", 65536, ACC_LOCAL, 0 },
+		[T_RONLY] = { "ronly", 65536, ACC_LOCAL | 4, 0 },
+		[T_WONLY] = { "wonly", 65536, ACC_LOCAL | 2, 0 },
+		[T_FREED] = { "freed", 65536, ACC_ALL, 0 },
+		[T_INFLIGHT] = { "inflight", 65536, ACC_ALL, 0 },
+	};
+	const uint32_t page = 4096;
+	struct dprdma_context *ctx;
+	struct dprdma_pd *pd[2];
+	struct dprdma_cq *cq;
+	struct dprdma_qp *qp[65];
+	struct dprdma_mr *mr[T_N], *k;
+	struct dpr_shm_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
+	uint32_t off[T_N], rkey[T_N], at = page, keys[32];
+	uint8_t *buf, *copy;
+	char line[128];
+	int i;
+
+	if (nqp < 1 || nqp > 64 || inet_pton(AF_INET, peer_ip, &dgid.raw[12]) != 1) {
+		fprintf(stderr, "target: NQP 1..64 and an IPv4 PEER_IP\n");
+		return 2;
+	}
+	ctx = dprdma_open_at(sock, 0);
+	if (ctx == NULL)
+		die(sock);
+	pd[0] = dprdma_alloc_pd(ctx);
+	pd[1] = dprdma_alloc_pd(ctx);
+	cq = dprdma_create_cq(ctx, 256, NULL);
+	buf = dprdma_alloc(ctx, BUF);
+	copy = malloc(BUF);
+	if (pd[0] == NULL || pd[1] == NULL || cq == NULL || buf == NULL ||
+	    copy == NULL)
+		die("objects");
+	fill(buf, BUF, 77);
+	memcpy(copy, buf, BUF);
+	for (i = 0; i < T_N; i++) {
+		off[i] = at;
+		at += kinds[i].len + page;      /* a canary page after each */
+		mr[i] = dprdma_reg_mr(pd[kinds[i].pd], buf + off[i], kinds[i].len,
+				      (uintptr_t)buf + off[i], kinds[i].access);
+		if (mr[i] == NULL)
+			die(kinds[i].name);
+		rkey[i] = dprdma_mr_rkey(mr[i]);
+	}
+	if (at > BUF)
+		die("layout");
+	dprdma_dereg_mr(mr[T_FREED]);
+	mr[T_FREED] = NULL;
+	for (i = 0; i < 32; i++) {
+		k = dprdma_reg_mr(pd[0], buf, page, (uintptr_t)buf, ACC_LOCAL);
+		if (k == NULL)
+			die("reg_mr");
+		keys[i] = dprdma_mr_rkey(k);
+		dprdma_dereg_mr(k);
+	}
+	for (i = 0; i <= nqp; i++) {        /* the last one stays in RESET */
+		struct dprdma_qp_init init = { .send_cq = cq, .recv_cq = cq,
+					       .qp_type = 2 };
+
+		init.cap.max_send_wr = 16;
+		init.cap.max_recv_wr = 16;
+		init.cap.max_send_sge = 1;
+		init.cap.max_recv_sge = 1;
+		qp[i] = dprdma_create_qp(pd[0], &init);
+		if (qp[i] == NULL)
+			die("create_qp");
+		if (i < nqp)
+			connect_to(qp[i], &dgid, rqpn0 + (uint32_t)i, 1, rpsn);
+	}
+	printf("{\"qpns\": [");
+	for (i = 0; i < nqp; i++)
+		printf("%s%u", i ? ", " : "", dprdma_qp_num(qp[i]));
+	printf("], \"reset_qpn\": %u, \"mrs\": {", dprdma_qp_num(qp[nqp]));
+	for (i = 0; i < T_N; i++)
+		printf("%s\"%s\": {\"va\": %" PRIu64 ", \"rkey\": %u, \"len\": %u}",
+		       i ? ", " : "", kinds[i].name, (uint64_t)(uintptr_t)buf + off[i],
+		       rkey[i], kinds[i].len);
+	printf("}, \"buf\": %" PRIu64 ", \"buf_len\": %u, \"keys\": [",
+	       (uint64_t)(uintptr_t)buf, BUF);
+	for (i = 0; i < 32; i++)
+		printf("%s%u", i ? ", " : "", keys[i]);
+	printf("]}\n");
+	fflush(stdout);
+
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		char name[32];
+
+		if (sscanf(line, "dereg %31s", name) == 1) {
+			for (i = 0; i < T_N; i++)
+				if (strcmp(name, kinds[i].name) == 0 && mr[i] != NULL)
+					break;
+			if (i == T_N || dprdma_dereg_mr(mr[i]) != 0) {
+				printf("{\"error\": \"dereg %s\"}\n", name);
+			} else {
+				mr[i] = NULL;
+				printf("{\"dereg\": \"%s\"}\n", name);
+			}
+		} else if (strncmp(line, "diff", 4) == 0) {
+			uint32_t j = 0, n = 0;
+
+			printf("{\"changed\": [");
+			while (j < BUF) {
+				uint32_t e;
+
+				if (buf[j] == copy[j]) {
+					j++;
+					continue;
+				}
+				for (e = j; e < BUF && buf[e] != copy[e]; e++)
+					;
+				printf("%s[%" PRIu64 ", %" PRIu64 "]", n++ ? ", " : "",
+				       (uint64_t)(uintptr_t)buf + j,
+				       (uint64_t)(uintptr_t)buf + e);
+				j = e;
+			}
+			printf("]}\n");
+			memcpy(copy, buf, BUF);
+		} else if (strncmp(line, "quit", 4) == 0) {
+			break;
+		} else {
+			printf("{\"error\": \"unknown command\"}\n");
+		}
+		fflush(stdout);
+	}
+	for (i = 0; i <= nqp; i++)
+		dprdma_destroy_qp(qp[i]);
+	for (i = 0; i < T_N; i++)
+		if (mr[i] != NULL)
+			dprdma_dereg_mr(mr[i]);
+	dprdma_destroy_cq(cq);
+	dprdma_dealloc_pd(pd[0]);
+	dprdma_dealloc_pd(pd[1]);
+	dprdma_free(ctx, buf);
+	free(copy);
+	dprdma_close(ctx);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -701,7 +887,13 @@ main(int argc, char **argv)
 				(uint32_t)atoi(argv[5]));
 	if (argc >= 4 && strcmp(argv[1], "victim") == 0)
 		return do_victim(argv[2], argv[3]);
+	if (argc >= 7 && strcmp(argv[1], "target") == 0)
+		return do_target(argv[2], argv[3], atoi(argv[4]),
+				 (uint32_t)strtoul(argv[5], NULL, 0),
+				 (uint32_t)strtoul(argv[6], NULL, 0));
 	fprintf(stderr, "usage: %s ops|isolation|overflow|victim SOCK_A SOCK_B [events]\n"
-		"       %s stream SOCK_A SOCK_B SECONDS\n", argv[0], argv[0]);
+		"       %s stream SOCK_A SOCK_B SECONDS\n"
+		"       %s target SOCK PEER_IP NQP RQPN0 RPSN\n",
+		argv[0], argv[0], argv[0]);
 	return 2;
 }

@@ -24,11 +24,24 @@ Each request is answered as IBA and Linux rxe answer it, and counted:
   the QP's peer, a P_Key not the default -> dropped silently, counted in
   rx_invalid, rx_no_qp, rx_qp_state, rx_wrong_peer.
 Afterwards the untouched QP takes a good WRITE, whose bytes land exactly
-where asked, and the daemon answers telemetry and ping."""
+where asked, and the daemon answers telemetry and ping.
+
+Then the keys, against a verbs client of the daemon (dprdma-shim-test
+target: MRs of every kind in one allocation, a canary page before and
+after each, the whole allocation compared with its pattern after every
+step): the rkey of an MR of another PD, of a deregistered MR, of an MR
+without remote access, with remote read only (WRITE, FETCH_ADD) and with
+remote write only (READ) -> remote access error NAK (0x62), nothing
+written anywhere; a WRITE whose MR is deregistered after its FIRST packet
+landed -> the MIDDLE packet is NAKed (0x62) and places nothing; a frame
+to a QP in RESET is dropped (rx_qp_state); a good WRITE lands exactly
+where asked; 32 keys in a row are not predictable from each other."""
 
 import ctypes
+import json
 import os
 import struct
+import subprocess
 import time
 import zlib
 
@@ -42,10 +55,14 @@ MR = 1 << 20
 NQP = 16
 RPSN = 1000          # the PSN this peer starts each QP at
 RQPN0 = 0x100        # this peer's QPN for the daemon's QP i: RQPN0 + i
+RQPN1 = 0x300        # the same for the verbs client's QPs
+NT = 8               # the verbs client's connected QPs
+SHIM_TEST = os.environ.get("DPR_SHIM_TEST", "build/tests/dprdma-shim-test")
 CLONE_NEWNET = 0x40000000
 
 SYN_ACK, SYN_SEQ, SYN_INV, SYN_ACC = 0x00, 0x60, 0x61, 0x62
-OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_ONLY = 0x06, 0x07, 0x0a
+OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST = 0x06, 0x07, 0x08
+OP_WRITE_ONLY = 0x0a
 OP_READ_REQ, OP_FADD = 0x0c, 0x14
 
 
@@ -127,10 +144,11 @@ class Peer:
         self.sock.close()
 
 
-def expect(peer, what, frames, qp, syn=None, psn=None, qp_state_drop=False):
-    """Send; expect one response on qp with syndrome syn (None: silence)."""
+def expect(peer, what, frames, qp, syn=None, psn=None, rqpn0=RQPN0):
+    """Send; expect one response to rqpn0 + qp with syndrome syn (None:
+    silence)."""
     before = stats()
-    rsp = [r for r in peer.send(frames) if r[1] == RQPN0 + qp]
+    rsp = [r for r in peer.send(frames) if r[1] == rqpn0 + qp]
     after = stats()
     if syn is None:
         t.check(not rsp, "%s: no answer (%r)" % (what, rsp))
@@ -141,6 +159,127 @@ def expect(peer, what, frames, qp, syn=None, psn=None, qp_state_drop=False):
                 (psn is None or rsp[0][2] == psn),
                 "%s: answered with syndrome 0x%02x (got %r)" % (what, syn, rsp))
     return {k: after[k] - before[k] for k in after if isinstance(after[k], int)}
+
+
+def pattern(off, n):
+    """dprdma-shim-test's fill() of its allocation (seed 77), inverted: the
+    bytes differ from what is there at every position, so a diff shows
+    exactly the bytes written"""
+    return bytes(~(77 * 131 + j * 7 + (j >> 8)) & 0xff
+                 for j in range(off, off + n))
+
+
+def keys_from_the_wire(peer, sock):
+    """The verbs client's MRs and QPs against the hostile peer."""
+    tgt = subprocess.Popen([SHIM_TEST, "target", sock, IP_B, str(NT),
+                            str(RQPN1), str(RPSN)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        line = tgt.stdout.readline()
+        if not line.startswith("{"):
+            t.fail("dprdma-shim-test target did not start: %r (exit %s)" %
+                   (line, tgt.wait(10)))
+        info = json.loads(line)
+
+        def ask(c):
+            tgt.stdin.write(c + "\n")
+            tgt.stdin.flush()
+            return json.loads(tgt.stdout.readline())
+
+        def unchanged(what):
+            ch = ask("diff")["changed"]
+            t.check(ch == [], "%s: every MR and canary page as it was "
+                    "(changed: %r)" % (what, ch))
+
+        mrs, qpns, buf = info["mrs"], info["qpns"], info["buf"]
+        mtu = 1024           # the client's QPs ask for path MTU 1024
+
+        def frame(k, op, psn, name, off, n, payload=b"", rkey=None):
+            m = mrs[name]
+            return peer.frame(0, op, psn, peer.reth(
+                m["va"] + off, m["rkey"] if rkey is None else rkey, n),
+                payload, dqpn=qpns[k])
+
+        def write(k, name, off=0, n=8, psn=RPSN):
+            va = mrs[name]["va"] + off
+            return frame(k, OP_WRITE_ONLY, psn, name, off, n,
+                         pattern(va - buf, n))
+
+        def fadd(k, name):
+            m = mrs[name]
+            return peer.frame(0, OP_FADD, RPSN, peer.reth(
+                m["va"], m["rkey"], 0)[:12] + struct.pack("!QQ", 1, 0),
+                dqpn=qpns[k])
+
+        cases = [
+            ("WRITE with the rkey of an MR of another PD", write(0, "other_pd")),
+            ("WRITE with the rkey of a deregistered MR", write(1, "freed")),
+            ("WRITE to an MR without remote access", write(2, "local")),
+            ("WRITE to an MR with remote read only", write(3, "ronly")),
+            ("READ of an MR with remote write only",
+             frame(4, OP_READ_REQ, RPSN, "wonly", 0, 64)),
+            ("FETCH_ADD on an MR without remote atomic access", fadd(5, "ronly")),
+        ]
+        for k, (what, f) in enumerate(cases):
+            dl = expect(peer, what, [f], k, SYN_ACC, RPSN, rqpn0=RQPN1)
+            t.check(dl["nak_err_tx"] == 1, "%s: counted in nak_err_tx" % what)
+            dl = expect(peer, what + ", then a good WRITE to the QP in ERR",
+                        [write(k, "ok", psn=RPSN + 1)], k, rqpn0=RQPN1)
+            t.check(dl["rx_qp_state"] == 1, "%s: the QP is in ERR, its frames "
+                    "dropped and counted" % what)
+            unchanged(what)
+        dl = expect(peer, "WRITE to a QP in RESET", [peer.frame(
+            0, OP_WRITE_ONLY, RPSN, peer.reth(mrs["ok"]["va"], mrs["ok"]["rkey"],
+                                              8), b"z" * 8,
+            dqpn=info["reset_qpn"])], NT, rqpn0=RQPN1)
+        t.check(dl["rx_qp_state"] == 1, "a frame to a QP in RESET is counted "
+                "in rx_qp_state")
+        unchanged("WRITE to a QP in RESET")
+
+        # an MR deregistered while a WRITE into it is half done: its
+        # FIRST packet landed, the MIDDLE one finds the key gone
+        k, va = 6, mrs["inflight"]["va"]
+        first = frame(k, OP_WRITE_FIRST, RPSN, "inflight", 0, 3 * mtu,
+                      pattern(va - buf, mtu))
+        expect(peer, "WRITE FIRST of 3 packets", [first], k, SYN_ACK, RPSN,
+               rqpn0=RQPN1)
+        ch = ask("diff")["changed"]
+        t.check(ch == [[va, va + mtu]], "the FIRST packet's %d bytes landed "
+                "where asked, nothing else (%r)" % (mtu, ch))
+        t.check(ask("dereg inflight") == {"dereg": "inflight"},
+                "the client deregisters the MR")
+        mid = peer.frame(0, OP_WRITE_MIDDLE, RPSN + 1, b"",
+                         pattern(va + mtu - buf, mtu), dqpn=qpns[k])
+        last = peer.frame(0, OP_WRITE_LAST, RPSN + 2, b"",
+                          pattern(va + 2 * mtu - buf, mtu), dqpn=qpns[k])
+        dl = expect(peer, "the MIDDLE packet after the deregistration",
+                    [mid], k, SYN_ACC, RPSN + 1, rqpn0=RQPN1)
+        t.check(dl["nak_err_tx"] == 1, "refused at once: counted in nak_err_tx")
+        dl = expect(peer, "the LAST packet", [last], k, rqpn0=RQPN1)
+        t.check(dl["rx_qp_state"] == 1, "the LAST packet dropped (QP in ERR)")
+        unchanged("WRITE into a deregistered MR")
+
+        # a good WRITE lands exactly where asked
+        k, va = 7, mrs["ok"]["va"]
+        dl = expect(peer, "good WRITE into the verbs client's MR",
+                    [write(k, "ok", 4096, 8)], k, SYN_ACK, RPSN, rqpn0=RQPN1)
+        t.check(dl["ack_tx"] == 1, "ACKed")
+        ch = ask("diff")["changed"]
+        t.check(ch == [[va + 4096, va + 4104]], "8 bytes landed at MR+4096 "
+                "and nowhere else (%r)" % ch)
+
+        keys = info["keys"]
+        steps = {(b - a) & 0xffffffff for a, b in zip(keys, keys[1:])}
+        t.check(len(set(keys)) == len(keys) and len(steps) > 16,
+                "32 rkeys in a row: distinct, %d different steps between "
+                "neighbours (a counter would give 1)" % len(steps))
+        tgt.stdin.write("quit\n")
+        tgt.stdin.flush()
+        t.check(tgt.wait(10) == 0, "the verbs client leaves cleanly")
+    finally:
+        if tgt.poll() is None:
+            tgt.kill()
+            tgt.wait()
 
 
 def main():
@@ -262,6 +401,7 @@ def main():
         t.check(cmd("/dprdma/client/checksum,0,64")["crc32"] == head and
                 cmd("/dprdma/client/checksum,72,%d" % (MR - 72))["crc32"] ==
                 tail, "and nowhere else")
+        keys_from_the_wire(peer, d.socket)
         peer.close()
         p = nb.sh("ping -c 2 -i 0.2 -W 2 %s" % IP_A, check_rc=False)
         t.check(p.returncode == 0, "the daemon still answers ping")
