@@ -135,7 +135,8 @@ struct shim_client {
 	_(requests) \
 	_(refused) \
 	_(bad_messages) \
-	_(quota_refused)
+	_(quota_refused) \
+	_(limit_refused)
 
 /* ...and those each worker keeps for the clients it serves (summed when
  * read) */
@@ -700,10 +701,51 @@ job_run(void *arg)
 	return rc;
 }
 
+/* ENOMEM from the verbs layer: say so when it is the port's object table
+ * that is full (all clients together), not a client's quota */
+static void
+note_device_limit(const struct job *j)
+{
+	const struct dpr_verbs_limits *l = dpr_verbs_limits(j->c->ctx);
+	struct dpr_verbs_usage u;
+	const char *what;
+	uint32_t used, max;
+
+	dpr_engine_verbs_lock();
+	dpr_verbs_usage(j->c->ctx, &u);
+	dpr_engine_verbs_unlock();
+	switch (j->kind) {
+	case JOB_ALLOC_PD:
+		what = "PD", used = u.pd, max = l->max_pd;
+		break;
+	case JOB_REG_MR:
+		what = "MR", used = u.mr, max = l->max_mr;
+		break;
+	case JOB_CREATE_CQ:
+		what = "CQ", used = u.cq, max = l->max_cq;
+		break;
+	case JOB_CREATE_QP:
+		what = "QP", used = u.qp, max = l->max_qp;
+		break;
+	default:
+		return;
+	}
+	if (used < max)
+		return;         /* out of memory, not out of slots */
+	shim.st.limit_refused++;
+	SHIM_LOG(NOTICE, "client %u: %s refused: all %u %ss of port %u are in "
+		 "use (by every client together)", j->c->id, what, max, what,
+		 j->c->port);
+}
+
 static int
 job(struct job *j)
 {
-	return dpr_engine_run_on(j->c->worker, job_run, j);
+	int rc = dpr_engine_run_on(j->c->worker, job_run, j);
+
+	if (rc == -ENOMEM)
+		note_device_limit(j);
+	return rc;
 }
 
 /* ------------------------------------------------- control requests */
@@ -1603,10 +1645,24 @@ dpr_shim_adopt(int fd)
 	for (slot = 0; slot < shim.max_clients && shim.clients[slot] != NULL; slot++)
 		;
 	if (slot == shim.max_clients) {
+		/* tell it why (its first call fails with EUSERS), then hang
+		 * up; what it sent already is read first, so that closing
+		 * does not reset the connection before it reads the answer */
+		struct dpr_shm_msg m = { .magic = DPR_SHM_MAGIC,
+					 .version = DPR_SHM_VERSION,
+					 .status = -EUSERS };
+		char junk[sizeof(m)];
+		int rfd;
+
+		while (dpr_shm_recv(fd, junk, sizeof(junk), MSG_DONTWAIT, &rfd,
+				    NULL) > 0)
+			if (rfd >= 0)
+				close(rfd);
+		dpr_shm_send(fd, &m, sizeof(m), -1);
 		SHIM_LOG(WARNING, "a client refused: %u connections already "
 			 "([control] max_clients)", shim.max_clients);
 		shim.st.quota_refused++;
-		return -EMFILE;
+		return -EUSERS;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)

@@ -17,6 +17,8 @@
  *                                   memory on A until killed
  *   bench SOCK SECONDS SIZE DEPTH   two QPs on one daemon (looped back),
  *                                   WRITEs DEPTH deep: messages/s (JSON)
+ *   exhaust SOCK                    contexts and QPs until the daemon's
+ *                                   limits refuse them (see do_exhaust)
  *   target SOCK PEER_IP NQP RQPN0 RPSN
  *                                   MRs of every kind between canary pages
  *                                   and NQP QPs connected to a peer on the
@@ -39,6 +41,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "dprdma.h"
 
@@ -699,6 +702,85 @@ do_bench(const char *sock, double seconds, uint32_t size, uint32_t depth)
 }
 
 /*
+ * A client taking all it can from one daemon: contexts, each with a PD,
+ * a CQ and QPs until refused; past its own quota of QPs it opens another
+ * context, until a refusal below the quota says the port's QP table is
+ * full; then contexts without objects until the daemon refuses a
+ * connection. Prints {"qps", "qp_errno", "qp_contexts", "contexts",
+ * "open_errno"}, waits for a line on stdin, gives everything back and
+ * proves the limits recovered (a new context and QP): {"after": errno}.
+ */
+static int
+do_exhaust(const char *sock)
+{
+	enum { MAX_CTX = 1024 };
+	static struct dprdma_context *ctx[MAX_CTX];
+	struct rlimit rl;
+	int nctx = 0, qp_ctx = 0, qps = 0, qp_errno = 0, open_errno = 0;
+	bool table_full = false;
+	char line[16];
+
+	/* a socket per context, a ring mapping per QP (no descriptor) */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	while (nctx < MAX_CTX) {
+		struct dprdma_qp_init init = { .qp_type = 2 };
+		struct dprdma_pd *pd;
+		int n = 0;
+
+		ctx[nctx] = dprdma_open_at(sock, 0);
+		if (ctx[nctx] == NULL) {
+			open_errno = errno;
+			break;
+		}
+		nctx++;
+		if (table_full)
+			continue;
+		pd = dprdma_alloc_pd(ctx[nctx - 1]);
+		init.send_cq = init.recv_cq = dprdma_create_cq(ctx[nctx - 1], 4, NULL);
+		if (pd == NULL || init.send_cq == NULL)
+			die("PD and CQ");
+		init.cap.max_send_wr = 1;
+		init.cap.max_recv_wr = 1;
+		while (dprdma_create_qp(pd, &init) != NULL)
+			n++;
+		qp_errno = errno;
+		qps += n;
+		qp_ctx++;
+		table_full = n < DPR_SHM_MAX_QPS;
+		if (qp_errno != ENOMEM)
+			break;
+	}
+	printf("{\"qps\": %d, \"qp_errno\": %d, \"qp_contexts\": %d, "
+	       "\"contexts\": %d, \"open_errno\": %d}\n", qps, qp_errno, qp_ctx,
+	       nctx, open_errno);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 1;
+	/* closing a context frees everything it holds */
+	while (nctx > 0)
+		dprdma_close(ctx[--nctx]);
+	{
+		struct dprdma_qp_init init = { .qp_type = 2 };
+		struct dprdma_context *c = dprdma_open_at(sock, 0);
+		struct dprdma_pd *pd = c ? dprdma_alloc_pd(c) : NULL;
+		int e = 0;
+
+		init.send_cq = init.recv_cq = c ? dprdma_create_cq(c, 4, NULL) : NULL;
+		init.cap.max_send_wr = 1;
+		if (pd == NULL || init.send_cq == NULL ||
+		    dprdma_create_qp(pd, &init) == NULL)
+			e = errno ? errno : EIO;
+		printf("{\"after\": %d}\n", e);
+		if (c != NULL)
+			dprdma_close(c);
+	}
+	return 0;
+}
+
+/*
  * The victim of a hostile peer on the wire (test_hostile_peer.py). One
  * allocation holds every MR with a canary page before and after each:
  *   ok        PD 1, every access, 1 MiB
@@ -887,6 +969,8 @@ main(int argc, char **argv)
 				(uint32_t)atoi(argv[5]));
 	if (argc >= 4 && strcmp(argv[1], "victim") == 0)
 		return do_victim(argv[2], argv[3]);
+	if (argc >= 3 && strcmp(argv[1], "exhaust") == 0)
+		return do_exhaust(argv[2]);
 	if (argc >= 7 && strcmp(argv[1], "target") == 0)
 		return do_target(argv[2], argv[3], atoi(argv[4]),
 				 (uint32_t)strtoul(argv[5], NULL, 0),

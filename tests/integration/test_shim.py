@@ -24,9 +24,14 @@
              logs when a QP goes), must match the iterations reported.
   death      100 clients killed with SIGKILL while they have WQEs posted
              and a WRITE stream into their memory runs, next to a healthy
-             client whose traffic is checked throughout: daemons alive,
-             every object count back to its baseline."""
+             client whose traffic is checked throughout; then one client
+             takes every QP of the port and every connection (ENOMEM and
+             EUSERS, each logged with its limit) while the healthy one
+             goes on: daemons alive, every object count back to its
+             baseline."""
 
+import errno
+import json
 import os
 import random
 import re
@@ -412,6 +417,60 @@ def test_dropin(sa, sb):
 
 # ---------------------------------------------------------------- death
 
+def exhaust(sock):
+    """One client takes every QP of the port (context after context, each
+    up to its quota) and then every connection: both refusals are clear
+    (ENOMEM below the quota, with the port's limit logged; EUSERS for the
+    connection, naming [control] max_clients); the healthy client's QP,
+    made before, keeps serving; once given back, a new client gets a QP."""
+    # the killed clients' objects go asynchronously: wait until only the
+    # healthy client is left
+    t.wait_for(lambda: stats(PA)["clients"] == 1, 20,
+               "only the healthy client left on A")
+    base = stats(PA)
+    since = len(DAEMONS["a"].output())
+    x = subprocess.Popen([SHIM_TEST, "exhaust", sock], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        line = x.stdout.readline()
+        if not line.startswith("{"):
+            t.fail("dprdma-shim-test exhaust: %r (exit %s)" % (line, x.wait(10)))
+        r = json.loads(line)
+        t.log("exhaust: %r" % r)
+        s = stats(PA)
+        limit = 4096      # dpr_verbs_default_limits(): max_qp
+        t.check(r["qp_errno"] == errno.ENOMEM and
+                r["qps"] + base["verbs_qps"] == limit and
+                r["qp_contexts"] == -(-limit // 256) and
+                s["verbs_qps"] == limit,
+                "QPs taken context after context (256 each) until the "
+                "port's %d were all in use, then ENOMEM (%d QPs in %d "
+                "contexts, errno %d)" % (limit, r["qps"], r["qp_contexts"],
+                                         r["qp_errno"]))
+        log = DAEMONS["a"].output()[since:]
+        t.check("QP refused: all %d QPs of port 0 are in use" % limit in log
+                and s["limit_refused"] > base["limit_refused"],
+                "the daemon logs the port's limit and counts the refusal")
+        t.check(r["open_errno"] == errno.EUSERS and s["clients"] == 256,
+                "connections until [control] max_clients (256 served, %d of "
+                "them this client's), then EUSERS (errno %d)"
+                % (r["contexts"], r["open_errno"]))
+        t.wait_for(lambda: "a client refused: 256 connections already "
+                   "([control] max_clients)" in DAEMONS["a"].output()[since:],
+                   10, "the daemon logs the refusal, naming the key")
+        x.stdin.write("release\n")
+        x.stdin.flush()
+        line = x.stdout.readline()
+        t.check(line.startswith("{") and json.loads(line)["after"] == 0,
+                "all given back, a new client gets a context and a QP (%r)"
+                % line)
+        t.check(x.wait(30) == 0, "the exhausting client leaves cleanly")
+    finally:
+        if x.poll() is None:
+            x.kill()
+            x.wait()
+
+
 def test_death(sa, sb):
     base_a, base_b = stats(PA), stats(PB)
     healthy = subprocess.Popen([SHIM_TEST, "stream", sa, sb, "3600"],
@@ -439,6 +498,9 @@ def test_death(sa, sb):
             break
     t.check(killed == 100, "100 clients killed mid-transfer (%d)" % killed)
     t.check(healthy.poll() is None, "the healthy client kept running")
+    exhaust(sa)
+    t.check(healthy.poll() is None, "the healthy client kept running while "
+            "another took every QP and connection")
     healthy.send_signal(signal.SIGINT)
     try:
         out, _ = healthy.communicate(timeout=30)

@@ -131,6 +131,28 @@ connect_daemon(const char *path)
 }
 
 /* One request, one answer. @return the answer's status (0 or -errno). */
+/* A daemon that cannot take another client ([control] max_clients) sends
+ * one message with the errno and hangs up: the send or the receive of the
+ * first call fails, and the refusal waits behind the error. */
+static int
+refusal(int sfd, struct dpr_shm_msg *m, int rc)
+{
+	int fd, i;
+
+	for (i = 0; i < 2; i++) {
+		ssize_t n = dpr_shm_recv(sfd, m, sizeof(*m), MSG_DONTWAIT, &fd, NULL);
+
+		if (fd >= 0)
+			close(fd);
+		if (n == (ssize_t)sizeof(*m) && m->magic == DPR_SHM_MAGIC &&
+		    m->status < 0)
+			return m->status;
+		if (n >= 0 || errno != ECONNRESET)
+			break;
+	}
+	return rc;
+}
+
 static int
 call_fd(int sfd, uint32_t *seq, struct dpr_shm_msg *m, int send_fd, int *recv_fd)
 {
@@ -144,8 +166,10 @@ call_fd(int sfd, uint32_t *seq, struct dpr_shm_msg *m, int send_fd, int *recv_fd
 	m->seq = s;
 	m->status = 0;
 	if (dpr_shm_send(sfd, m, sizeof(*m), send_fd) != (ssize_t)sizeof(*m))
-		return -EPIPE;
+		return refusal(sfd, m, -EPIPE);
 	n = dpr_shm_recv(sfd, m, sizeof(*m), 0, &fd, NULL);
+	if (n < 0 && errno == ECONNRESET)
+		return refusal(sfd, m, -ECONNRESET);
 	if (recv_fd != NULL)
 		*recv_fd = fd;
 	else if (fd >= 0)

@@ -60,7 +60,9 @@ typedef struct dpr_shm_cqe dprdma_wc;
  * or -errno (ECONNREFUSED/ENOENT: no daemon at that socket). */
 int dprdma_list_devices(uint64_t *guids, int max);
 
-/** Open device (port) @p index. NULL with errno on failure. */
+/** Open device (port) @p index. NULL with errno on failure: ENOENT or
+ * ECONNREFUSED (no daemon at the socket), ENODEV (no such port), EUSERS
+ * (the daemon serves [control] max_clients contexts already). */
 struct dprdma_context *dprdma_open(unsigned int index);
 /** The same with the daemon's socket named (NULL: as dprdma_open). */
 struct dprdma_context *dprdma_open_at(const char *socket, unsigned int index);
