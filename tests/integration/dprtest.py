@@ -22,6 +22,18 @@ DPRDMAD = os.environ.get("DPRDMAD", "build/app/dprdmad")
 SOURCE_ROOT = os.environ.get("DPR_SOURCE_ROOT", ".")
 
 
+def _asan():
+    try:
+        with open(DPRDMAD, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+# the daemon under test is the ASan+UBSan build
+ASAN = _asan()
+
+
 def log(*args):
     print(*args, flush=True)
 
@@ -142,6 +154,13 @@ class Daemon:
 
     def output(self):
         return "\n".join(self.lines)
+
+    def usage(self):
+        """(resident memory in KiB, open descriptors) of the daemon"""
+        pid = self.proc.pid
+        with open("/proc/%d/status" % pid) as f:
+            rss = next(int(x.split()[1]) for x in f if x.startswith("VmRSS:"))
+        return rss, len(os.listdir("/proc/%d/fd" % pid))
 
     def wait_running(self, timeout):
         if not self._running.wait(timeout) or self.proc.poll() is not None:

@@ -18,7 +18,6 @@ descriptors are judged: its quarantine holds freed memory back.
   soak.py [SECONDS]     (default 600; tools/soak.sh runs it, the test
                          suite runs it for 20 s as 'soak_short')"""
 
-import os
 import random
 import sys
 import time
@@ -29,15 +28,6 @@ import test_rdma as r
 r.FAULTS = True
 SECONDS = int(sys.argv[1]) if len(sys.argv) > 1 else 600
 SIZES = [0, 1, 64, 1000, 4096, 9000, 65536, 262144]
-with open(t.DPRDMAD, "rb") as _f:
-    ASAN = b"__asan_init" in _f.read()
-
-
-def sample(d):
-    pid = d.proc.pid
-    with open("/proc/%d/status" % pid) as f:
-        rss = next(int(x.split()[1]) for x in f if x.startswith("VmRSS:"))
-    return rss, len(os.listdir("/proc/%d/fd" % pid))
 
 
 def main():
@@ -55,7 +45,7 @@ def main():
         nbytes = 0
         while time.time() - start < SECONDS:
             if time.time() >= next_sample:
-                samples.append((time.time() - start, sample(a), sample(b)))
+                samples.append((time.time() - start, a.usage(), b.usage()))
                 next_sample += 1
             qp, size = rnd.randrange(4), rnd.choice(SIZES)
             op = rnd.choice(list(ops))
@@ -80,7 +70,7 @@ def main():
         # the last sample once settled: a telemetry connection just closed
         # by this script may hold a descriptor in the daemon for a moment
         time.sleep(0.5)
-        samples.append((time.time() - start, sample(a), sample(b)))
+        samples.append((time.time() - start, a.usage(), b.usage()))
         ts = t.telemetry(r.PA, "/dprdma/transport/stats,0")
         fs = t.telemetry(r.PA, "/dprdma/port/faults,0")
         t.log("%d s: %s operations, %.1f MiB moved, all checked; A: %d "
@@ -96,7 +86,7 @@ def main():
             peak = max(s[i][0] for s in samples)
             t.log("%s: RSS %d KiB after warm-up, %d KiB at the end (peak %d); "
                   "fds %d -> %d" % (name, rss0, rss1, peak, fd0, fd1))
-            if ASAN:
+            if t.ASAN:
                 t.check(fd1 <= fd0, "%s: descriptors flat after warm-up "
                         "(memory not judged under ASan, whose quarantine "
                         "keeps up to 256 MiB of freed memory)" % name)

@@ -45,7 +45,9 @@ AFPACKET = "--afpacket" in sys.argv[1:] or WORKERS2
 NS = {}
 
 
-def daemon(prefix, role, ip, seed):
+def daemon(prefix, role, ip, seed, worker_cpu=1):
+    """One dprdmad; its worker on worker_cpu, its main lcore on the other
+    CPU (the tests' default puts every worker on CPU 1)."""
     extra = []
     if FAULTS:
         extra = ["--faults", "loss=0.01,reorder=0.01,dup=0.001,corrupt=0.001,"
@@ -60,7 +62,8 @@ def daemon(prefix, role, ip, seed):
         vdev = ("net_memif0,role=%s,socket=%s,socket-abstract=no" %
                 (role, SOCK))
         ns = None
-    lcores = ["--lcores", "0@0,1@1,2@0"] if WORKERS2 else ["-l", "0-1"]
+    lcores = (["--lcores", "0@0,1@1,2@0"] if WORKERS2 else
+              ["--lcores", "0@%d,1@%d" % (1 - worker_cpu, worker_cpu)])
     return t.Daemon(lcores + ["--no-pci", "--no-huge", "-m", "512",
                      "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
                      "--idle", "yield"] + extra, prefix=prefix, ns=ns)
