@@ -11,12 +11,19 @@
  * bytes are a frame's BTH, extension headers and payload; the target wraps
  * them in Ethernet/IPv4/UDP from the connected peer and appends a valid
  * ICRC. flags bit 0 points the frame at our QP (else the BTH's own dqpn),
- * bit 1 rewrites the PSN to the one expected (deep sequences), bit 2 runs
- * the transport's poll (answers, timers) after the frame, bit 3 writes the
- * MR's rkey into a RETH or AtomicETH (keys are random: not guessable).
+ * bit 1 rewrites the PSN to the one the responder expects next (deep
+ * request sequences), bit 2 runs the transport's poll (answers, timers)
+ * after the frame, bit 3 writes the MR's rkey into a RETH or AtomicETH
+ * (keys are random: not guessable), bit 4 rewrites the PSN to the next
+ * response PSN of the requester's work (deep ACK/NAK/response streams).
  *
- * The QP's MR sits between canary pages: any write outside it aborts. The
- * QP is made anew for every input, so an input replays the same way.
+ * The requester has work in flight for the completer to meet: a READ of
+ * 8 KiB (PSNs 200-207), a WRITE of 3000 B (208-210), a SEND of 1500 B
+ * (211-212), a FETCH_ADD (213), a CMP_SWAP (214) and a SEND with
+ * immediate of 0 B (215); tools/fuzz-seeds-rx.py makes ACK/NAK streams
+ * against it. The QP's MR sits between canary pages: any write outside
+ * it aborts. The QP is made anew for every input, so an input replays the
+ * same way.
  */
 
 #include <stdint.h>
@@ -123,9 +130,20 @@ make_qp(void)
 	struct dpr_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
 	struct dpr_recv_wr *bad;
 	struct dpr_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
-				   .opcode = DPR_WR_RDMA_READ,
 				   .send_flags = DPR_SEND_SIGNALED };
+	static const struct {
+		enum dpr_wr_opcode op;
+		uint32_t off, len;
+	} work[] = {
+		{ DPR_WR_RDMA_READ, 16384, 8192 },
+		{ DPR_WR_RDMA_WRITE, 0, 3000 },
+		{ DPR_WR_SEND, 4096, 1500 },
+		{ DPR_WR_ATOMIC_FETCH_AND_ADD, 32768, 8 },
+		{ DPR_WR_ATOMIC_CMP_AND_SWP, 32776, 8 },
+		{ DPR_WR_SEND_WITH_IMM, 0, 0 },
+	};
 	struct dpr_send_wr *sbad;
+	unsigned int i;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DPR_QPS_INIT;
@@ -153,9 +171,25 @@ make_qp(void)
 	dpr_qp_modify(qp, &a, DPR_QP_STATE | DPR_QP_TIMEOUT | DPR_QP_RETRY_CNT |
 		      DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN | DPR_QP_MAX_QP_RD_ATOMIC);
 	dpr_post_recv(qp, &rwr, &bad);
-	/* a READ in flight, for responses to land on */
-	sge.addr = 0x100000 + 16384;
-	dpr_post_send(qp, &swr, &sbad);
+	/* work in flight, for responses and ACKs to land on */
+	for (i = 0; i < RTE_DIM(work); i++) {
+		sge.addr = 0x100000 + work[i].off;
+		sge.length = work[i].len;
+		swr.wr_id = 2 + i;
+		swr.opcode = work[i].op;
+		swr.num_sge = work[i].len ? 1 : 0;
+		memset(&swr.wr, 0, sizeof(swr.wr));
+		if (work[i].len == 8) {         /* the atomics */
+			swr.wr.atomic.remote_addr = 0x700000;
+			swr.wr.atomic.rkey = 0x1234;
+			swr.wr.atomic.compare_add = 1;
+			swr.wr.atomic.swap = 2;
+		} else {
+			swr.wr.rdma.remote_addr = 0x700000;
+			swr.wr.rdma.rkey = 0x1234;
+		}
+		dpr_post_send(qp, &swr, &sbad);
+	}
 	dpr_transport_poll(tp, 0);
 	return qp;
 }
@@ -176,7 +210,7 @@ drain(void)
 /* One frame from the peer carrying @p len bytes from BTH on. */
 static void
 deliver(struct dpr_tqp *qp, const uint8_t *body, uint16_t len, uint8_t flags,
-	uint32_t *psn)
+	uint32_t *psn, uint32_t *rsp_psn)
 {
 	const uint32_t hl = 14 + 20 + 8;
 	uint32_t total = hl + len + 4, crc;
@@ -219,11 +253,13 @@ deliver(struct dpr_tqp *qp, const uint8_t *body, uint16_t len, uint8_t flags,
 		buf[hl + 6] = (uint8_t)(q >> 8);
 		buf[hl + 7] = (uint8_t)q;
 	}
-	if (flags & 2) {
-		buf[hl + 9] = (uint8_t)(*psn >> 16);
-		buf[hl + 10] = (uint8_t)(*psn >> 8);
-		buf[hl + 11] = (uint8_t)*psn;
-		*psn = (*psn + 1) & DPR_PSN_MASK;
+	if (flags & 0x12) {
+		uint32_t *p = flags & 2 ? psn : rsp_psn;
+
+		buf[hl + 9] = (uint8_t)(*p >> 16);
+		buf[hl + 10] = (uint8_t)(*p >> 8);
+		buf[hl + 11] = (uint8_t)*p;
+		*p = (*p + 1) & DPR_PSN_MASK;
 	}
 	if (flags & 8) {
 		const struct dpr_opcode_info *oi = &dpr_opcode[buf[hl]];
@@ -261,7 +297,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dpr_tqp *qp = make_qp();
-	uint32_t psn = 100, i;
+	uint32_t psn = 100, rsp_psn = 200, i;
 
 	while (size >= 3) {
 		uint8_t flags = data[0];
@@ -271,7 +307,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= 3;
 		if (len > size)
 			len = (uint16_t)size;
-		deliver(qp, data, len, flags, &psn);
+		deliver(qp, data, len, flags, &psn, &rsp_psn);
 		data += len;
 		size -= len;
 	}
