@@ -317,34 +317,16 @@ send_burst(struct rte_mbuf **m, uint16_t n)
 }
 
 static void
-arp_send(uint16_t op, const struct rte_ether_addr *tha, rte_be32_t tip)
+arp_send(const struct rte_ether_addr *tha, rte_be32_t tip)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	struct rte_ether_hdr *e;
-	struct rte_arp_hdr *a;
+	char *f = m != NULL ? rte_pktmbuf_append(m, DPR_ARP_FRAME_LEN) : NULL;
 
-	if (m == NULL)
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
 		return;
-	e = (void *)rte_pktmbuf_append(m, sizeof(*e) + sizeof(*a));
-	a = (void *)(e + 1);
-	if (op == RTE_ARP_OP_REQUEST)
-		memset(&e->dst_addr, 0xff, sizeof(e->dst_addr));
-	else
-		e->dst_addr = *tha;
-	e->src_addr = own_mac;
-	e->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
-	a->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
-	a->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	a->arp_hlen = RTE_ETHER_ADDR_LEN;
-	a->arp_plen = 4;
-	a->arp_opcode = rte_cpu_to_be_16(op);
-	a->arp_data.arp_sha = own_mac;
-	a->arp_data.arp_sip = o.ip;
-	if (op == RTE_ARP_OP_REQUEST)
-		memset(&a->arp_data.arp_tha, 0, sizeof(a->arp_data.arp_tha));
-	else
-		a->arp_data.arp_tha = *tha;
-	a->arp_data.arp_tip = tip;
+	}
+	dpr_wire_arp(f, &own_mac, o.ip, tha, tip);
 	send_burst(&m, 1);
 }
 
@@ -360,7 +342,7 @@ arp_input(struct rte_mbuf *m)
 		return false;
 	if (a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST) &&
 	    a->arp_data.arp_tip == o.ip && o.mode != M_SINK) {
-		arp_send(RTE_ARP_OP_REPLY, &a->arp_data.arp_sha, a->arp_data.arp_sip);
+		arp_send(&a->arp_data.arp_sha, a->arp_data.arp_sip);
 		st.arp_replies++;
 	}
 	if (a->arp_data.arp_sip == o.dst && !o.dst_mac_set &&
@@ -578,7 +560,7 @@ resolve(void)
 			die("%s did not answer ARP within 5 s (give --dst-mac?)",
 			    inet_ntop(AF_INET, &o.dst, a, sizeof(a)));
 		if (now - last > hz / 4) {
-			arp_send(RTE_ARP_OP_REQUEST, NULL, o.dst);
+			arp_send(NULL, o.dst);
 			last = now;
 		}
 		rx_poll(now);

@@ -48,6 +48,7 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
        struct dpr_neigh_table *nt)
 {
 	struct rte_arp_hdr *arp;
+	struct rte_ether_addr sha;
 	uint32_t sip;
 
 	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*arp))
@@ -76,13 +77,8 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
 		dpr_neigh_learn(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
 
 	sip = arp->arp_data.arp_sip;
-	arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
-	arp->arp_data.arp_tha = arp->arp_data.arp_sha;
-	arp->arp_data.arp_tip = sip;
-	arp->arp_data.arp_sha = port->mac;
-	arp->arp_data.arp_sip = port->ip;
-	eth->dst_addr = eth->src_addr;
-	eth->src_addr = port->mac;
+	sha = arp->arp_data.arp_sha;
+	dpr_wire_arp(eth, &port->mac, port->ip, &sha, sip);
 	c->arp_reply_tx++;
 	return DPR_RX_REPLY;
 }

@@ -52,25 +52,12 @@ dpr_arp_request(struct rte_mempool *pool, const struct dpr_port *port,
 		uint32_t ip)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	struct rte_ether_hdr *eth;
-	struct rte_arp_hdr *arp;
+	char *f = m != NULL ? rte_pktmbuf_append(m, DPR_ARP_FRAME_LEN) : NULL;
 
-	if (m == NULL)
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
 		return NULL;
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) +
-							 sizeof(*arp));
-	arp = (struct rte_arp_hdr *)(eth + 1);
-	memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
-	eth->src_addr = port->mac;
-	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
-	arp->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
-	arp->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
-	arp->arp_plen = 4;
-	arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REQUEST);
-	arp->arp_data.arp_sha = port->mac;
-	arp->arp_data.arp_sip = port->ip;
-	memset(&arp->arp_data.arp_tha, 0, sizeof(arp->arp_data.arp_tha));
-	arp->arp_data.arp_tip = ip;
+	}
+	dpr_wire_arp(f, &port->mac, port->ip, NULL, ip);
 	return m;
 }

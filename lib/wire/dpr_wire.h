@@ -401,6 +401,39 @@ dpr_ipv4_sum20(const void *hdr)
 	return (uint16_t)sum;
 }
 
+/** Bytes of an Ethernet + ARP frame (RFC 826, IPv4 over Ethernet). */
+#define DPR_ARP_FRAME_LEN (RTE_ETHER_HDR_LEN + 28)
+
+/**
+ * Write an Ethernet + ARP frame of DPR_ARP_FRAME_LEN bytes at @p buf: a
+ * request from (@p sha, @p sip) for @p tip, broadcast, when @p tha is NULL;
+ * else a reply to (@p tha, @p tip). Addresses in network order. @p buf may
+ * be the request being answered (the reply is written in its place).
+ */
+static inline void
+dpr_wire_arp(void *buf, const struct rte_ether_addr *sha, rte_be32_t sip,
+	     const struct rte_ether_addr *tha, rte_be32_t tip)
+{
+	static const struct rte_ether_addr bcast = {{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }};
+	static const struct rte_ether_addr zero;
+	/* bytes, not struct stores: readers look at frames through
+	 * rte_ether.h's 16-bit views, and @p tha or @p sha may point into
+	 * @p buf (copied first) */
+	const struct rte_ether_addr to = tha != NULL ? *tha : bcast;
+	const struct rte_ether_addr from = *sha;
+	const uint8_t fixed[10] = { 0x08, 0x06, 0, 1, 8, 0, RTE_ETHER_ADDR_LEN, 4,
+				    0, tha != NULL ? 2 : 1 };
+	uint8_t *f = buf;
+
+	memcpy(f, &to, RTE_ETHER_ADDR_LEN);
+	memcpy(f + 6, &from, RTE_ETHER_ADDR_LEN);
+	memcpy(f + 12, fixed, sizeof(fixed));   /* ARP: Ethernet, IPv4, op */
+	memcpy(f + 22, &from, RTE_ETHER_ADDR_LEN);
+	memcpy(f + 28, &sip, 4);
+	memcpy(f + 32, tha != NULL ? &to : &zero, RTE_ETHER_ADDR_LEN);
+	memcpy(f + 38, &tip, 4);
+}
+
 /** UDP source port of a UD QP, as rxe gives it: 0xC000 + hash_32(qpn, 14). */
 static inline uint16_t
 dpr_udp_sport_ud(uint32_t qpn)

@@ -8,6 +8,7 @@ only a device can reveal (MTU range, queue count, no port) also exit 2,
 after the EAL is cleaned up."""
 
 import os
+import shutil
 import tempfile
 
 import dprtest as t
@@ -44,6 +45,9 @@ def main():
     if not os.path.exists(t.DPRDMAD):
         t.fail("dprdmad not built")
     prefix = "dprt-conf-%d" % PID
+    # a run long ago with this PID left its EAL folder (DPDK keeps them):
+    # only what this run leaves counts
+    shutil.rmtree("/var/run/dpdk/%s" % prefix, ignore_errors=True)
     eal = "[eal]\nfile_prefix = %s\nhuge = no\n" % prefix
 
     expect(["-f", "CONF"], eal + "[engine]\nburst = 8\n[bogus]\n", 2,

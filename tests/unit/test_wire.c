@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 
 #include <pcap/pcap.h>
+#include <rte_arp.h>
 #include <rte_errno.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
@@ -812,6 +813,47 @@ test_ipv4_sum20(void)
 	return TEST_SUCCESS;
 }
 
+/* ARP frames read back through rte_arp.h's view: a request broadcast
+ * with a zero target MAC, a reply to the asker, and a reply written over
+ * the request it answers (as the engine answers in place). */
+static int
+test_wire_arp(void)
+{
+	const struct rte_ether_addr me = {{ 2, 0, 0, 0, 0, 1 }};
+	const struct rte_ether_addr peer = {{ 2, 0, 0, 0, 0, 2 }};
+	const rte_be32_t my_ip = htonl(0x0a000001), peer_ip = htonl(0x0a000002);
+	uint8_t f[DPR_ARP_FRAME_LEN + 1];
+	const struct rte_ether_hdr *e = (void *)f;
+	const struct rte_arp_hdr *a = (void *)(e + 1);
+	struct rte_ether_addr sha;
+
+	RTE_BUILD_BUG_ON(DPR_ARP_FRAME_LEN != sizeof(*e) + sizeof(*a));
+	memset(f, 0x77, sizeof(f));
+	dpr_wire_arp(f, &me, my_ip, NULL, peer_ip);
+	CHECK(rte_is_broadcast_ether_addr(&e->dst_addr) &&
+	      rte_is_same_ether_addr(&e->src_addr, &me) &&
+	      e->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP), "request: Ethernet");
+	CHECK(a->arp_hardware == RTE_BE16(RTE_ARP_HRD_ETHER) &&
+	      a->arp_protocol == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+	      a->arp_hlen == 6 && a->arp_plen == 4 &&
+	      a->arp_opcode == RTE_BE16(RTE_ARP_OP_REQUEST), "request: fixed fields");
+	CHECK(rte_is_same_ether_addr(&a->arp_data.arp_sha, &me) &&
+	      a->arp_data.arp_sip == my_ip && a->arp_data.arp_tip == peer_ip &&
+	      rte_is_zero_ether_addr(&a->arp_data.arp_tha), "request: addresses");
+	CHECK_EQ(f[DPR_ARP_FRAME_LEN], 0x77, "nothing written past the frame");
+	/* the peer answers it in place */
+	sha = a->arp_data.arp_sha;
+	dpr_wire_arp(f, &peer, peer_ip, &sha, a->arp_data.arp_sip);
+	CHECK(rte_is_same_ether_addr(&e->dst_addr, &me) &&
+	      rte_is_same_ether_addr(&e->src_addr, &peer) &&
+	      a->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY) &&
+	      rte_is_same_ether_addr(&a->arp_data.arp_sha, &peer) &&
+	      a->arp_data.arp_sip == peer_ip &&
+	      rte_is_same_ether_addr(&a->arp_data.arp_tha, &me) &&
+	      a->arp_data.arp_tip == my_ip, "reply in place");
+	return TEST_SUCCESS;
+}
+
 /* Frames from a connection's prebuilt headers are the bytes
  * dpr_wire_build() writes from scratch: IPv4/IPv6, with and without VLAN,
  * every identification (the checksum's carries), sizes across the pad,
@@ -854,6 +896,7 @@ test_build_tmpl(void)
 }
 
 static const struct dpr_test_case wire_cases[] = {
+	DPR_TEST_CASE(test_wire_arp),
 	DPR_TEST_CASE(test_build_tmpl),
 	DPR_TEST_CASE(test_ipv4_sum20),
 	DPR_TEST_CASE(test_psn_arith),
