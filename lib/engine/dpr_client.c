@@ -110,30 +110,11 @@ dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
 int
 dpr_engine_cmd_on(unsigned int wi, struct dpr_cmd *c, struct rte_tel_data *d)
 {
-	struct dpr_worker *w = &dpr_engine.workers[wi];
-	uint32_t queued = 0;
 	unsigned int i;
-	int rc;
+	int rc = dpr_engine_cmd_submit(wi, c, false);
 
-	if (!dpr_engine.running || wi >= dpr_engine.n_workers || w->cmd == NULL) {
-		free(c);
-		return -ENODEV;
-	}
-	if (rte_ring_mp_enqueue(w->cmd, c) != 0) {
-		free(c);
-		return -EBUSY;
-	}
-	for (i = 0; i < 5000; i++) {
-		const struct timespec ms = { .tv_nsec = 1000000 };
-
-		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 1)
-			break;
-		nanosleep(&ms, NULL);
-	}
-	/* given up: the worker frees it when it gets to it */
-	if (__atomic_compare_exchange_n(&c->state, &queued, 2, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return -ETIMEDOUT;
+	if (rc != 0)
+		return rc;
 	rc = c->rc;
 	if (d != NULL) {
 		rte_tel_data_start_dict(d);

@@ -502,40 +502,63 @@ cmd_run_on(struct dpr_worker *w __rte_unused, struct dpr_cmd *c)
 }
 
 int
+dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, bool patient)
+{
+	struct rte_ring *ring;
+	struct timespec now, until;
+	uint32_t queued = 0;
+
+	if (!dpr_engine.running || wi >= dpr_engine.n_workers ||
+	    (ring = dpr_engine.workers[wi].cmd) == NULL) {
+		free(c);
+		return -ENODEV;
+	}
+	while (rte_ring_mp_enqueue(ring, c) != 0) {
+		const struct timespec ms = { .tv_nsec = 1000000 };
+
+		if (!patient || dpr_engine.quit) {
+			free(c);
+			return patient ? -ENODEV : -EBUSY;
+		}
+		nanosleep(&ms, NULL);
+	}
+	/* the worker runs commands every loop, until it stops */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 5;
+	do {
+		const struct timespec us = { .tv_nsec = 20000 };
+
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 1)
+			return 0;
+		nanosleep(&us, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (patient || now.tv_sec < until.tv_sec ||
+		 (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec));
+	/* given up after 5 s: the worker frees it when it gets to it */
+	if (__atomic_compare_exchange_n(&c->state, &queued, 2, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+int
 dpr_engine_run_on(unsigned int wi, int (*fn)(void *arg), void *arg)
 {
 	struct run_on_arg a = { .fn = fn, .arg = arg };
-	struct dpr_cmd *c;
+	struct dpr_cmd *c = calloc(1, sizeof(*c));
+	int rc;
 
-	if (!dpr_engine.running || wi >= dpr_engine.n_workers)
-		return -ENODEV;
-	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;
 	c->fn = cmd_run_on;
 	c->ptr[0] = &a;
-	while (rte_ring_mp_enqueue(dpr_engine.workers[wi].cmd, c) != 0) {
-		const struct timespec ms = { .tv_nsec = 1000000 };
-
-		if (dpr_engine.quit) {
-			free(c);
-			return -ENODEV;
-		}
-		nanosleep(&ms, NULL);
-	}
-	/* @a lives on this stack: wait for the worker however long it
-	 * takes (it runs commands every loop, and until it stops) */
-	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != 1) {
-		const struct timespec us = { .tv_nsec = 20000 };
-
-		nanosleep(&us, NULL);
-	}
-	{
-		int rc = c->rc;
-
-		free(c);
+	/* @a lives on this stack: patient */
+	rc = dpr_engine_cmd_submit(wi, c, true);
+	if (rc != 0)
 		return rc;
-	}
+	rc = c->rc;
+	free(c);
+	return rc;
 }
 
 int

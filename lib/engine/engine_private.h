@@ -221,6 +221,13 @@ int dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
 /** The same on worker @p wi, with @p c prepared by the caller (freed
  * here); @p d may be NULL. */
 int dpr_engine_cmd_on(unsigned int wi, struct dpr_cmd *c, struct rte_tel_data *d);
+/** Queue @p c on worker @p wi and wait until it ran (0; the caller reads
+ * c->rc and frees @p c). Impatient: a full command ring is -EBUSY, and
+ * after 5 s the command is left to the worker, which frees it
+ * (-ETIMEDOUT). @p patient (a command pointing into the caller's stack):
+ * waits for room and for the worker however long it takes. On any error
+ * @p c is no longer the caller's. */
+int dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, bool patient);
 
 /* dpr_client.c */
 void dpr_client_register_telemetry(void);
