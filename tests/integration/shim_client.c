@@ -474,6 +474,28 @@ do_isolation(const char *sa, const char *sb)
 		if (f != NULL)
 			fclose(f);
 	}
+	/* memory that is not all mapped: EFAULT, as ibv_reg_mr */
+	{
+		uint8_t *m = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct dprdma_mr *ok;
+
+		if (m != MAP_FAILED) {
+			munmap(m + 4096, 4096);         /* a hole */
+			errno = 0;
+			CHECK(dprdma_reg_mr(a.pd, m, 3 * 4096, (uintptr_t)m, ACC_ALL) == NULL &&
+			      errno == EFAULT, "a range with a hole refused (%d)", errno);
+			errno = 0;
+			CHECK(dprdma_reg_mr(a.pd, m + 4096, 4096, (uintptr_t)m, ACC_ALL) == NULL &&
+			      errno == EFAULT, "an unmapped page refused (%d)", errno);
+			ok = dprdma_reg_mr(a.pd, m + 8192, 100, (uintptr_t)m, ACC_ALL);
+			CHECK(ok != NULL, "the mapped page after the hole registers");
+			if (ok != NULL)
+				dprdma_dereg_mr(ok);
+			munmap(m, 4096);
+			munmap(m + 8192, 4096);
+		}
+	}
 	/* the client library refuses what the daemon would refuse */
 	{
 		struct dprdma_qp_init init = { .send_cq = x.cq, .recv_cq = x.cq,

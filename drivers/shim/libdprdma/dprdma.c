@@ -454,20 +454,79 @@ dprdma_free(struct dprdma_context *ctx, void *p)
 	}
 }
 
+/* A mapping of this process, as /proc/self/maps shows it. */
+struct map_ent {
+	uintptr_t lo, hi;
+	unsigned long off, inode;
+	char perms[8];
+	char path[400];         /**< leading blanks skipped */
+};
+
+/* The mappings [start, end) touches, in address order: read once, a
+ * snapshot (make_shadow() changes the file while it works). @return how
+ * many (*@p out malloc'd, the caller frees it) or -errno. */
+static int
+maps_touching(uintptr_t start, uintptr_t end, struct map_ent **out)
+{
+	struct map_ent *v = NULL, e;
+	char line[512], dev[16];
+	int n = 0, cap = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+		const char *p;
+
+		e.path[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %399[^\n]", &lo, &hi,
+			   e.perms, &e.off, dev, &e.inode, e.path) < 6 ||
+		    hi <= start || lo >= end)
+			continue;
+		for (p = e.path; *p == ' '; p++)
+			;
+		memmove(e.path, p, strlen(p) + 1);
+		e.lo = lo;
+		e.hi = hi;
+		if (n == cap) {
+			struct map_ent *w = realloc(v, (size_t)(cap = cap ? 2 * cap : 4) *
+						    sizeof(*v));
+
+			if (w == NULL) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = w;
+		}
+		v[n++] = e;
+	}
+	fclose(f);
+	*out = v;
+	return n;
+}
+
 /*
  * Make [start, end) (whole pages) shared with the daemon, at the same
  * addresses: pages of the shadow file are mapped over private anonymous
  * memory after a copy of what it holds (file offset = address, so that
- * every page has one place and overlapping registrations agree).
- * Called with ctx->lock held. @return 0 or -errno.
+ * every page has one place and overlapping registrations agree). @p maps:
+ * the @p n mappings the range touches. Called with ctx->lock held.
+ * @return 0 or -errno.
  */
 static int
-make_shadow(struct dprdma_context *ctx, uintptr_t start, uintptr_t end)
+make_shadow(struct dprdma_context *ctx, const struct map_ent *maps, int n,
+	    uintptr_t start, uintptr_t end)
 {
-	char line[512];
-	FILE *f;
-	int rc = 0;
+	uintptr_t at = start;
+	int i;
 
+	/* every page mapped: ibv_reg_mr fails with EFAULT otherwise */
+	for (i = 0; i < n && maps[i].lo <= at; i++)
+		at = maps[i].hi;
+	if (at < end)
+		return -EFAULT;
 	if (ctx->shadow_fd < 0) {
 		int fd = memfd_create(SHADOW_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
@@ -480,83 +539,44 @@ make_shadow(struct dprdma_context *ctx, uintptr_t start, uintptr_t end)
 		}
 		ctx->shadow_fd = fd;
 	}
-	f = fopen("/proc/self/maps", "re");
-	if (f == NULL)
-		return -errno;
-	/* every mapping the range touches, in address order */
-	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
-		unsigned long lo, hi, off, inode;
-		char perms[8], dev[16], path[400] = "";
-		uintptr_t a, b;
+	for (i = 0; i < n; i++) {
+		const struct map_ent *e = &maps[i];
+		uintptr_t a = e->lo > start ? e->lo : start;
+		uintptr_t b = e->hi < end ? e->hi : end;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %399[^\n]", &lo, &hi,
-			   perms, &off, dev, &inode, path) < 6)
-			continue;
-		if (hi <= start || lo >= end)
-			continue;
-		a = lo > start ? lo : start;
-		b = hi < end ? hi : end;
-		{
-			const char *p = path;
-
-			while (*p == ' ')
-				p++;
-			if (strncmp(p, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
-			    perms[3] == 's' && off == lo)
-				continue;       /* ours already */
-			if (strncmp(p, "/memfd:dprdma-buf", 17) == 0) {
-				rc = -EFAULT;   /* a freed dprdma_alloc() chunk? */
-				break;
-			}
-			if (perms[3] != 'p' || (inode != 0 && *p == '/') ||
-			    perms[0] != 'r') {
-				/* a file or shared mapping: remapping it would
-				 * change what the program sees */
-				rc = -EOPNOTSUPP;
-				break;
-			}
-		}
-		if (perms[1] != 'w') {
-			rc = -EACCES;
-			break;
-		}
+		if (strncmp(e->path, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
+		    e->perms[3] == 's' && e->off == e->lo)
+			continue;       /* ours already */
+		if (strncmp(e->path, "/memfd:dprdma-buf", 17) == 0)
+			return -EFAULT; /* a freed dprdma_alloc() chunk? */
+		if (e->perms[3] != 'p' || (e->inode != 0 && e->path[0] == '/') ||
+		    e->perms[0] != 'r')
+			/* a file or shared mapping: remapping it would change
+			 * what the program sees */
+			return -EOPNOTSUPP;
+		if (e->perms[1] != 'w')
+			return -EACCES;
 		if (pwrite(ctx->shadow_fd, (void *)a, b - a, (off_t)a) != (ssize_t)(b - a) ||
 		    mmap((void *)a, b - a, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, ctx->shadow_fd, (off_t)a) == MAP_FAILED)
-			rc = -errno;
+			return -errno;
 	}
-	fclose(f);
-	return rc;
+	return 0;
 }
 
 /* Is [start, end) inside one System V shared memory mapping? Then its id
  * (+1) and the offset of start in the segment. */
 static bool
-sysv_segment(uintptr_t start, uintptr_t end, uint32_t *sysv, uint64_t *off)
+sysv_segment(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
+	     uint32_t *sysv, uint64_t *off)
 {
-	char line[512];
-	bool found = false;
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (f == NULL)
+	if (n != 1 || maps[0].lo > start || end > maps[0].hi ||
+	    maps[0].perms[3] != 's' || strncmp(maps[0].path, "/SYSV", 5) != 0 ||
+	    maps[0].inode >= INT32_MAX)
 		return false;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned long lo, hi, foff, inode;
-		char perms[8], dev[16], path[400] = "";
-
-		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %399s", &lo, &hi, perms,
-			   &foff, dev, &inode, path) < 7)
-			continue;
-		if (lo <= start && end <= hi && perms[3] == 's' &&
-		    strncmp(path, "/SYSV", 5) == 0 && inode < INT32_MAX) {
-			*sysv = (uint32_t)inode + 1;     /* the shmid */
-			*off = foff + (start - lo);
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
+	*sysv = (uint32_t)maps[0].inode + 1;    /* the shmid */
+	*off = maps[0].off + (start - maps[0].lo);
+	return true;
 }
 
 struct dprdma_mr *
@@ -567,6 +587,7 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 	const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)addr, start, end;
 	struct dpr_shm_msg m = { .op = DPR_SHM_REG_MR };
+	struct map_ent *maps = NULL;
 	struct dprdma_mr *mr;
 	struct chunk *ch;
 	int fd = -1, rc;
@@ -597,15 +618,19 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 		if (end > (uintptr_t)ch->addr + ch->len)
 			m.reg_mr.map_bytes = (uintptr_t)ch->addr + ch->len - start;
 		rc = 0;
-	} else if (sysv_segment(start, end, &m.reg_mr.sysv, &m.reg_mr.offset)) {
+	} else if ((rc = maps_touching(start, end, &maps)) < 0) {
+		maps = NULL;
+	} else if (sysv_segment(maps, rc, start, end, &m.reg_mr.sysv,
+				&m.reg_mr.offset)) {
 		/* a System V segment: the daemon attaches it too */
 		fd = -1;
 		rc = 0;
 	} else {
-		rc = make_shadow(ctx, start, end);
+		rc = make_shadow(ctx, maps, rc, start, end);
 		fd = ctx->shadow_fd;
 		m.reg_mr.offset = start;
 	}
+	free(maps);
 	if (rc == 0)
 		rc = call_fd(ctx->fd, &ctx->seq, &m, fd, NULL);
 	pthread_mutex_unlock(&ctx->lock);
