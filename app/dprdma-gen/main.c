@@ -319,15 +319,10 @@ send_burst(struct rte_mbuf **m, uint16_t n)
 static void
 arp_send(const struct rte_ether_addr *tha, rte_be32_t tip)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	char *f = m != NULL ? rte_pktmbuf_append(m, DPR_ARP_FRAME_LEN) : NULL;
+	struct rte_mbuf *m = dpr_wire_build_arp(pool, &own_mac, o.ip, tha, tip);
 
-	if (f == NULL) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	dpr_wire_arp(f, &own_mac, o.ip, tha, tip);
-	send_burst(&m, 1);
+	if (m != NULL)
+		send_burst(&m, 1);
 }
 
 /* ARP: answer requests for our address, learn the responder's MAC. */

@@ -48,8 +48,6 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
        struct dpr_neigh_table *nt)
 {
 	struct rte_arp_hdr *arp;
-	struct rte_ether_addr sha;
-	uint32_t sip;
 
 	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*arp))
 		return drop(c, DPR_DROP_ARP_MALFORMED);
@@ -76,9 +74,10 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
 	if (nt != NULL && arp->arp_data.arp_sip != 0)
 		dpr_neigh_learn(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
 
-	sip = arp->arp_data.arp_sip;
-	sha = arp->arp_data.arp_sha;
-	dpr_wire_arp(eth, &port->mac, port->ip, &sha, sip);
+	/* the reply over the request (dpr_wire_arp reads the asker's
+	 * addresses before it writes) */
+	dpr_wire_arp(eth, &port->mac, port->ip, &arp->arp_data.arp_sha,
+		     arp->arp_data.arp_sip);
 	c->arp_reply_tx++;
 	return DPR_RX_REPLY;
 }

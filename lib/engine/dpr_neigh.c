@@ -51,13 +51,5 @@ struct rte_mbuf *
 dpr_arp_request(struct rte_mempool *pool, const struct dpr_port *port,
 		uint32_t ip)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	char *f = m != NULL ? rte_pktmbuf_append(m, DPR_ARP_FRAME_LEN) : NULL;
-
-	if (f == NULL) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	dpr_wire_arp(f, &port->mac, port->ip, NULL, ip);
-	return m;
+	return dpr_wire_build_arp(pool, &port->mac, port->ip, NULL, ip);
 }

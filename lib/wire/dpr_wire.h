@@ -650,6 +650,11 @@ struct rte_mbuf *dpr_wire_build_tmpl(struct rte_mempool *pool,
 		const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
 		unsigned int nseg);
 
+/** dpr_wire_arp() into a new mbuf from @p pool; NULL when none is free. */
+struct rte_mbuf *dpr_wire_build_arp(struct rte_mempool *pool,
+		const struct rte_ether_addr *sha, rte_be32_t sip,
+		const struct rte_ether_addr *tha, rte_be32_t tip);
+
 #ifdef __cplusplus
 }
 #endif

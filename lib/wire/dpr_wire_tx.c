@@ -425,3 +425,18 @@ dpr_wire_build_tmpl(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
 {
 	return build(pool, t, e, h, segs, nseg);
 }
+
+struct rte_mbuf *
+dpr_wire_build_arp(struct rte_mempool *pool, const struct rte_ether_addr *sha,
+		   rte_be32_t sip, const struct rte_ether_addr *tha, rte_be32_t tip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	char *f = m != NULL ? rte_pktmbuf_append(m, DPR_ARP_FRAME_LEN) : NULL;
+
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	dpr_wire_arp(f, sha, sip, tha, tip);
+	return m;
+}

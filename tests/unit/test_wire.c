@@ -825,7 +825,6 @@ test_wire_arp(void)
 	uint8_t f[DPR_ARP_FRAME_LEN + 1];
 	const struct rte_ether_hdr *e = (void *)f;
 	const struct rte_arp_hdr *a = (void *)(e + 1);
-	struct rte_ether_addr sha;
 
 	RTE_BUILD_BUG_ON(DPR_ARP_FRAME_LEN != sizeof(*e) + sizeof(*a));
 	memset(f, 0x77, sizeof(f));
@@ -841,9 +840,8 @@ test_wire_arp(void)
 	      a->arp_data.arp_sip == my_ip && a->arp_data.arp_tip == peer_ip &&
 	      rte_is_zero_ether_addr(&a->arp_data.arp_tha), "request: addresses");
 	CHECK_EQ(f[DPR_ARP_FRAME_LEN], 0x77, "nothing written past the frame");
-	/* the peer answers it in place */
-	sha = a->arp_data.arp_sha;
-	dpr_wire_arp(f, &peer, peer_ip, &sha, a->arp_data.arp_sip);
+	/* the peer answers it in place, pointing into the request */
+	dpr_wire_arp(f, &peer, peer_ip, &a->arp_data.arp_sha, a->arp_data.arp_sip);
 	CHECK(rte_is_same_ether_addr(&e->dst_addr, &me) &&
 	      rte_is_same_ether_addr(&e->src_addr, &peer) &&
 	      a->arp_opcode == RTE_BE16(RTE_ARP_OP_REPLY) &&
