@@ -130,7 +130,6 @@ connect_daemon(const char *path)
 	return fd;
 }
 
-/* One request, one answer. @return the answer's status (0 or -errno). */
 /* A daemon that cannot take another client ([control] max_clients) sends
  * one message with the errno and hangs up: the send or the receive of the
  * first call fails, and the refusal waits behind the error. */
@@ -153,6 +152,7 @@ refusal(int sfd, struct dpr_shm_msg *m, int rc)
 	return rc;
 }
 
+/* One request, one answer. @return the answer's status (0 or -errno). */
 static int
 call_fd(int sfd, uint32_t *seq, struct dpr_shm_msg *m, int send_fd, int *recv_fd)
 {
@@ -618,19 +618,21 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 		if (end > (uintptr_t)ch->addr + ch->len)
 			m.reg_mr.map_bytes = (uintptr_t)ch->addr + ch->len - start;
 		rc = 0;
-	} else if ((rc = maps_touching(start, end, &maps)) < 0) {
-		maps = NULL;
-	} else if (sysv_segment(maps, rc, start, end, &m.reg_mr.sysv,
-				&m.reg_mr.offset)) {
-		/* a System V segment: the daemon attaches it too */
-		fd = -1;
-		rc = 0;
-	} else {
-		rc = make_shadow(ctx, maps, rc, start, end);
-		fd = ctx->shadow_fd;
-		m.reg_mr.offset = start;
+	} else if ((rc = maps_touching(start, end, &maps)) >= 0) {
+		int n = rc;
+
+		if (sysv_segment(maps, n, start, end, &m.reg_mr.sysv,
+				 &m.reg_mr.offset)) {
+			/* a System V segment: the daemon attaches it too */
+			fd = -1;
+			rc = 0;
+		} else {
+			rc = make_shadow(ctx, maps, n, start, end);
+			fd = ctx->shadow_fd;
+			m.reg_mr.offset = start;
+		}
+		free(maps);
 	}
-	free(maps);
 	if (rc == 0)
 		rc = call_fd(ctx->fd, &ctx->seq, &m, fd, NULL);
 	pthread_mutex_unlock(&ctx->lock);
