@@ -179,7 +179,8 @@ make_qp(void)
 		swr.opcode = work[i].op;
 		swr.num_sge = work[i].len ? 1 : 0;
 		memset(&swr.wr, 0, sizeof(swr.wr));
-		if (work[i].len == 8) {         /* the atomics */
+		if (work[i].op == DPR_WR_ATOMIC_FETCH_AND_ADD ||
+		    work[i].op == DPR_WR_ATOMIC_CMP_AND_SWP) {
 			swr.wr.atomic.remote_addr = 0x700000;
 			swr.wr.atomic.rkey = 0x1234;
 			swr.wr.atomic.compare_add = 1;

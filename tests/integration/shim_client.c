@@ -873,14 +873,14 @@ do_target(const char *sock, const char *peer_ip, int nqp, uint32_t rqpn0,
 	for (i = 0; i < T_N; i++) {
 		off[i] = at;
 		at += kinds[i].len + page;      /* a canary page after each */
+		if (at > BUF)
+			die("layout");
 		mr[i] = dprdma_reg_mr(pd[kinds[i].pd], buf + off[i], kinds[i].len,
 				      (uintptr_t)buf + off[i], kinds[i].access);
 		if (mr[i] == NULL)
 			die(kinds[i].name);
 		rkey[i] = dprdma_mr_rkey(mr[i]);
 	}
-	if (at > BUF)
-		die("layout");
 	dprdma_dereg_mr(mr[T_FREED]);
 	mr[T_FREED] = NULL;
 	for (i = 0; i < 32; i++) {

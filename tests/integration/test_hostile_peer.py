@@ -194,11 +194,10 @@ def keys_from_the_wire(peer, sock):
         mrs, qpns, buf = info["mrs"], info["qpns"], info["buf"]
         mtu = 1024           # the client's QPs ask for path MTU 1024
 
-        def frame(k, op, psn, name, off, n, payload=b"", rkey=None):
+        def frame(k, op, psn, name, off, n, payload=b""):
             m = mrs[name]
-            return peer.frame(0, op, psn, peer.reth(
-                m["va"] + off, m["rkey"] if rkey is None else rkey, n),
-                payload, dqpn=qpns[k])
+            return peer.frame(0, op, psn, peer.reth(m["va"] + off, m["rkey"], n),
+                              payload, dqpn=qpns[k])
 
         def write(k, name, off=0, n=8, psn=RPSN):
             va = mrs[name]["va"] + off
