@@ -1654,14 +1654,14 @@ dpr_shim_adopt(int fd)
 		char junk[sizeof(m)];
 		int rfd;
 
+		SHIM_LOG(WARNING, "a client refused: %u connections already "
+			 "([control] max_clients)", shim.max_clients);
+		shim.st.quota_refused++;        /* counted before it is told */
 		while (dpr_shm_recv(fd, junk, sizeof(junk), MSG_DONTWAIT, &rfd,
 				    NULL) > 0)
 			if (rfd >= 0)
 				close(rfd);
 		dpr_shm_send(fd, &m, sizeof(m), -1);
-		SHIM_LOG(WARNING, "a client refused: %u connections already "
-			 "([control] max_clients)", shim.max_clients);
-		shim.st.quota_refused++;
 		return -EUSERS;
 	}
 	c = calloc(1, sizeof(*c));

@@ -455,6 +455,11 @@ def exhaust(sock):
                 "connections until [control] max_clients (256 served, %d of "
                 "them this client's), then EUSERS (errno %d)"
                 % (r["contexts"], r["open_errno"]))
+        # each full context's next QP, and the connection, in quota_refused
+        t.check(s["quota_refused"] - base["quota_refused"] == r["qp_contexts"],
+                "quota refusals counted: %d QP quotas and 1 connection (%d)"
+                % (r["qp_contexts"] - 1,
+                   s["quota_refused"] - base["quota_refused"]))
         t.wait_for(lambda: "a client refused: 256 connections already "
                    "([control] max_clients)" in DAEMONS["a"].output()[since:],
                    10, "the daemon logs the refusal, naming the key")
