@@ -33,6 +33,7 @@ struct capture {
 	rte_pcapng_t *pc;
 	struct rte_mempool *mp;
 	char path[256];
+	uint32_t snaplen;       /* bytes kept of each frame */
 	uint64_t captured;      /* written by the worker(s) */
 	uint64_t failed;
 };
@@ -61,7 +62,7 @@ capture_tap(void *state, uint16_t port_id, uint16_t queue,
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = rte_pcapng_copy(port_id, queue, pkts[i], c->mp,
-			UINT32_MAX, rte_get_tsc_cycles(),
+			c->snaplen, rte_get_tsc_cycles(),
 			tx ? RTE_PCAPNG_DIRECTION_OUT : RTE_PCAPNG_DIRECTION_IN);
 
 		if (m == NULL) {
@@ -119,18 +120,31 @@ tel_start(const char *cmd __rte_unused, const char *params,
 {
 	const char *comma = params ? strchr(params, ',') : NULL;
 	char name[RTE_MEMPOOL_NAMESIZE];
+	unsigned long snaplen = UINT32_MAX;
 	struct capture *c;
+	char *end;
 	long pi;
 	int fd, rc;
 
-	if (comma == NULL || comma[1] != '/')
-		return -EINVAL;   /* PORT,/absolute/path */
+	/* PORT,/absolute/path or PORT,SNAPLEN,/absolute/path (as tcpdump -s:
+	 * the bytes kept of each frame; 0 or none: all of it) */
+	if (comma == NULL)
+		return -EINVAL;
+	if (comma[1] != '/') {
+		snaplen = strtoul(comma + 1, &end, 10);
+		if (end == comma + 1 || *end != ',' || end[1] != '/')
+			return -EINVAL;
+		if (snaplen == 0 || snaplen > UINT32_MAX)
+			snaplen = UINT32_MAX;
+		comma = end;
+	}
 	pi = strtol(params, NULL, 10);
 	if (pi < 0 || pi >= DPR_MAX_PORTS || caps[pi] != NULL)
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;
+	c->snaplen = (uint32_t)snaplen;
 	snprintf(c->path, sizeof(c->path), "%s", comma + 1);
 	snprintf(name, sizeof(name), "dpr_cap_%ld", pi);
 	c->mp = rte_pktmbuf_pool_create(name, 4095, 0, 0,
@@ -189,7 +203,8 @@ void
 dpr_capture_register_telemetry(void)
 {
 	rte_telemetry_register_cmd("/dprdma/capture/start", tel_start,
-		"Capture a port's RX and TX to pcapng. Parameters: PORT,/PATH");
+		"Capture a port's RX and TX to pcapng. Parameters: PORT,/PATH or "
+		"PORT,SNAPLEN,/PATH (bytes kept of each frame)");
 	rte_telemetry_register_cmd("/dprdma/capture/stop", tel_stop,
 		"Stop a capture; counts what it wrote. Parameter: PORT");
 }

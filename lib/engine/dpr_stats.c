@@ -176,6 +176,167 @@ tel_transport_stats(const char *cmd __rte_unused, const char *params,
 	return 0;
 }
 
+/*
+ * QP snapshots: taken by the worker that owns the QPs, between two of its
+ * polls (the data path takes no lock), copied out here. The command comes
+ * first in the allocation: a worker that finds it abandoned frees it all.
+ */
+struct qp_snap {
+	struct dpr_cmd c;
+	uint16_t pi;
+	uint32_t qpn;                  /**< UINT32_MAX: every QP */
+	uint32_t n, max;
+	struct dpr_qp_info info[];
+};
+
+static int
+snap_one(struct dpr_tqp *qp, void *arg)
+{
+	struct qp_snap *s = arg;
+
+	if (s->qpn != UINT32_MAX && dpr_qp_num(qp) != s->qpn)
+		return 0;
+	if (s->n == s->max)
+		return 1;
+	dpr_qp_info(qp, &s->info[s->n++]);
+	return 0;
+}
+
+static int
+cmd_snap(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	struct qp_snap *s = (struct qp_snap *)c;
+
+	if (w->tp[s->pi] != NULL)
+		dpr_transport_foreach_qp(w->tp[s->pi], snap_one, s);
+	return 0;
+}
+
+/* Snapshots of port @p pi's QPs (@p qpn, or all with UINT32_MAX) from
+ * every worker, up to @p max. @return how many, or a negative errno. */
+static int
+qp_snapshots(uint16_t pi, uint32_t qpn, struct dpr_qp_info *out, uint32_t max)
+{
+	uint32_t got = 0;
+	unsigned int w;
+
+	for (w = 0; w < dpr_engine.n_workers && got < max; w++) {
+		struct qp_snap *s = calloc(1, sizeof(*s) +
+					   (size_t)(max - got) * sizeof(s->info[0]));
+		int rc;
+
+		if (s == NULL)
+			return -ENOMEM;
+		s->c.fn = cmd_snap;
+		s->pi = pi;
+		s->qpn = qpn;
+		s->max = max - got;
+		rc = dpr_engine_cmd_submit(w, &s->c, false);
+		if (rc != 0)
+			return rc;     /* the command is no longer ours */
+		memcpy(&out[got], s->info, s->n * sizeof(s->info[0]));
+		got += s->n;
+		free(s);
+	}
+	return (int)got;
+}
+
+/* "P" or "P,QPN" -> port index and QPN (UINT32_MAX without). */
+static int
+qp_params(const char *params, uint32_t *qpn)
+{
+	char buf[64], *comma, *end;
+	unsigned long v;
+	int pi;
+
+	*qpn = UINT32_MAX;
+	if (params == NULL || strlen(params) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", params);
+	comma = strchr(buf, ',');
+	if (comma != NULL) {
+		*comma = '\0';
+		v = strtoul(comma + 1, &end, 0);
+		if (*end != '\0' || comma[1] == '\0' || v > 0xffffff)
+			return -1;
+		*qpn = (uint32_t)v;
+	}
+	pi = port_param(buf);
+	return pi;
+}
+
+static int
+tel_qps(const char *cmd __rte_unused, const char *params,
+	struct rte_tel_data *d)
+{
+	const uint32_t max = RTE_TEL_MAX_ARRAY_ENTRIES;
+	struct dpr_qp_info *info;
+	uint32_t qpn;
+	int pi = qp_params(params, &qpn), n, i;
+
+	if (pi < 0 || qpn != UINT32_MAX)
+		return -EINVAL;
+	info = calloc(max, sizeof(*info));
+	if (info == NULL)
+		return -ENOMEM;
+	n = qp_snapshots((uint16_t)pi, UINT32_MAX, info, max);
+	if (n < 0) {
+		free(info);
+		return n;
+	}
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (i = 0; i < n; i++)
+		rte_tel_data_add_array_int(d, (int)info[i].qpn);
+	free(info);
+	return 0;
+}
+
+static int
+tel_qp(const char *cmd __rte_unused, const char *params,
+       struct rte_tel_data *d)
+{
+	static const char *const wqe_state[] = { "posted", "sending", "sent", "done" };
+	struct dpr_qp_info q;
+	uint32_t qpn;
+	int pi = qp_params(params, &qpn), n;
+
+	if (pi < 0 || qpn == UINT32_MAX)
+		return -EINVAL;
+	n = qp_snapshots((uint16_t)pi, qpn, &q, 1);
+	if (n <= 0)
+		return n < 0 ? n : -ENOENT;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "qpn", q.qpn);
+	rte_tel_data_add_dict_u64(d, "dest_qpn", q.dest_qpn);
+	rte_tel_data_add_dict_string(d, "state", dpr_qp_state_name(q.state));
+	rte_tel_data_add_dict_u64(d, "pmtu", q.pmtu);
+#define U(f) rte_tel_data_add_dict_u64(d, #f, q.f)
+	U(sq_size); U(sq_posted); U(sq_started); U(sq_completed);
+	U(req_psn); U(psn_hi); U(comp_psn); U(rd_atomic); U(max_rd_atomic);
+	U(retry_cnt); U(retry_left); U(rnr_retry); U(rnr_left); U(timeout);
+	U(rnr_wait); U(retried); U(replaying); U(retry_psn); U(retry_end);
+	U(mac_resolved); U(on_work); U(timer_armed); U(timer_left_ns);
+	U(rq_posted); U(rq_consumed); U(resp_psn); U(resp_msn);
+	U(max_dest_rd_atomic); U(res_unsent); U(ack_pending); U(nak_pending);
+	U(nak_syndrome); U(nak_psn);
+#undef U
+	if (q.sq_completed != q.sq_posted) {
+		rte_tel_data_add_dict_u64(d, "head_wr_id", q.head.wr_id);
+		rte_tel_data_add_dict_u64(d, "head_opcode", q.head.opcode);
+		rte_tel_data_add_dict_string(d, "head_state",
+			q.head.state < RTE_DIM(wqe_state) ? wqe_state[q.head.state] : "?");
+		rte_tel_data_add_dict_u64(d, "head_first_psn", q.head.first_psn);
+		rte_tel_data_add_dict_u64(d, "head_last_psn", q.head.last_psn);
+		rte_tel_data_add_dict_u64(d, "head_length", q.head.length);
+		rte_tel_data_add_dict_u64(d, "head_offset", q.head.offset);
+		rte_tel_data_add_dict_u64(d, "head_read_done", q.head.read_done);
+	}
+#define _(n) rte_tel_data_add_dict_u64(d, #n, q.stats.n);
+	DPR_QP_STATS(_)
+#undef _
+	return 0;
+}
+
 static int
 tel_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
 	   struct rte_tel_data *d)
@@ -247,6 +408,10 @@ dpr_stats_register_telemetry(void)
 		"Counters of a port, drops by reason. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/transport/stats", tel_transport_stats,
 		"RC transport counters of a port, all workers. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/qps", tel_qps,
+		"QP numbers of a port, every worker's. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/qp", tel_qp,
+		"One QP's transport state and counters. Parameters: port index,QPN");
 	rte_telemetry_register_cmd("/dprdma/lcores", tel_lcores,
 		"Worker lcore ids. No parameters");
 	rte_telemetry_register_cmd("/dprdma/lcore/stats", tel_lcore_stats,

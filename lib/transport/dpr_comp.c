@@ -141,13 +141,13 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 
 	switch (syn & DPR_AETH_TYPE_MASK) {
 	case DPR_AETH_ACK:
-		tp->stats.ack_rx++;
+		QP_STAT(qp, ack_rx);
 		if (ack_through(qp, psn))
 			progress(qp);
 		return;
 	case DPR_AETH_RNR_NAK:
 		/* IBA 9.7.5.2.8: wait the encoded time, then resend from psn */
-		tp->stats.rnr_nak_rx++;
+		QP_STAT(qp, rnr_nak_rx);
 		if (ack_through(qp, dpr_psn_add(psn, -1)))
 			progress(qp);
 		if (qp->state == DPR_QPS_ERR)
@@ -162,7 +162,7 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		qp->comp.rnr_psn = psn;
 		qp->comp.retried = false;
 		qp->comp.replaying = false;
-		tp->stats.rnr_waits++;
+		QP_STAT(qp, rnr_waits);
 		dpr_timer_arm(tp, &qp->timer, tp->now + dpr_rnr_timer_ns(syn));
 		return;
 	case DPR_AETH_NAK:
@@ -177,23 +177,23 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 	switch (syn & 0x1f) {
 	case DPR_NAK_PSN_SEQ_ERR:
 		/* the responder expects psn: go back to it (C9-118) */
-		tp->stats.nak_seq_rx++;
+		QP_STAT(qp, nak_seq_rx);
 		retry(qp, psn, true);
 		return;
 	case DPR_NAK_INVALID_REQ:
-		tp->stats.nak_err_rx++;
+		QP_STAT(qp, nak_err_rx);
 		qp_fail(qp, DPR_WC_REM_INV_REQ_ERR);
 		return;
 	case DPR_NAK_REM_ACCESS_ERR:
-		tp->stats.nak_err_rx++;
+		QP_STAT(qp, nak_err_rx);
 		qp_fail(qp, DPR_WC_REM_ACCESS_ERR);
 		return;
 	case DPR_NAK_REM_OP_ERR:
-		tp->stats.nak_err_rx++;
+		QP_STAT(qp, nak_err_rx);
 		qp_fail(qp, DPR_WC_REM_OP_ERR);
 		return;
 	default:
-		tp->stats.nak_err_rx++;
+		QP_STAT(qp, nak_err_rx);
 		qp_fail(qp, DPR_WC_REM_INV_REQ_ERR);
 		return;
 	}
@@ -203,7 +203,6 @@ static void
 rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
 {
-	struct dpr_transport *tp = qp->tp;
 	struct dpr_send_wqe *w;
 	uint32_t expect, left;
 
@@ -215,12 +214,12 @@ rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	w = sq_wqe(qp, qp->comp.index);
 	if (w->opcode != DPR_WR_RDMA_READ || !w->started ||
 	    dpr_psn_lt(h->psn, w->first_psn) || dpr_psn_gt(h->psn, w->last_psn)) {
-		tp->stats.dup_response_rx++;
+		QP_STAT(qp, dup_response_rx);
 		return;
 	}
 	expect = resume_psn(qp, w);
 	if (dpr_psn_lt(h->psn, expect)) {
-		tp->stats.dup_response_rx++;
+		QP_STAT(qp, dup_response_rx);
 		return;
 	}
 	if (dpr_psn_gt(h->psn, expect)) {
@@ -267,7 +266,7 @@ rx_atomic_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		return;
 	w = sq_wqe(qp, qp->comp.index);
 	if (!wr_is_atomic(w->opcode) || !w->started || w->first_psn != h->psn) {
-		tp->stats.dup_response_rx++;
+		QP_STAT(qp, dup_response_rx);
 		return;
 	}
 	/* the original value, in host order, to the local 8 bytes */
@@ -314,7 +313,7 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 {
 	/* a response to a PSN never sent is not ours to believe */
 	if (!dpr_psn_lt(h->psn, qp->req.psn_hi)) {
-		qp->tp->stats.dup_response_rx++;
+		QP_STAT(qp, dup_response_rx);
 		return;
 	}
 	responder_alive(qp);
@@ -333,7 +332,7 @@ dpr_comp_timeout(struct dpr_tqp *qp)
 
 	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn)
 		return;   /* nothing outstanding */
-	qp->tp->stats.local_ack_timeouts++;
+	QP_STAT(qp, local_ack_timeouts);
 	/* IBA 9.7.6.1.3: resend from the oldest unacknowledged PSN */
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
 	qp->comp.retried = false;

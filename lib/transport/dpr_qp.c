@@ -201,6 +201,94 @@ dpr_qp_get_state(const struct dpr_tqp *qp)
 	return qp->state;
 }
 
+const char *
+dpr_qp_state_name(enum dpr_qp_state s)
+{
+	static const char *const names[DPR_QPS_NUM] = {
+		[DPR_QPS_RESET] = "RESET", [DPR_QPS_INIT] = "INIT",
+		[DPR_QPS_RTR] = "RTR", [DPR_QPS_RTS] = "RTS",
+		[DPR_QPS_SQD] = "SQD", [DPR_QPS_SQE] = "SQE",
+		[DPR_QPS_ERR] = "ERR",
+	};
+
+	return (unsigned int)s < DPR_QPS_NUM ? names[s] : "?";
+}
+
+void
+dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
+{
+	const struct dpr_transport *tp = qp->tp;
+
+	memset(info, 0, sizeof(*info));
+	info->qpn = qp->qpn;
+	info->dest_qpn = qp->attr.dest_qp_num;
+	info->state = qp->state;
+	info->pmtu = qp->pmtu;
+	info->sq_size = qp->sq.size;
+	info->sq_posted = qp->sq.prod;
+	info->sq_started = qp->req.index;
+	info->sq_completed = qp->comp.index;
+	info->req_psn = qp->req.psn;
+	info->psn_hi = qp->req.psn_hi;
+	info->comp_psn = qp->comp.psn;
+	info->rd_atomic = qp->req.rd_atomic;
+	info->max_rd_atomic = qp->attr.max_rd_atomic;
+	info->retry_cnt = qp->attr.retry_cnt;
+	info->retry_left = qp->comp.retry_cnt;
+	info->rnr_retry = qp->attr.rnr_retry;
+	info->rnr_left = qp->comp.rnr_retry;
+	info->timeout = qp->attr.timeout;
+	info->rnr_wait = qp->comp.rnr_wait;
+	info->retried = qp->comp.retried;
+	info->replaying = qp->comp.replaying;
+	info->retry_psn = qp->comp.retry_psn;
+	info->retry_end = qp->comp.retry_end;
+	info->mac_resolved = qp->mac_resolved;
+	info->on_work = qp->on_work;
+	info->timer_armed = qp->timer.armed;
+	if (qp->timer.armed)
+		info->timer_left_ns = qp->timer.deadline > tp->now ?
+			qp->timer.deadline - tp->now : 0;
+	if (qp->comp.index != qp->sq.prod) {
+		const struct dpr_send_wqe *w = &qp->sq.wqe[qp->comp.index & qp->sq.mask];
+
+		info->head.wr_id = w->wr_id;
+		info->head.opcode = w->opcode;
+		info->head.state = w->state;
+		info->head.first_psn = w->started ? w->first_psn : 0;
+		info->head.last_psn = w->started ? w->last_psn : 0;
+		info->head.length = w->length;
+		info->head.offset = w->offset;
+		info->head.read_done = w->read_done;
+	}
+	info->rq_posted = qp->rq.prod;
+	info->rq_consumed = qp->rq.cons;
+	info->resp_psn = qp->resp.psn;
+	info->resp_msn = qp->resp.msn;
+	info->max_dest_rd_atomic = qp->attr.max_dest_rd_atomic;
+	info->res_unsent = qp->resp.res_unsent;
+	info->ack_pending = qp->resp.ack_pending;
+	info->nak_pending = qp->resp.nak_pending;
+	info->nak_syndrome = qp->resp.nak_syn;
+	info->nak_psn = qp->resp.nak_psn;
+	info->stats = qp->stats;
+}
+
+int
+dpr_transport_foreach_qp(struct dpr_transport *tp,
+			 int (*fn)(struct dpr_tqp *qp, void *arg), void *arg)
+{
+	struct dpr_tqp *qp;
+	int rc = 0;
+
+	TAILQ_FOREACH(qp, &tp->all, all_link) {
+		rc = fn(qp, arg);
+		if (rc != 0)
+			break;
+	}
+	return rc;
+}
+
 int
 dpr_qp_query(const struct dpr_tqp *qp, struct dpr_qp_attr *attr)
 {

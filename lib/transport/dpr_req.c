@@ -92,9 +92,9 @@ count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
 {
 	struct dpr_transport *tp = qp->tp;
 
-	tp->stats.req_packets++;
+	QP_STAT(qp, req_packets);
 	if (dpr_psn_lt(psn, qp->req.psn_hi))
-		tp->stats.retransmits++;
+		QP_STAT(qp, retransmits);
 	if (dpr_psn_ge(last, qp->req.psn_hi))
 		qp->req.psn_hi = dpr_psn_add(last, 1);
 	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0)

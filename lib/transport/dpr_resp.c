@@ -320,7 +320,7 @@ rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	res->type = RES_ATOMIC;
 	res->first_psn = res->last_psn = h->psn;
 	res->orig = orig;
-	qp->tp->stats.atomic_executed++;
+	QP_STAT(qp, atomic_executed);
 	qp->resp.psn = dpr_psn_add(h->psn, 1);
 	qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
 	qp_work(qp);
@@ -331,10 +331,9 @@ static void
 duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	  const struct dpr_wire_hdrs *h)
 {
-	struct dpr_transport *tp = qp->tp;
 	uint32_t i;
 
-	tp->stats.dup_request_rx++;
+	QP_STAT(qp, dup_request_rx);
 	if (pi->mask & (DPR_SEND_MASK | DPR_WRITE_MASK)) {
 		set_ack(qp);            /* acknowledge again, do nothing else */
 		return;
@@ -354,13 +353,13 @@ duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 			res->last_psn = dpr_psn_add(h->psn,
 				(int32_t)npkts(h->reth.len, qp->pmtu) - 1);
 			res->sent = 0;
-			tp->stats.read_replays++;
+			QP_STAT(qp, read_replays);
 			resend_res(qp, res);
 			return;
 		}
 		if ((pi->mask & DPR_ATOMIC_MASK) && res->type == RES_ATOMIC &&
 		    res->first_psn == h->psn) {
-			tp->stats.atomic_replays++;
+			QP_STAT(qp, atomic_replays);
 			resend_res(qp, res);
 			return;
 		}
@@ -384,7 +383,7 @@ dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	/* IBA 9.7.5.1.1 (C9-97): ahead of the expected PSN: one NAK per gap */
 	d = dpr_psn_diff(h->psn, qp->resp.psn);
 	if (d > 0) {
-		tp->stats.out_of_seq_rx++;
+		QP_STAT(qp, out_of_seq_rx);
 		if (!qp->resp.sent_psn_nak) {
 			qp->resp.sent_psn_nak = true;
 			set_nak(qp, DPR_AETH_NAK | DPR_NAK_PSN_SEQ_ERR, qp->resp.psn);
@@ -477,8 +476,8 @@ send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
 		}
 		if (dpr_xmit(tp, qp, &h, &seg, nseg) != 0)
 			return false;
-		tp->stats.read_resp_tx++;
-		tp->stats.resp_packets++;
+		QP_STAT(qp, read_resp_tx);
+		QP_STAT(qp, resp_packets);
 		(*budget)--;
 		res->sent += paylen;
 		if (last)
@@ -518,7 +517,7 @@ dpr_resp_send(struct dpr_tqp *qp, uint32_t budget)
 
 			if (budget == 0 || dpr_xmit(tp, qp, &h, NULL, 0) != 0)
 				return true;
-			tp->stats.resp_packets++;
+			QP_STAT(qp, resp_packets);
 			budget--;
 			res->to_send = false;
 			qp->resp.res_unsent--;
@@ -533,20 +532,20 @@ dpr_resp_send(struct dpr_tqp *qp, uint32_t budget)
 			return true;
 		qp->resp.nak_pending = false;
 		if ((syn & DPR_AETH_TYPE_MASK) == DPR_AETH_RNR_NAK)
-			tp->stats.rnr_nak_tx++;
+			QP_STAT(qp, rnr_nak_tx);
 		else if ((syn & 0x1f) == DPR_NAK_PSN_SEQ_ERR)
-			tp->stats.nak_seq_tx++;
+			QP_STAT(qp, nak_seq_tx);
 		else
-			tp->stats.nak_err_tx++;
-		tp->stats.resp_packets++;
+			QP_STAT(qp, nak_err_tx);
+		QP_STAT(qp, resp_packets);
 	} else if (qp->resp.ack_pending && qp->state != DPR_QPS_ERR) {
 		/* one cumulative ACK for everything received so far */
 		if (dpr_xmit_ack(qp, DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,
 				 dpr_psn_add(qp->resp.psn, -1)) != 0)
 			return true;
 		qp->resp.ack_pending = false;
-		tp->stats.ack_tx++;
-		tp->stats.resp_packets++;
+		QP_STAT(qp, ack_tx);
+		QP_STAT(qp, resp_packets);
 	}
 	return false;
 }

@@ -130,15 +130,9 @@ struct dpr_recv_wr {
 	int num_sge;
 };
 
-/* Counters of a transport: what an `rdma statistic` shows. */
-#define DPR_TRANSPORT_STATS(_) \
-	_(rx_frames) \
-	_(rx_invalid) \
-	_(rx_no_qp) \
-	_(rx_qp_state) \
-	_(rx_wrong_peer) \
-	_(tx_frames) \
-	_(tx_no_mbuf) \
+/* Counters of one QP (what `rdma statistic show` gives per QP); each is
+ * also counted in its transport's total of the same name. */
+#define DPR_QP_STATS(_) \
 	_(req_packets) \
 	_(retransmits) \
 	_(local_ack_timeouts) \
@@ -158,7 +152,19 @@ struct dpr_recv_wr {
 	_(read_resp_tx) \
 	_(read_replays) \
 	_(atomic_executed) \
-	_(atomic_replays) \
+	_(atomic_replays)
+
+/* Counters of a transport: what an `rdma statistic` shows; those of its
+ * QPs in the middle. */
+#define DPR_TRANSPORT_STATS(_) \
+	_(rx_frames) \
+	_(rx_invalid) \
+	_(rx_no_qp) \
+	_(rx_qp_state) \
+	_(rx_wrong_peer) \
+	_(tx_frames) \
+	_(tx_no_mbuf) \
+	DPR_QP_STATS(_) \
 	_(tx_payload_copied) \
 	_(tx_payload_attached)
 
@@ -166,6 +172,72 @@ struct dpr_transport_stats {
 #define _(n) uint64_t n;
 	DPR_TRANSPORT_STATS(_)
 #undef _
+};
+
+struct dpr_qp_stats {
+#define _(n) uint64_t n;
+	DPR_QP_STATS(_)
+#undef _
+};
+
+/**
+ * A QP's transport state at one moment, for telemetry and for tests that
+ * must say why a QP stopped: queue positions, PSNs of the three stages,
+ * the retry machinery and its timer, the oldest send WQE not completed.
+ */
+struct dpr_qp_info {
+	uint32_t qpn;
+	uint32_t dest_qpn;
+	enum dpr_qp_state state;
+	uint32_t pmtu;
+	/* send queue: posted >= started >= completed (WQE counts) */
+	uint32_t sq_size;
+	uint32_t sq_posted;
+	uint32_t sq_started;          /**< the requester's next WQE */
+	uint32_t sq_completed;        /**< the completer's oldest WQE */
+	/* requester and completer */
+	uint32_t req_psn;             /**< next PSN to send */
+	uint32_t psn_hi;              /**< one past the highest PSN sent */
+	uint32_t comp_psn;            /**< oldest PSN not acknowledged */
+	uint32_t rd_atomic;           /**< READs/atomics outstanding */
+	uint8_t max_rd_atomic;
+	uint8_t retry_cnt;            /**< configured */
+	uint8_t retry_left;
+	uint8_t rnr_retry;            /**< configured (7: for ever) */
+	uint8_t rnr_left;
+	uint8_t timeout;              /**< configured (4.096 us << timeout) */
+	bool rnr_wait;
+	bool retried;                 /**< a go-back to retry_psn is under way */
+	bool replaying;               /**< until comp_psn reaches retry_end */
+	bool mac_resolved;
+	bool on_work;                 /**< queued to send */
+	bool timer_armed;
+	uint32_t retry_psn;
+	uint32_t retry_end;
+	uint64_t timer_left_ns;       /**< with timer_armed */
+	/* the oldest send WQE not completed (sq_completed < sq_posted) */
+	struct {
+		uint64_t wr_id;
+		uint8_t opcode;           /**< enum dpr_wr_opcode */
+		uint8_t state;            /**< 0 posted, 1 sending, 2 sent, 3 done */
+		uint32_t first_psn;
+		uint32_t last_psn;
+		uint32_t length;
+		uint32_t offset;          /**< bytes sent (READ: asked for) */
+		uint32_t read_done;
+	} head;
+	/* receive queue and responder */
+	uint32_t rq_posted;
+	uint32_t rq_consumed;
+	uint32_t resp_psn;            /**< next PSN expected */
+	uint32_t resp_msn;
+	uint8_t max_dest_rd_atomic;
+	uint32_t res_unsent;          /**< READ/atomic answers still to send */
+	bool ack_pending;
+	bool nak_pending;
+	uint8_t nak_syndrome;
+	uint32_t nak_psn;
+	struct dpr_qp_stats stats;
 };
 
 /** @return a transport, or NULL with rte_errno (EINVAL, ENOMEM). */
@@ -217,6 +289,14 @@ uint32_t dpr_qp_num(const struct dpr_tqp *qp);
  * from another lcore while the QP exists). */
 uint32_t dpr_qp_owner(const struct dpr_tqp *qp);
 enum dpr_qp_state dpr_qp_get_state(const struct dpr_tqp *qp);
+/** Fill @p info with the QP's state now (on the QP's own lcore). */
+void dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info);
+/** Name of a QP state ("RTS"), as rdma-core prints them. */
+const char *dpr_qp_state_name(enum dpr_qp_state s);
+/** Call @p fn for every QP of @p tp, in creation order, until it
+ * returns non-zero. @return what the last call returned, or 0. */
+int dpr_transport_foreach_qp(struct dpr_transport *tp,
+		int (*fn)(struct dpr_tqp *qp, void *arg), void *arg);
 
 /**
  * ibv_post_send. @return 0, or a negative errno with *bad the first WR

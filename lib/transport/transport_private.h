@@ -174,6 +174,7 @@ struct dpr_tqp {
 		uint32_t nak_psn;
 	} resp;
 
+	struct dpr_qp_stats stats;
 	struct dpr_timer timer;        /**< ACK timeout or RNR wait */
 	bool on_work;
 	TAILQ_ENTRY(dpr_tqp) work_link;
@@ -193,6 +194,12 @@ struct dpr_transport {
 	struct dpr_wheel wheel;
 	struct dpr_transport_stats stats;
 };
+
+/* One event of a QP: its own counter and its transport's total. */
+#define QP_STAT(qp, n) do { \
+		(qp)->stats.n++; \
+		(qp)->tp->stats.n++; \
+	} while (0)
 
 static inline struct dpr_send_wqe *
 sq_wqe(struct dpr_tqp *qp, uint32_t i)

@@ -38,8 +38,24 @@ def log(*args):
     print(*args, flush=True)
 
 
+# called (once, in order) by fail() before the test exits: what a failing
+# test should leave behind or print (state of the daemons, captures kept)
+_on_fail = []
+
+
+def on_fail(fn):
+    """Run fn() when the test fails (before it exits)."""
+    _on_fail.append(fn)
+
+
 def fail(msg):
     log("FAIL: " + msg)
+    while _on_fail:
+        fn = _on_fail.pop(0)
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - the failure itself matters more
+            log("(while describing the failure: %r)" % e)
     sys.exit(1)
 
 

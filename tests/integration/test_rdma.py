@@ -227,6 +227,48 @@ def main():
         v = cmd(PB, "/dprdma/client/read64,%d" % zero)["value"]
         t.check(v == 50, "50 CMP_SWAPs each found the value the last left")
 
+        # every QP as its worker has it: all work done, counters per QP
+        # adding up to the port's
+        qpns = [int(x) for x in ca["qpns"].split(",")]
+        t.check(sorted(t.telemetry(PA, "/dprdma/qps,0")) == sorted(qpns),
+                "/dprdma/qps lists A's QPs %r" % qpns)
+        tr = t.telemetry(PA, "/dprdma/transport/stats,0")
+        sums = {"req_packets": 0, "ack_rx": 0, "resp_packets": 0}
+        for i, qpn in enumerate(qpns):
+            q = t.telemetry(PA, "/dprdma/qp,0,%d" % qpn)
+            t.check(q["state"] == "RTS" and q["dest_qpn"] ==
+                    int(cb["qpns"].split(",")[i]) and q["sq_posted"] > 0 and
+                    q["sq_posted"] == q["sq_completed"] and
+                    q["comp_psn"] == q["req_psn"] and not q["timer_armed"] and
+                    q["req_packets"] > 0,
+                    "/dprdma/qp,0,%d: RTS, connected to B's QP %d, every one "
+                    "of %d WQEs completed, nothing unacknowledged" %
+                    (qpn, q["dest_qpn"], q["sq_posted"]))
+            for k in sums:
+                sums[k] += q[k]
+        t.check(all(sums[k] == tr[k] for k in sums),
+                "the QPs' counters add up to the port's: %r" % sums)
+        t.check(t.telemetry(PA, "/dprdma/qp,0,%d" % (max(qpns) + 100)) is None
+                and t.telemetry(PA, "/dprdma/qp,0") is None and
+                t.telemetry(PA, "/dprdma/qps,9") is None,
+                "/dprdma/qp refuses an unknown QP, a missing QPN, a bad port")
+
+        # a capture that keeps 128 bytes of each frame (tcpdump -s)
+        r = t.telemetry(PA, "/dprdma/capture/start,0,128," + CAPTURE)
+        t.check(r is not None and r.get("capturing") == "yes",
+                "capture with a snap length started")
+        crc, got, s = write_checked(cb, 0, 65536, 5)
+        t.check(got == crc, "WRITE 64 KiB while capturing headers only")
+        t.telemetry(PA, "/dprdma/capture/stop,0")
+        p = t.run(["tshark", "-r", CAPTURE, "-T", "fields", "-e",
+                   "frame.cap_len", "-e", "frame.len"], check_rc=False)
+        lens = [tuple(int(x) for x in ln.split()) for ln in p.stdout.split("\n")
+                if ln.strip()]
+        t.check(len(lens) >= 64 and all(c <= 128 for c, _ in lens) and
+                max(n for _, n in lens) > 1000,
+                "%d frames captured, 128 bytes of each kept, their lengths "
+                "whole (largest %d)" % (len(lens), max(n for _, n in lens)))
+
         retrans = invalid = 0
         for p in (PA, PB):
             tr = t.telemetry(p, "/dprdma/transport/stats,0")

@@ -118,6 +118,17 @@ def hostile_control(sock):
     st, d = ask(owner, msg(OPS["create_cq"], struct.pack("<Ii", 16, -1)))
     t.check(st == 0, "owner: create_cq")
     cq = struct.unpack("<I", d[16:20])[0]
+    # its rings, as an operator sees them: the client with our pid holds
+    # one CQ, with nothing produced or consumed yet
+    mine = [cid for cid, c in t.telemetry(PA, "/dprdma/shim/clients").items()
+            if c["pid"] == PID]
+    detail = t.telemetry(PA, "/dprdma/shim/client,%s" % mine[-1])
+    t.check(len(mine) >= 1 and detail["qps"] == [] and len(detail["cqs"]) == 1
+            and re.match(r"cq %d cqe \d+ prod 0 cons 0 " % cq, detail["cqs"][0]),
+            "/dprdma/shim/client shows the owner's CQ ring: %r" % detail)
+    t.check(t.telemetry(PA, "/dprdma/shim/client,999999") is None and
+            t.telemetry(PA, "/dprdma/shim/client,x") is None,
+            "/dprdma/shim/client refuses an unknown client id and garbage")
 
     h = raw_conn(sock)
     cases = [

@@ -3,10 +3,13 @@
 """What the interop tests share: the Linux rxe peer kit (tools/rxe-peer),
 its namespace, dprdmad on the guest's bridge, and the wire check."""
 
+import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "integration"))
@@ -16,6 +19,10 @@ KIT = os.path.join(t.SOURCE_ROOT, "tools", "rxe-peer")
 NS = "rxepeer"
 OURS, GUEST, BRIDGE = "10.99.0.10", "10.99.0.2", "10.99.0.1"
 PCAP_TOOL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-pcap")
+GUEST_TAP = "rxt-p1"
+# what a failing interop test keeps: under the build tree, beside meson's
+# logs (build/interop-failures/TEST-PID/)
+BUILD = os.path.dirname(os.path.dirname(os.path.abspath(t.DPRDMAD)))
 
 
 def kit(*args, check=True, timeout=300, env=None):
@@ -99,3 +106,70 @@ def wire_check(prefix, capture, min_frames):
     t.check(tr["rx_invalid"] == 0 and tr["nak_err_rx"] == 0 and
             tr["nak_err_tx"] == 0, "no invalid frame, no error NAK either way")
     return tr
+
+
+def artifacts(test):
+    """The folder a failing run of @test keeps its captures in."""
+    d = os.path.join(BUILD, "interop-failures", "%s-%d" % (test, os.getpid()))
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+class GuestCapture:
+    """Every frame the guest's NIC sends and receives (dumpcap on its tap
+    in the kit's namespace: the guest's own view of the wire, before
+    dprdmad's port adapter and after the guest's qdisc)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", NS, "dumpcap", "-q", "-i", GUEST_TAP,
+             "-w", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # dumpcap writes its file header once it captures
+        for _ in range(50):
+            if os.path.exists(path) and os.path.getsize(path) > 0:
+                break
+            time.sleep(0.1)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def dprdma_state(prefix):
+    """Every QP of port 0 as dprdmad's transport has it, the shim's clients
+    with their rings (posted/taken, completions produced/consumed), and the
+    port's transport counters."""
+    lines = []
+    try:
+        for qpn in t.telemetry(prefix, "/dprdma/qps,0"):
+            q = t.telemetry(prefix, "/dprdma/qp,0,%d" % qpn)
+            lines.append("dprdma QP %s" % json.dumps(q))
+        clients = t.telemetry(prefix, "/dprdma/shim/clients")
+        for cid in clients:
+            c = t.telemetry(prefix, "/dprdma/shim/client,%s" % cid)
+            lines.append("dprdma client %s: %s" % (cid, json.dumps(c)))
+        lines.append("dprdma transport: %s" % json.dumps(
+            t.telemetry(prefix, "/dprdma/transport/stats,0")))
+    except Exception as e:  # noqa: BLE001 - a dead daemon says so itself
+        lines.append("dprdma state unavailable: %r" % e)
+    return lines
+
+
+def guest_state():
+    """The guest's QPs (rdma res show qp: PSNs, state) and rxe's counters."""
+    p = kit("peer-exec.sh", "-t", "30", "p1",
+            "rdma res show qp; rdma statistic show", check=False, timeout=60)
+    return ["guest: " + x for x in p.stdout.splitlines()]
+
+
+def describe(prefix, why):
+    """Print both sides' per-QP state (call it while the programs still
+    run: once they exit, their QPs are gone)."""
+    t.log("state of both sides (%s):" % why)
+    for line in dprdma_state(prefix) + guest_state():
+        t.log("  " + line)
