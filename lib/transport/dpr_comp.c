@@ -42,6 +42,7 @@ progress(struct dpr_tqp *qp)
 	} else if (qp->attr.timeout != 0 && !qp->comp.rnr_wait) {
 		dpr_timer_arm(tp, &qp->timer,
 			      tp->now + ack_timeout_ns(qp->attr.timeout));
+		qp->comp.attempt_start = tp->now;
 	}
 	qp_work(qp);
 }
@@ -289,22 +290,29 @@ rx_atomic_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 
 /*
  * The local ACK timeout measures the responder's silence (IBA 9.7.6.1.3),
- * not the wait for one response: any response to a PSN we sent, stale
- * ones included, shows the peer working through its queue, so the timer
- * starts again (the retry count does not). A slow responder with a deep
- * READ pipeline (rxe under emulation: 128 READs of 64 KiB take seconds to
- * answer) otherwise times out retry after retry while its answers to the
- * older requests are still on their way.
+ * not the wait for one response: a response to a PSN not yet acknowledged
+ * shows the peer working through its queue even when it makes no progress
+ * here, so the timer starts again (the retry count does not). A slow
+ * responder with a deep READ pipeline (rxe under emulation: 128 READs of
+ * 64 KiB take seconds to answer) otherwise times out retry after retry
+ * while its answers to the older requests are still on their way, behind
+ * the one that was lost. Two limits keep the QP live whatever the peer
+ * sends: responses to PSNs already acknowledged (duplicate ACKs) restart
+ * nothing, and one attempt lasts at most DPR_ACK_TIMEOUT_STRETCH timeouts.
  */
 static void
-responder_alive(struct dpr_tqp *qp)
+responder_alive(struct dpr_tqp *qp, uint32_t psn)
 {
 	struct dpr_transport *tp = qp->tp;
+	uint64_t t = ack_timeout_ns(qp->attr.timeout), deadline;
 
-	if (qp->attr.timeout != 0 && !qp->comp.rnr_wait &&
-	    (qp->comp.index != qp->req.index || qp->comp.psn != qp->req.psn))
-		dpr_timer_arm(tp, &qp->timer,
-			      tp->now + ack_timeout_ns(qp->attr.timeout));
+	if (t == 0 || qp->comp.rnr_wait || !qp->timer.armed ||
+	    dpr_psn_lt(psn, qp->comp.psn))
+		return;
+	deadline = RTE_MIN(tp->now + t,
+			   qp->comp.attempt_start + DPR_ACK_TIMEOUT_STRETCH * t);
+	if (deadline > qp->timer.deadline)
+		dpr_timer_arm(tp, &qp->timer, deadline);
 }
 
 void
@@ -316,7 +324,7 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		QP_STAT(qp, dup_response_rx);
 		return;
 	}
-	responder_alive(qp);
+	responder_alive(qp, h->psn);
 	if (pi->opcode == DPR_OP_RC_ACK)
 		rx_ack(qp, h);
 	else if (pi->mask & DPR_READ_MASK)

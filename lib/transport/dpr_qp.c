@@ -441,7 +441,7 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 		free(qp->resp.res);
 		qp->resp.res = res;
 		qp->resp.res_num = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
-		qp->resp.res_head = qp->resp.res_send = qp->resp.res_unsent = 0;
+		qp->resp.res_head = qp->resp.res_unsent = 0;
 	}
 	if (mask & DPR_QP_TIMEOUT)
 		qp->attr.timeout = a->timeout;

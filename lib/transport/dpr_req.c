@@ -97,9 +97,11 @@ count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
 		QP_STAT(qp, retransmits);
 	if (dpr_psn_ge(last, qp->req.psn_hi))
 		qp->req.psn_hi = dpr_psn_add(last, 1);
-	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0)
+	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0) {
 		dpr_timer_arm(tp, &qp->timer,
 			      tp->now + ack_timeout_ns(qp->attr.timeout));
+		qp->comp.attempt_start = tp->now;
+	}
 }
 
 /* One packet of @p w. @return 0, or -ENOBUFS/-ENOMEM to try later. */

@@ -68,12 +68,20 @@ static void
 class_c(struct dpr_tqp *qp, uint8_t nak_code, uint32_t psn,
 	enum dpr_event_type ev, enum dpr_wc_status recv_status)
 {
+	uint32_t owed = qp->resp.res_unsent;
+
 	set_nak(qp, DPR_AETH_NAK | nak_code, psn);
 	if (qp->resp.have_wqe)
 		complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
 			      NULL, false);
 	dpr_verbs_event(qp->tp->ctx, ev, qp->qpn);
 	dpr_qp_error(qp);
+	/* the answers to the READs and atomics accepted before this request
+	 * were owed before it: they leave first, then the NAK, in PSN order
+	 * as a responder that answers at once (rxe) sends them; without them
+	 * the requester would take the NAK's implied ACK for their data */
+	qp->resp.res_unsent = owed;
+	qp_work(qp);
 }
 
 static void
@@ -210,19 +218,40 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	done_request(qp, pi, h);
 }
 
-/* A slot for a READ or atomic, or NULL if every slot still has responses
- * to send (a requester beyond max_dest_rd_atomic: dropped, it retries). */
+/*
+ * Responder resources (IBA 9.7.5.1.6, C9-122): the last max_dest_rd_atomic
+ * READ and atomic requests, kept in a ring to answer their duplicates. A
+ * new request takes the oldest slot (rxe recycles its ring the same way)
+ * unless that slot's first answers have not all gone out yet: then every
+ * slot still waits to answer, so the requester has more READs and atomics
+ * outstanding than this QP's max_dest_rd_atomic, the responder error IBA
+ * 9.9.3.1 names "too many RDMA READ or ATOMIC requests" (rxe:
+ * RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), class C: NAK Invalid Request, QP to
+ * ERR; so does any READ or atomic to a QP that takes none
+ * (max_dest_rd_atomic 0). A requester within its negotiated depth never
+ * meets either: it sends a new one only after an older one's answer
+ * arrived. An oldest slot busy only replaying answers to a duplicate of
+ * its request (one that came late, or twice) gives the replay up: the
+ * requester sending new requests past it has those answers already.
+ * @return the slot, or NULL with the request NAKed.
+ */
 static struct dpr_resp_res *
-alloc_res(struct dpr_tqp *qp)
+take_res(struct dpr_tqp *qp, uint32_t psn)
 {
 	struct dpr_resp_res *res;
 
-	if (qp->resp.res_unsent >= qp->resp.res_num)
+	if (qp->attr.max_dest_rd_atomic == 0) {
+		nak_invalid(qp, psn);
 		return NULL;
+	}
 	res = &qp->resp.res[qp->resp.res_head % qp->resp.res_num];
 	if (res->to_send) {
-		/* the oldest slot is still sending: wait */
-		return NULL;
+		if (!res->replay) {
+			QP_STAT(qp, rd_atomic_over);
+			nak_invalid(qp, psn);
+			return NULL;
+		}
+		qp->resp.res_unsent--;
 	}
 	qp->resp.res_head++;
 	qp->resp.res_unsent++;
@@ -231,24 +260,13 @@ alloc_res(struct dpr_tqp *qp)
 	return res;
 }
 
-/* A slot for a READ or an atomic the checks passed, or NULL: NAKed when
- * the QP takes none (max_dest_rd_atomic 0), dropped while all are busy. */
-static struct dpr_resp_res *
-take_res(struct dpr_tqp *qp, uint32_t psn)
-{
-	if (qp->attr.max_dest_rd_atomic == 0) {
-		nak_invalid(qp, psn);
-		return NULL;
-	}
-	return alloc_res(qp);
-}
-
 /* Send a kept resource's answers again (a duplicate asked for them). */
 static void
 resend_res(struct dpr_tqp *qp, struct dpr_resp_res *res)
 {
 	if (!res->to_send) {
 		res->to_send = true;
+		res->replay = true;
 		qp->resp.res_unsent++;
 	}
 	qp_work(qp);
@@ -277,7 +295,10 @@ rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	res->rkey = h->reth.rkey;
 	res->length = h->reth.len;
 	qp->resp.psn = dpr_psn_add(res->last_psn, 1);
+	/* C9-148: a READ counts as done for the MSN once accepted; its
+	 * responses, however long they wait behind others, carry this MSN */
 	qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+	res->msn = qp->resp.msn;
 	(void)pi;
 	qp_work(qp);
 }
@@ -323,6 +344,7 @@ rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	QP_STAT(qp, atomic_executed);
 	qp->resp.psn = dpr_psn_add(h->psn, 1);
 	qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+	res->msn = qp->resp.msn;
 	qp_work(qp);
 }
 
@@ -444,8 +466,7 @@ send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
 			.dqpn = qp->attr.dest_qp_num,
 			.psn = dpr_psn_add(res->first_psn,
 					   (int32_t)(res->sent / qp->pmtu)),
-			.aeth = { DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,
-				  qp->resp.msn },
+			.aeth = { DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID, res->msn },
 		};
 		struct dpr_wire_seg seg;
 		unsigned int nseg = 0;
@@ -511,7 +532,7 @@ dpr_resp_send(struct dpr_tqp *qp, uint32_t budget)
 				.dqpn = qp->attr.dest_qp_num,
 				.psn = res->first_psn,
 				.aeth = { DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,
-					  qp->resp.msn },
+					  res->msn },
 				.atomic_orig = res->orig,
 			};
 

@@ -56,6 +56,17 @@ struct dpr_transport_conf {
 	uint32_t zero_copy_min;
 };
 
+/**
+ * The local ACK timeout (IBA 9.7.6.1.3) measures the responder's silence:
+ * a response to a PSN not yet acknowledged that makes no progress (the
+ * rest of a READ pipeline still arriving after a lost packet, answers to
+ * an earlier pass of a go-back-N) starts the timer again, but one attempt
+ * without progress lasts at most this many timeouts. So a QP that stops
+ * making progress ends in RETRY_EXC_ERR within (retry_cnt + 1) x this x
+ * the timeout, whatever its peer sends (duplicate ACKs, stale responses).
+ */
+#define DPR_ACK_TIMEOUT_STRETCH 16
+
 /** Address vector (ibv_ah_attr with its GRH). */
 struct dpr_ah_attr {
 	union dpr_gid dgid;
@@ -152,7 +163,8 @@ struct dpr_recv_wr {
 	_(read_resp_tx) \
 	_(read_replays) \
 	_(atomic_executed) \
-	_(atomic_replays)
+	_(atomic_replays) \
+	_(rd_atomic_over)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */

@@ -86,6 +86,9 @@ enum res_type { RES_NONE, RES_READ, RES_ATOMIC };
 struct dpr_resp_res {
 	uint8_t type;
 	bool to_send;             /**< responses still to transmit */
+	bool replay;              /**< ...for a duplicate of the request */
+	uint32_t msn;             /**< what its responses carry: the MSN
+	                               that counts this request (C9-148) */
 	uint32_t first_psn;
 	uint32_t last_psn;
 	/* READ */
@@ -150,6 +153,11 @@ struct dpr_tqp {
 		 * go-back would only queue more replay at the responder. */
 		bool replaying;
 		uint32_t retry_end;
+		/** When the ACK timer's current attempt began (the last
+		 * progress, or the first send after a timeout or while idle):
+		 * responses that make no progress stretch it to at most
+		 * DPR_ACK_TIMEOUT_STRETCH timeouts from here. */
+		uint64_t attempt_start;
 	} comp;
 	struct {                       /* responder (dpr_resp.c) */
 		uint32_t psn;          /**< next expected PSN */
@@ -164,9 +172,8 @@ struct dpr_tqp {
 		uint32_t write_len;
 		struct dpr_resp_res *res;
 		uint32_t res_num;
-		uint32_t res_head;     /**< next slot to allocate */
-		uint32_t res_send;     /**< oldest slot with responses to send */
-		uint32_t res_unsent;
+		uint32_t res_head;     /**< next slot to allocate: the oldest */
+		uint32_t res_unsent;   /**< slots with responses to send */
 		bool ack_pending;
 		uint32_t ack_psn;
 		bool nak_pending;

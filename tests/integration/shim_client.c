@@ -131,10 +131,11 @@ side_open(struct side *s, const char *sock, bool alloc)
 		die("create_qp");
 }
 
-/* INIT -> RTR -> RTS towards dqpn at dgid; remote write, read, atomic */
+/* INIT -> RTR -> RTS towards dqpn at dgid; remote write, read, atomic;
+ * @p resources READs and atomics outstanding each way */
 static void
 connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
-	   uint32_t psn, uint32_t rpsn)
+	   uint32_t psn, uint32_t rpsn, uint8_t resources)
 {
 	struct dpr_shm_qp_attr a;
 
@@ -148,7 +149,7 @@ connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
 	a.path_mtu = 3;         /* 1024 */
 	a.dest_qp_num = dqpn;
 	a.rq_psn = rpsn;
-	a.max_dest_rd_atomic = 16;
+	a.max_dest_rd_atomic = resources;
 	a.min_rnr_timer = 12;
 	a.dgid = *dgid;
 	a.sgid_index = 1;
@@ -162,7 +163,7 @@ connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
+	a.max_rd_atomic = resources;
 	if (dprdma_modify_qp(qp, &a, 1 | 512 | 1024 | 2048 | 65536 | 8192) != 0)
 		die("modify RTS");
 }
@@ -170,7 +171,8 @@ connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
 static void
 connect_qp(struct side *s, const struct side *peer, uint32_t psn, uint32_t rpsn)
 {
-	connect_to(s->qp, &peer->port.gid[1], dprdma_qp_num(peer->qp), psn, rpsn);
+	connect_to(s->qp, &peer->port.gid[1], dprdma_qp_num(peer->qp), psn, rpsn,
+		   16);
 }
 
 static void
@@ -902,7 +904,9 @@ do_target(const char *sock, const char *peer_ip, int nqp, uint32_t rqpn0,
 		if (qp[i] == NULL)
 			die("create_qp");
 		if (i < nqp)
-			connect_to(qp[i], &dgid, rqpn0 + (uint32_t)i, 1, rpsn);
+			/* 4 READs and atomics at once, as the hostile peer's
+			 * READ bursts expect */
+			connect_to(qp[i], &dgid, rqpn0 + (uint32_t)i, 1, rpsn, 4);
 	}
 	printf("{\"qpns\": [");
 	for (i = 0; i < nqp; i++)

@@ -56,7 +56,7 @@ NQP = 16
 RPSN = 1000          # the PSN this peer starts each QP at
 RQPN0 = 0x100        # this peer's QPN for the daemon's QP i: RQPN0 + i
 RQPN1 = 0x300        # the same for the verbs client's QPs
-NT = 8               # the verbs client's connected QPs
+NT = 10              # the verbs client's connected QPs (4 READs each)
 SHIM_TEST = os.environ.get("DPR_SHIM_TEST", "build/tests/dprdma-shim-test")
 CLONE_NEWNET = 0x40000000
 
@@ -107,12 +107,15 @@ class Peer:
                     int(x) for x in IP_A.split(".")))
 
     def _rx(self, p):
+        """(opcode, dest QPN, PSN, AETH syndrome, AETH MSN, payload) of a
+        frame dprdmad sent (payload: after the AETH, before the ICRC)."""
         b = bytes(p)
         bth = b[42:54]
         op, dqpn = bth[0], int.from_bytes(bth[5:8], "big")
         psn = int.from_bytes(bth[9:12], "big")
         syn = b[54] if len(b) >= 58 else None
-        self.got.append((op, dqpn, psn, syn))
+        msn = int.from_bytes(b[55:58], "big") if len(b) >= 58 else None
+        self.got.append((op, dqpn, psn, syn, msn, b[58:-4]))
 
     def udp(self, sport, payload, src=IP_B):
         """Ether/IPv4/UDP to port 4791 around @payload (scapy layers or
@@ -166,6 +169,13 @@ def pattern(off, n):
     bytes differ from what is there at every position, so a diff shows
     exactly the bytes written"""
     return bytes(~(77 * 131 + j * 7 + (j >> 8)) & 0xff
+                 for j in range(off, off + n))
+
+
+def pattern_of(off, n):
+    """dprdma-shim-test's fill() of its allocation (seed 77) as it is
+    there: the bytes a READ brings back"""
+    return bytes((77 * 131 + j * 7 + (j >> 8)) & 0xff
                  for j in range(off, off + n))
 
 
@@ -266,6 +276,54 @@ def keys_from_the_wire(peer, sock):
         ch = ask("diff")["changed"]
         t.check(ch == [[va + 4096, va + 4104]], "8 bytes landed at MR+4096 "
                 "and nowhere else (%r)" % ch)
+
+        # READs queued behind each other: each response carries its own
+        # READ's MSN (C9-148); more waiting at once than the QP's 4
+        # resources: NAK Invalid Request (IBA 9.9.3.1, "too many RDMA READ
+        # or ATOMIC requests"), never a PSN sequence NAK
+        def reads(k, n):
+            return [frame(k, OP_READ_REQ, RPSN + i, "ok", 64 * i, 64)
+                    for i in range(n)]
+
+        def answers(k, rsp, n):
+            """READ responses in order, each its READ's PSN, MSN, bytes;
+            returns how many"""
+            va = mrs["ok"]["va"]
+            good = 0
+            for r in rsp:
+                if r[0] != 0x10:
+                    break
+                i = r[2] - RPSN
+                t.check(i == good and r[4] == good + 1 and r[3] == 0x1f and
+                        r[5] == pattern_of(va + 64 * i - buf, 64),
+                        "QP %d, READ %d: READ_RESPONSE_ONLY at PSN %d, MSN %d, "
+                        "the MR's 64 bytes (got PSN %d, MSN %d)" %
+                        (k, i, RPSN + i, i + 1, r[2], r[4]))
+                good += 1
+            return good
+
+        rsp = [r for r in peer.send(reads(8, 4)) if r[1] == RQPN1 + 8]
+        t.check(answers(8, rsp, 4) == 4 and len(rsp) == 4,
+                "4 READs back to back against 4 resources: 4 responses, MSN "
+                "1 to 4")
+        before = stats()
+        rsp = [r for r in peer.send(reads(9, 8)) if r[1] == RQPN1 + 9]
+        n = answers(9, rsp, 8)
+        dl = {k: v - before[k] for k, v in stats().items()}
+        if n == 8:
+            t.check(len(rsp) == 8 and dl["rd_atomic_over"] == 0,
+                    "8 READs back to back against 4 resources: the daemon "
+                    "answered each before the next came: 8 responses, MSN 1 to 8")
+        else:
+            t.check(n >= 4 and len(rsp) == n + 1 and rsp[n][0] == 0x11 and
+                    rsp[n][3] == SYN_INV and rsp[n][2] == RPSN + n and
+                    dl["rd_atomic_over"] == 1 and dl["nak_seq_tx"] == 0,
+                    "8 READs back to back against 4 resources: %d answered with "
+                    "MSN 1 to %d, then NAK Invalid Request at the next PSN (%r)"
+                    % (n, n, [r[:5] for r in rsp[n:]]))
+        t.log("8 READs against 4 resources: %d answered%s" %
+              (n, "" if n == 8 else ", then NAK Invalid Request"))
+        unchanged("READ bursts")
 
         keys = info["keys"]
         steps = {(b - a) & 0xffffffff for a, b in zip(keys, keys[1:])}

@@ -94,6 +94,12 @@ rc_harness_fini(struct rc_harness *h)
 	for (i = 0; i < h->n; i++)
 		rte_pktmbuf_free(h->heap[i].m);
 	free(h->heap);
+	for (i = 0; i < 2; i++) {
+		struct rte_mbuf *m;
+
+		while ((m = rc_take(h, i)) != NULL)
+			rte_pktmbuf_free(m);
+	}
 	/* the QPs and MRs belong to the tests, destroyed by now; the PD, the
 	 * CQs and the verbs context are the harness's */
 	for (i = 0; i < 2; i++) {
@@ -166,7 +172,8 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 		a.path_mtu = c->mtu;
 		a.dest_qp_num = dpr_qp_num(qp[!i]);
 		a.rq_psn = c->psn[!i];
-		a.max_dest_rd_atomic = c->rd_atomic;
+		a.max_dest_rd_atomic = c->dest_rd_atomic[i] ? c->dest_rd_atomic[i] :
+			c->rd_atomic;
 		a.min_rnr_timer = c->min_rnr_timer;
 		a.ah_attr.dgid = h->side[!i].gid;
 		a.ah_attr.sgid_index = 1;
@@ -279,6 +286,110 @@ kind_of(const struct rte_mbuf *m)
 	return K_REQUEST;
 }
 
+void
+rc_peer_mode(struct rc_harness *h, int side, enum rc_peer mode)
+{
+	h->mode[side] = mode;
+	h->dup_ack_next = h->now + h->dup_ack_period_ns;
+}
+
+int
+rc_inject(struct rc_harness *h, int from, const struct dpr_wire_hdrs *hd,
+	  const void *payload, uint32_t len)
+{
+	struct rc_side *me = &h->side[from], *peer = &h->side[!from];
+	struct dpr_wire_encap e;
+	struct dpr_wire_seg seg = {
+		.addr = (void *)(uintptr_t)payload,
+		.iova = (rte_iova_t)(uintptr_t)payload,
+		.len = len,
+	};
+	struct rte_mbuf *m;
+
+	memset(&e, 0, sizeof(e));
+	e.dst_mac = peer->mac;
+	e.src_mac = me->mac;
+	e.sgid = me->gid;
+	e.dgid = peer->gid;
+	e.ttl = 64;
+	e.sport = 0xc000;
+	m = dpr_wire_build(h->pool, &e, hd, &seg, len != 0);
+	if (m == NULL)
+		return -1;
+	h->frames[from][kind_of(m)]++;
+	heap_push(h, m, !from, h->now + h->f.delay_ns);
+	return 0;
+}
+
+void
+rc_repeat(struct rc_harness *h, int from, const struct dpr_wire_hdrs *hd,
+	  const void *payload, uint32_t len, uint64_t period_ns)
+{
+	h->repeat.period_ns = period_ns;
+	if (period_ns == 0)
+		return;
+	h->repeat.from = from;
+	h->repeat.hd = *hd;
+	h->repeat.len = RTE_MIN(len, (uint32_t)sizeof(h->repeat.payload));
+	memcpy(h->repeat.payload, payload, h->repeat.len);
+	h->repeat.next = h->now;
+}
+
+struct rte_mbuf *
+rc_take(struct rc_harness *h, int side)
+{
+	if (h->kept_tail[side] == h->kept_head[side])
+		return NULL;
+	return h->kept[side][h->kept_tail[side]++ % RTE_DIM(h->kept[0])];
+}
+
+/* An ACK of the stale PSN of entry @p i, from DUP_ACK side @p from. */
+static void
+stale_ack(struct rc_harness *h, int from, uint32_t i)
+{
+	struct dpr_wire_hdrs ack;
+
+	memset(&ack, 0, sizeof(ack));
+	ack.opcode = DPR_OP_RC_ACK;
+	ack.pkey = DPR_DEFAULT_PKEY;
+	ack.dqpn = h->stale[i].qpn;
+	ack.psn = h->stale[i].psn;
+	ack.aeth.syndrome = DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID;
+	if (rc_inject(h, from, &ack, NULL, 0) == 0)
+		h->dup_acks[from]++;
+}
+
+/* Side @p to is a DUP_ACK peer: answer request @p m with an ACK of the
+ * PSN before the first request its QP saw in this mode. */
+static void
+dup_ack(struct rc_harness *h, int to, const struct rte_mbuf *m)
+{
+	struct dpr_wire_hdrs req;
+	struct dpr_pkt_info pi;
+	struct dpr_qp_info qi;
+	struct dpr_tqp *qp;
+	uint32_t i;
+
+	if (dpr_wire_parse(m, &pi, 0) != DPR_WIRE_OK || !(pi.mask & DPR_REQ_MASK))
+		return;
+	dpr_wire_decode(m, &pi, &req);
+	qp = dpr_qpn_lookup(h->side[to].ctx, req.dqpn);
+	if (qp == NULL)
+		return;
+	dpr_qp_info(qp, &qi);
+	/* the table holds the requester's QPN (where the ACKs go) */
+	for (i = 0; i < h->n_stale && h->stale[i].qpn != qi.dest_qpn; i++)
+		;
+	if (i == h->n_stale) {
+		if (i == RTE_DIM(h->stale))
+			return;
+		h->stale[i].qpn = qi.dest_qpn;
+		h->stale[i].psn = dpr_psn_add(req.psn, -1);
+		h->n_stale++;
+	}
+	stale_ack(h, to, i);
+}
+
 static void
 send_frame(struct rc_harness *h, int from, struct rte_mbuf *m)
 {
@@ -286,6 +397,12 @@ send_frame(struct rc_harness *h, int from, struct rte_mbuf *m)
 	uint64_t t = h->now + h->f.delay_ns;
 	struct rte_mbuf *c;
 
+	if (h->mode[from] != RC_PEER_NORMAL) {
+		/* a dead or broken box: its own transport's frames go nowhere */
+		h->muted[from]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	h->frames[from][k]++;
 	if ((from == 0 && h->f.drop_a_to_b) ||
 	    (h->f.loss > 0 && rc_uniform(&h->rng) < h->f.loss)) {
@@ -342,13 +459,34 @@ rc_step(struct rc_harness *h)
 				send_frame(h, i, pkts[j]);
 		busy |= dpr_transport_busy(h->side[i].tp);
 	}
-	/* the clock moves to the next event: a delivery or a timer */
+	/* a DUP_ACK side repeats its stale ACKs unasked */
+	for (i = 0; i < 2; i++)
+		if (h->mode[i] == RC_PEER_DUP_ACK && h->dup_ack_period_ns != 0 &&
+		    h->now >= h->dup_ack_next) {
+			uint32_t k;
+
+			for (k = 0; k < h->n_stale; k++)
+				stale_ack(h, i, k);
+			h->dup_ack_next = h->now + h->dup_ack_period_ns;
+		}
+	if (h->repeat.period_ns != 0 && h->now >= h->repeat.next) {
+		rc_inject(h, h->repeat.from, &h->repeat.hd, h->repeat.payload,
+			  h->repeat.len);
+		h->repeat.next = h->now + h->repeat.period_ns;
+	}
+	/* the clock moves to the next event: a delivery, a timer, a frame
+	 * sent on a schedule */
 	if (h->n > 0)
 		next = h->heap[0].t;
+	if (h->repeat.period_ns != 0 && h->repeat.next < next)
+		next = h->repeat.next;
 	for (i = 0; i < 2; i++) {
 		t = dpr_transport_next_timer(h->side[i].tp);
 		if (t < next)
 			next = t;
+		if (h->mode[i] == RC_PEER_DUP_ACK && h->dup_ack_period_ns != 0 &&
+		    h->n_stale != 0 && h->dup_ack_next < next)
+			next = h->dup_ack_next;
 	}
 	if (busy)
 		next = h->now + 100;   /* work to do: time still moves */
@@ -358,6 +496,18 @@ rc_step(struct rc_harness *h)
 	while (h->n > 0 && h->heap[0].t <= h->now) {
 		struct rc_flight fl = heap_pop(h);
 
+		if (h->mode[fl.to] == RC_PEER_SCRIPT &&
+		    h->kept_head[fl.to] - h->kept_tail[fl.to] < RTE_DIM(h->kept[0])) {
+			h->kept[fl.to][h->kept_head[fl.to]++ % RTE_DIM(h->kept[0])] = fl.m;
+			continue;
+		}
+		if (h->mode[fl.to] != RC_PEER_NORMAL) {
+			if (h->mode[fl.to] == RC_PEER_DUP_ACK)
+				dup_ack(h, fl.to, fl.m);
+			h->muted[fl.to]++;
+			rte_pktmbuf_free(fl.m);
+			continue;
+		}
 		dpr_transport_rx(h->side[fl.to].tp, &fl.m, 1, h->now);
 	}
 }

@@ -26,6 +26,22 @@ struct rc_faults {
 	uint32_t zero_copy_min; /**< the transports' zero-copy threshold */
 };
 
+/** How a side behaves on the link (rc_peer_mode). */
+enum rc_peer {
+	RC_PEER_NORMAL,
+	/** A box that died: it sends nothing and hears nothing. */
+	RC_PEER_SILENT,
+	/** A broken responder: its transport hears nothing and sends
+	 * nothing; every request to it is answered with an ACK of the same
+	 * old PSN (one before the first request it saw), and that ACK is
+	 * sent again unasked every dup_ack_period_ns, for ever. */
+	RC_PEER_DUP_ACK,
+	/** A peer the test plays by hand: frames to it are kept for
+	 * rc_take(), its transport's own frames are dropped; rc_inject()
+	 * speaks for it. */
+	RC_PEER_SCRIPT,
+};
+
 enum rc_kind { K_REQUEST, K_ACK, K_NAK, K_READ_RESP, K_ATOMIC_ACK, K_NUM };
 enum rc_fault { F_LOSS, F_REORDER, F_DUP, F_CORRUPT, F_NUM };
 
@@ -61,6 +77,25 @@ struct rc_harness {
 	uint32_t n, cap;
 	uint64_t faults[2][K_NUM][F_NUM];   /**< [from side][kind][fault] */
 	uint64_t frames[2][K_NUM];
+	enum rc_peer mode[2];
+	uint64_t muted[2];                  /**< frames a side's mode swallowed */
+	uint64_t dup_acks[2];               /**< ACKs a DUP_ACK side sent */
+	struct {
+		uint32_t qpn;                   /**< of the DUP_ACK side's QP */
+		uint32_t psn;                   /**< the PSN it acknowledges */
+	} stale[64];
+	uint32_t n_stale;
+	uint64_t dup_ack_period_ns;         /**< 0: only in answer */
+	uint64_t dup_ack_next;
+	struct rte_mbuf *kept[2][1024];     /**< frames to a SCRIPT side */
+	uint32_t kept_head[2], kept_tail[2];
+	struct {                            /**< rc_repeat() */
+		uint64_t period_ns, next;   /**< period 0: none */
+		int from;
+		struct dpr_wire_hdrs hd;
+		uint8_t payload[4096];
+		uint32_t len;
+	} repeat;
 };
 
 /** xorshift64*: the harness's only source of randomness. */
@@ -86,6 +121,7 @@ void rc_harness_fini(struct rc_harness *h);
 struct rc_conn {
 	enum dpr_mtu mtu;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, rd_atomic;
+	uint8_t dest_rd_atomic[2];   /**< a side's max_dest_rd_atomic; 0: rd_atomic */
 	uint32_t access;
 	uint32_t psn[2];
 	uint32_t max_send_wr, max_recv_wr;
@@ -106,6 +142,24 @@ bool rc_run(struct rc_harness *h, bool (*done)(struct rc_harness *, void *),
 
 /** Step until both sides are idle with nothing in flight. */
 void rc_settle(struct rc_harness *h, uint64_t max_ns);
+
+/** From now on, side @p side behaves as @p mode (frames already on the
+ * link still arrive). */
+void rc_peer_mode(struct rc_harness *h, int side, enum rc_peer mode);
+
+/** Put a frame from side @p from, with @p hd and @p len bytes of
+ * @p payload, on the link to the other side (no faults applied).
+ * @return 0, or -1 if it could not be built. */
+int rc_inject(struct rc_harness *h, int from, const struct dpr_wire_hdrs *hd,
+	      const void *payload, uint32_t len);
+
+/** rc_inject() the same frame every @p period_ns from now on (0: stop). */
+void rc_repeat(struct rc_harness *h, int from, const struct dpr_wire_hdrs *hd,
+	       const void *payload, uint32_t len, uint64_t period_ns);
+
+/** The oldest frame delivered to SCRIPT side @p side and not yet taken
+ * (the caller frees it), or NULL. */
+struct rte_mbuf *rc_take(struct rc_harness *h, int side);
 
 /** Register @p len bytes of a fresh buffer on a side. */
 struct dpr_mr *rc_mr(struct rc_harness *h, int side, uint64_t len,

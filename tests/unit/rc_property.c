@@ -9,6 +9,7 @@
  *   dprdma-rc-property [--messages N] [--seed S] [--qps Q] [--max-size B]
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
  *                      [--zero-copy MIN]
+ *                      [--silent-after N | --dup-acks-after N]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -17,6 +18,20 @@
  * clock. Checked: target bytes, completion order per QP, status, opcode,
  * byte count, immediate data, atomic results. A failure prints the seed to
  * replay. Defaults: 1% loss, 1% reorder, 0.1% dup, 0.1% corruption.
+ *
+ * Liveness, checked all along: a QP with send work outstanding makes
+ * progress (a PSN acknowledged, a WQE completed) at least every
+ * B = (retry_cnt + 1) x DPR_ACK_TIMEOUT_STRETCH x timeout (+ one timeout
+ * of slack), or ends in error; so every send WQE completes, with success
+ * or an error, within (PSNs and WQEs ahead of it + 1) x B of its posting.
+ * (rnr_retry 7 retries for ever, IBA 9.7.5.2.8: no bound is owed there;
+ * the traffic here posts every receive before its message, and a QP that
+ * was RNR NAKed fails the run.) With --silent-after N side B dies once N
+ * messages are done (sends and hears nothing); with --dup-acks-after N it
+ * answers every request with an ACK of the same old PSN instead: nothing
+ * new is posted then, and every message in flight must still complete,
+ * with success, RETRY_EXC_ERR (the first failure of a QP) or WR_FLUSH_ERR
+ * (the rest of it), within the same bounds.
  */
 
 #include <getopt.h>
@@ -47,7 +62,9 @@ struct msg {
 	uint32_t slot;
 	uint32_t pattern;
 	uint64_t expect_orig;     /* atomics */
-	bool send_done, recv_done, need_recv;
+	uint64_t posted_at;       /* virtual ns */
+	uint64_t deadline;        /* completed by then, or liveness is broken */
+	bool send_done, recv_done, need_recv, send_failed;
 };
 
 struct dir {                   /* one QP, one direction */
@@ -59,6 +76,11 @@ struct dir {                   /* one QP, one direction */
 	uint64_t sq_order[SLOTS * 4], sq_head, sq_tail;   /* ids in post order */
 	uint64_t rq_order[SLOTS * 4], rq_head, rq_tail;
 	uint64_t atomic_val[SLOTS];
+	uint32_t pmtu;
+	/* liveness: what the requester looked like, and since when */
+	uint32_t seen_comp_psn, seen_completed, seen_read_done;
+	uint64_t progress_at;
+	bool failed;               /* a send completed in error */
 };
 
 struct side_mrs {
@@ -73,6 +95,12 @@ static struct side_mrs mrs[2];
 static uint32_t n_qps = 4, max_size = 1 << 20;
 static uint64_t seed = 1, n_msgs = 20000, posted, completed;
 static uint64_t bytes_moved, per_op[OP_NUM];
+/* liveness */
+static uint64_t bound_ns;          /* B: longest a QP may go without progress */
+static uint64_t worst_gap, worst_latency, worst_latency_bound;
+static enum rc_peer break_mode;     /* what side B turns into, and when */
+static uint64_t break_after = UINT64_MAX, broken_at;
+static uint64_t failed_sends, flushed_sends, flushed_recvs, last_send_done;
 
 static void dump(void);
 
@@ -139,6 +167,7 @@ post_one(struct dir *d, uint32_t slot)
 	struct dpr_sge sge, rsge;
 	struct dpr_send_wr wr, *bad;
 	struct dpr_recv_wr rwr, *rbad;
+	uint32_t s;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -228,6 +257,19 @@ post_one(struct dir *d, uint32_t slot)
 		FAIL("post_send: %d", rc);
 	d->sq_order[d->sq_head++ % RTE_DIM(d->sq_order)] = m->id;
 	d->busy[slot] = true;
+	/* every progress event moves one PSN or one WQE: those of the
+	 * messages ahead of it on this QP and its own, and one more B */
+	{
+		uint64_t steps = 2;
+
+		for (s = 0; s < SLOTS; s++)
+			if (d->busy[s])
+				steps += 1 + (d->slot[s].op == OP_CAS ||
+					      d->slot[s].op == OP_FADD ? 1 :
+					      (d->slot[s].size + d->pmtu - 1) / d->pmtu + 1);
+		m->posted_at = H.now;
+		m->deadline = H.now + steps * bound_ns;
+	}
 }
 
 static struct dir *
@@ -260,11 +302,93 @@ find(struct dir *d, uint64_t id)
 static void
 finish(struct dir *d, struct msg *m)
 {
-	if (!m->send_done || (m->need_recv && !m->recv_done))
+	uint64_t took = H.now - m->posted_at;
+
+	/* a message whose send failed is done: its receive (if any) waits
+	 * on the peer's QP, which flushes it when that QP fails, or never
+	 * if it has no send work of its own to find the silence with */
+	if (!m->send_done || (m->need_recv && !m->recv_done && !m->send_failed))
 		return;
+	if (took > worst_latency) {
+		worst_latency = took;
+		worst_latency_bound = m->deadline - m->posted_at;
+	}
 	d->busy[m->slot] = false;
 	completed++;
-	bytes_moved += m->size;
+	if (!m->send_failed)
+		bytes_moved += m->size;
+}
+
+static void
+dump_qp(const char *what, struct dpr_tqp *qp)
+{
+	struct dpr_qp_info q;
+
+	dpr_qp_info(qp, &q);
+	printf("  %s QP %u -> %u %s: sq %u posted %u started %u completed, "
+	       "psn req %u hi %u comp %u, retry %u/%u%s%s%s, timer %s %" PRIu64
+	       " ns, head op %u state %u psn %u..%u len %u off %u read %u; "
+	       "resp psn %u msn %u; retransmits %" PRIu64 " timeouts %" PRIu64
+	       " dup responses %" PRIu64 "\n", what, q.qpn, q.dest_qpn,
+	       dpr_qp_state_name(q.state), q.sq_posted, q.sq_started,
+	       q.sq_completed, q.req_psn, q.psn_hi, q.comp_psn, q.retry_left,
+	       q.retry_cnt, q.rnr_wait ? " rnr-wait" : "",
+	       q.retried ? " retried" : "", q.replaying ? " replaying" : "",
+	       q.timer_armed ? "armed" : "off", q.timer_left_ns, q.head.opcode,
+	       q.head.state, q.head.first_psn, q.head.last_psn, q.head.length,
+	       q.head.offset, q.head.read_done, q.resp_psn, q.resp_msn,
+	       q.stats.retransmits, q.stats.local_ack_timeouts,
+	       q.stats.dup_response_rx);
+}
+
+/*
+ * The liveness invariant: each requester with send work outstanding has
+ * made progress within bound_ns, and no message is past its deadline.
+ */
+static void
+check_liveness(void)
+{
+	uint32_t i, s;
+
+	for (i = 0; i < 2 * n_qps; i++) {
+		struct dir *d = &dirs[i];
+		struct dpr_qp_info q;
+		uint64_t gap;
+
+		dpr_qp_info(d->qp, &q);
+		if (q.stats.rnr_nak_rx != 0 && q.rnr_retry == 7)
+			FAIL("QP %u was RNR NAKed: with rnr_retry 7 no bound holds, and "
+			     "this traffic posts every receive first", q.qpn);
+		if (q.sq_completed == q.sq_posted || q.comp_psn != d->seen_comp_psn ||
+		    q.sq_completed != d->seen_completed ||
+		    q.head.read_done != d->seen_read_done) {
+			d->seen_comp_psn = q.comp_psn;
+			d->seen_completed = q.sq_completed;
+			d->seen_read_done = q.head.read_done;
+			d->progress_at = H.now;
+			continue;
+		}
+		gap = H.now - d->progress_at;
+		if (gap > worst_gap)
+			worst_gap = gap;
+		if (gap > bound_ns) {
+			dump_qp("stalled", d->qp);
+			dump_qp("its peer", d->peer);
+			FAIL("liveness: side %c QP %u has had send work outstanding "
+			     "without progress for %.3f ms, over the bound of %.3f ms",
+			     'A' + d->from, q.qpn, gap / 1e6, bound_ns / 1e6);
+		}
+		for (s = 0; s < SLOTS; s++)
+			if (d->busy[s] && !d->slot[s].send_done &&
+			    H.now > d->slot[s].deadline) {
+				dump_qp("late", d->qp);
+				FAIL("liveness: message %" PRIu64 " (%s, %u B) posted at "
+				     "%.3f ms not completed by its bound %.3f ms later",
+				     d->slot[s].id, op_names[d->slot[s].op],
+				     d->slot[s].size, d->slot[s].posted_at / 1e6,
+				     (d->slot[s].deadline - d->slot[s].posted_at) / 1e6);
+			}
+	}
 }
 
 static void
@@ -284,9 +408,23 @@ on_send_cqe(int side, const struct dpr_cqe *c)
 	m = find(d, c->wr_id);
 	if (m == NULL)
 		FAIL("completion for message %" PRIu64 " not in flight", c->wr_id);
-	if (c->status != DPR_WC_SUCCESS)
-		FAIL("message %" PRIu64 " (%s, %u B) completed with status %u",
-		     m->id, op_names[m->op], m->size, c->status);
+	if (c->status != DPR_WC_SUCCESS) {
+		/* only once side B is broken: the first failure of a QP is
+		 * its retries running out, every later WQE is flushed */
+		if (broken_at == 0 ||
+		    c->status != (d->failed ? DPR_WC_WR_FLUSH_ERR : DPR_WC_RETRY_EXC_ERR))
+			FAIL("message %" PRIu64 " (%s, %u B) completed with status %u",
+			     m->id, op_names[m->op], m->size, c->status);
+		if (d->failed)
+			flushed_sends++;
+		else
+			failed_sends++;
+		d->failed = true;
+		last_send_done = H.now;
+		m->send_done = m->send_failed = true;
+		finish(d, m);
+		return;
+	}
 	off = region(d, m->slot);
 	switch (m->op) {
 	case OP_WRITE:
@@ -340,6 +478,18 @@ on_recv_cqe(int side, const struct dpr_cqe *c)
 	if (c->wr_id != want)
 		FAIL("receive %" PRIu64 " out of order (expected %" PRIu64 ")",
 		     c->wr_id, want);
+	if (c->status == DPR_WC_WR_FLUSH_ERR && broken_at != 0) {
+		/* the receiving QP failed (its own sends ran out of retries)
+		 * after side B broke: the message never arrived, and its send
+		 * fails too, if it has not already */
+		flushed_recvs++;
+		m = find(d, c->wr_id);
+		if (m != NULL) {
+			m->recv_done = true;
+			finish(d, m);
+		}
+		return;
+	}
 	m = find(d, c->wr_id);
 	if (m == NULL || c->status != DPR_WC_SUCCESS)
 		FAIL("receive %" PRIu64 ": status %u", c->wr_id, c->status);
@@ -413,6 +563,8 @@ main(int argc, char **argv)
 		{ "dup", required_argument, NULL, 'd' },
 		{ "corrupt", required_argument, NULL, 'c' },
 		{ "zero-copy", required_argument, NULL, 'z' },
+		{ "silent-after", required_argument, NULL, 'S' },
+		{ "dup-acks-after", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -440,6 +592,14 @@ main(int argc, char **argv)
 		case 'd': f.dup = atof(optarg); break;
 		case 'c': f.corrupt = atof(optarg); break;
 		case 'z': f.zero_copy_min = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'S':
+			break_mode = RC_PEER_SILENT;
+			break_after = strtoull(optarg, NULL, 0);
+			break;
+		case 'D':
+			break_mode = RC_PEER_DUP_ACK;
+			break_after = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			fprintf(stderr, "usage: see the top of tests/unit/rc_property.c\n");
 			return 2;
@@ -478,8 +638,18 @@ main(int argc, char **argv)
 			fprintf(stderr, "connect failed\n");
 			return 1;
 		}
-		dirs[2 * i] = (struct dir){ .qp = a, .peer = b, .from = 0 };
-		dirs[2 * i + 1] = (struct dir){ .qp = b, .peer = a, .from = 1 };
+		dirs[2 * i] = (struct dir){ .qp = a, .peer = b, .from = 0,
+					    .pmtu = 256u << c.mtu };
+		dirs[2 * i + 1] = (struct dir){ .qp = b, .peer = a, .from = 1,
+						.pmtu = 256u << c.mtu };
+		/* B, from the QPs' own attributes: one timeout of slack for
+		 * the last frame of an attempt to go out */
+		bound_ns = ((uint64_t)c.retry_cnt + 1) * DPR_ACK_TIMEOUT_STRETCH *
+			(4096ull << c.timeout) + (4096ull << c.timeout);
+		if (c.rnr_retry != 7)    /* 655.36 ms: the longest RNR timer */
+			bound_ns += ((uint64_t)c.rnr_retry + 1) *
+				(655360000ull + DPR_ACK_TIMEOUT_STRETCH *
+				 (4096ull << c.timeout));
 	}
 	for (side = 0; side < 2; side++) {
 		uint64_t len = (uint64_t)2 * n_qps * SLOTS * max_size;
@@ -497,13 +667,26 @@ main(int argc, char **argv)
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (completed < n_msgs) {
-		for (i = 0; i < 2 * n_qps && posted < n_msgs; i++)
+	while (broken_at != 0 ? completed < posted : completed < n_msgs) {
+		uint64_t before = H.now;
+
+		if (broken_at == 0 && completed >= break_after) {
+			/* side B dies, or turns into a duplicate-ACK machine that
+			 * repeats itself four times a timeout: each of them would
+			 * restart an ACK timer that any response restarts */
+			broken_at = H.now;
+			H.dup_ack_period_ns = bound_ns / ((uint64_t)4 * 8 *
+				DPR_ACK_TIMEOUT_STRETCH);
+			rc_peer_mode(&H, 1, break_mode);
+		}
+		for (i = 0; broken_at == 0 && i < 2 * n_qps && posted < n_msgs; i++)
 			for (s = 0; s < SLOTS && posted < n_msgs; s++)
 				if (!dirs[i].busy[s] && rc_rand(&H.rng) % 4 == 0)
 					post_one(&dirs[i], s);
 		rc_step(&H);
 		drain_cqs();
+		if (H.now != before)
+			check_liveness();
 		if (completed != last_progress) {
 			last_progress = completed;
 			stall_at = H.now;
@@ -517,9 +700,17 @@ main(int argc, char **argv)
 	for (side = 0; side < 2; side++)
 		if (dpr_cq_count(H.side[side].scq) || dpr_cq_count(H.side[side].rcq))
 			FAIL("completions left over");
-	for (i = 0; i < 2 * n_qps; i++)
-		if (dpr_qp_get_state(dirs[i].qp) != DPR_QPS_RTS)
-			FAIL("a QP left RTS");
+	for (i = 0; i < 2 * n_qps; i++) {
+		enum dpr_qp_state st = dpr_qp_get_state(dirs[i].qp);
+
+		if (broken_at == 0 ? st != DPR_QPS_RTS :
+		    dirs[i].failed != (st == DPR_QPS_ERR))
+			FAIL("side %c QP %u in %s after %s", 'A' + dirs[i].from,
+			     dpr_qp_num(dirs[i].qp), dpr_qp_state_name(st),
+			     dirs[i].failed ? "a failed send" : "no failure");
+	}
+	if (broken_at != 0 && failed_sends == 0)
+		FAIL("side B broke, yet no send ran out of retries");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	printf("%" PRIu64 " messages, %.1f MiB, all verified, in %.1f s "
@@ -541,6 +732,21 @@ main(int argc, char **argv)
 			       H.faults[0][k][fk], H.faults[1][k][fk]);
 		printf("\n");
 	}
+	printf("  liveness: bound B %.3f ms without progress ((retry_cnt + 1) x "
+	       "%u x timeout + slack); longest seen %.3f ms; slowest message "
+	       "%.3f ms of its %.3f ms bound\n", bound_ns / 1e6,
+	       DPR_ACK_TIMEOUT_STRETCH, worst_gap / 1e6, worst_latency / 1e6,
+	       worst_latency_bound / 1e6);
+	if (broken_at != 0)
+		printf("  side B %s after %" PRIu64 " messages, at %.3f ms: %" PRIu64
+		       " sends ran out of retries, %" PRIu64 " flushed, %" PRIu64
+		       " receives flushed; the last send completion %.3f ms later; "
+		       "B swallowed %" PRIu64 " frames and sent %" PRIu64
+		       " duplicate ACKs\n", break_mode == RC_PEER_SILENT ?
+		       "went silent" : "answered with duplicate ACKs only",
+		       break_after, broken_at / 1e6, failed_sends, flushed_sends,
+		       flushed_recvs, (last_send_done - broken_at) / 1e6,
+		       H.muted[1], H.dup_acks[1]);
 	dump();
 	printf("1 passed, 0 failed\n");
 	return 0;

@@ -8,7 +8,10 @@
  * the state machine and its masks, flushes.
  */
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 #include <rte_mbuf.h>
@@ -705,7 +708,13 @@ test_invalid_request_errors(void)
 	mr_free(r);
 	fini();
 
-	/* a SEND longer than the receive buffer */
+	/* a SEND longer than the receive buffer: a length error, IBA
+	 * 9.9.3.1 class C: NAK Invalid Request (the requester completes with
+	 * REM_INV_REQ_ERR), and the receive WQE with Local Length Error, as
+	 * ibv_poll_cq(3) describes it ("a Work Request that was posted in a
+	 * local Receive Queue isn't big enough for holding the incoming
+	 * message"); current rxe answers the same NAK (RESPST_ERR_LENGTH), the
+	 * 6.1 kernel's rxe a Remote Operational Error */
 	CHECK(conn(NULL, NULL, 21) == 0, "connect");
 	l = rc_mr(&H, 0, 8192, DPR_ACCESS_LOCAL_WRITE);
 	small = rc_mr(&H, 1, 4096, DPR_ACCESS_LOCAL_WRITE);
@@ -794,6 +803,250 @@ test_timeout_retry_exhausted(void)
 	      "4 timeouts of 131 us (%lu ns)", (unsigned long)H.now);
 	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_ERR, "QP in ERR");
 	mr_free(l);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/* Run until side @p side's script has a frame; take it. */
+static bool
+kept_frame(struct rc_harness *h, void *arg)
+{
+	int side = *(int *)arg;
+
+	return h->kept_head[side] != h->kept_tail[side];
+}
+
+static struct rte_mbuf *
+script_take(int side, uint64_t max_ns)
+{
+	if (!rc_run(&H, kept_frame, &side, max_ns))
+		return NULL;
+	return rc_take(&H, side);
+}
+
+/*
+ * Liveness against a peer that keeps answering without progress: after a
+ * READ, a response for a later PSN of it arrives every half timeout, for
+ * ever (what the rest of a READ pipeline behind a lost response looks
+ * like, but without end). Such responses hold the ACK timer off (the peer
+ * is working), but one attempt lasts at most DPR_ACK_TIMEOUT_STRETCH
+ * timeouts: the READ ends in RETRY_EXC_ERR within (retry_cnt + 1) x that.
+ */
+static int
+test_stale_responses_bounded(void)
+{
+	static uint8_t payload[1024];
+	struct dpr_wire_hdrs req, rsp;
+	struct dpr_pkt_info pi;
+	struct rc_conn cc;
+	struct rte_mbuf *m;
+	struct dpr_mr *l;
+	struct dpr_cqe c;
+	uint64_t t, start, took;
+
+	rc_conn_defaults(&cc);
+	cc.retry_cnt = 3;
+	cc.timeout = 8;                   /* 1.05 ms */
+	t = 4096ull << cc.timeout;
+	CHECK(conn(NULL, &cc, 41) == 0, "connect");
+	rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
+	l = rc_mr(&H, 0, 8192, DPR_ACCESS_LOCAL_WRITE);
+	start = H.now;
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, 0, 8192, 0x1000, 0x1234, 1,
+			   DPR_SEND_SIGNALED), 0, "READ of 8 KiB");
+	m = script_take(1, MS);
+	CHECK(m != NULL && dpr_wire_parse(m, &pi, 0) == DPR_WIRE_OK &&
+	      pi.opcode == DPR_OP_RC_READ_REQUEST, "the READ request is on the wire");
+	dpr_wire_decode(m, &pi, &req);
+	rte_pktmbuf_free(m);
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.opcode = DPR_OP_RC_READ_RESPONSE_MIDDLE;
+	rsp.pkey = DPR_DEFAULT_PKEY;
+	rsp.dqpn = dpr_qp_num(qa);
+	rsp.psn = dpr_psn_add(req.psn, 1);       /* the first one never comes */
+	rsp.aeth.syndrome = DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID;
+	rc_repeat(&H, 1, &rsp, payload, sizeof(payload), t / 2);
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, &c, 10 * SEC), 1, "the READ completes");
+	took = H.now - start;
+	rc_repeat(&H, 1, &rsp, NULL, 0, 0);
+	CHECK_EQ(c.status, DPR_WC_RETRY_EXC_ERR, "in RETRY_EXC_ERR");
+	CHECK(took <= (cc.retry_cnt + 1ull) * DPR_ACK_TIMEOUT_STRETCH * t + t,
+	      "within (retry_cnt + 1) x %u timeouts (%.3f ms)",
+	      DPR_ACK_TIMEOUT_STRETCH, took / 1e6);
+	CHECK(took > 2 * (cc.retry_cnt + 1ull) * t,
+	      "after the responses held each timeout off (%.3f ms, plain "
+	      "timeouts would take %.3f ms)", took / 1e6,
+	      (cc.retry_cnt + 1ull) * t / 1e6);
+	printf("    READ with responses ahead of a lost one every %.3f ms: "
+	       "RETRY_EXC_ERR after %.3f ms (%" PRIu64 " timeouts, %" PRIu64
+	       " requests)\n", t / 2e6, took / 1e6,
+	       dpr_transport_stats(H.side[0].tp)->local_ack_timeouts,
+	       dpr_transport_stats(H.side[0].tp)->req_packets);
+	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_ERR, "QP in ERR");
+	mr_free(l);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/* ------------------------------------- the responder's READ resources */
+
+struct frame {
+	uint8_t opcode;
+	uint32_t psn;
+	uint8_t syndrome;
+	uint32_t msn;
+};
+
+/* Up to @p max frames delivered to scripted side @p side (waiting up to
+ * @p max_ns for the first, then taking what follows it), decoded. */
+static uint32_t
+take_frames(int side, struct frame *out, uint32_t max, uint64_t max_ns)
+{
+	uint32_t n = 0;
+	struct rte_mbuf *m = script_take(side, max_ns);
+
+	while (m != NULL && n < max) {
+		struct dpr_pkt_info pi;
+		struct dpr_wire_hdrs h;
+
+		if (dpr_wire_parse(m, &pi, 0) == DPR_WIRE_OK) {
+			dpr_wire_decode(m, &pi, &h);
+			out[n++] = (struct frame){ pi.opcode, h.psn, h.aeth.syndrome,
+						   h.aeth.msn };
+		}
+		rte_pktmbuf_free(m);
+		rc_settle(&H, MS);
+		m = rc_take(&H, side);
+	}
+	if (m != NULL)
+		rte_pktmbuf_free(m);
+	return n;
+}
+
+/* B, played by hand, sends READ requests of 64 B for A's MR, PSNs
+ * @p psn..psn + n - 1, in one burst. */
+static void
+inject_reads(uint32_t psn, uint32_t n, const struct dpr_mr *mr)
+{
+	struct dpr_wire_hdrs h;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&h, 0, sizeof(h));
+		h.opcode = DPR_OP_RC_READ_REQUEST;
+		h.pkey = DPR_DEFAULT_PKEY;
+		h.dqpn = dpr_qp_num(qa);
+		h.psn = dpr_psn_add(psn, (int32_t)i);
+		h.ackreq = true;
+		h.reth.va = mr->iova + 64 * ((psn + i) % 16);
+		h.reth.rkey = mr->rkey;
+		h.reth.len = 64;
+		rc_inject(&H, 1, &h, NULL, 0);
+	}
+}
+
+/*
+ * READs queued behind each other at the responder: each READ's responses
+ * carry the MSN of that READ (C9-148: a READ counts for the MSN when it is
+ * accepted), not the MSN of the last request accepted when they leave, so
+ * a requester that completes by MSN (NICs do) completes the right work.
+ * Beyond max_dest_rd_atomic READs waiting at once: the spec's "too many
+ * RDMA READ or ATOMIC requests" (IBA 9.9.3.1, class C): NAK Invalid
+ * Request at the first PSN too many, QP to ERR (not a PSN sequence NAK).
+ */
+static int
+test_read_resources_and_msn(void)
+{
+	struct frame f[16];
+	struct rc_conn cc;
+	struct dpr_mr *r;
+	uint32_t n, i, psn;
+
+	rc_conn_defaults(&cc);
+	cc.rd_atomic = 4;                 /* max_dest_rd_atomic of A's QP */
+	psn = cc.psn[1];                  /* what A's responder expects */
+	CHECK(conn(NULL, &cc, 42) == 0, "connect");
+	rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
+	r = rc_mr(&H, 0, 4096, DPR_ACCESS_ALL);
+
+	/* four READs in one burst: all four wait at once, answered in order */
+	inject_reads(psn, 4, r);
+	n = take_frames(1, f, RTE_DIM(f), MS);
+	CHECK_EQ(n, 4, "four responses");
+	for (i = 0; i < n; i++) {
+		CHECK(f[i].opcode == DPR_OP_RC_READ_RESPONSE_ONLY &&
+		      f[i].psn == dpr_psn_add(psn, (int32_t)i) &&
+		      f[i].syndrome == (DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID),
+		      "response %u: READ_RESPONSE_ONLY at its request's PSN", i);
+		CHECK_EQ(f[i].msn, i + 1, "response %u carries its READ's MSN", i);
+	}
+	/* a late duplicate of the first READ and a new one in one burst: the
+	 * new one recycles the oldest slot and the stale replay is given up */
+	inject_reads(psn, 1, r);
+	inject_reads(dpr_psn_add(psn, 4), 1, r);
+	n = take_frames(1, f, RTE_DIM(f), MS);
+	CHECK(n == 1 && f[0].opcode == DPR_OP_RC_READ_RESPONSE_ONLY &&
+	      f[0].psn == dpr_psn_add(psn, 4) && f[0].msn == 5,
+	      "a stale duplicate gives way to a new READ (%u frames, MSN %u)",
+	      n, n ? f[0].msn : 0);
+	/* a duplicate of the newest-but-one and a new READ: the replay keeps
+	 * its READ's MSN, then the new one, in PSN order */
+	inject_reads(dpr_psn_add(psn, 3), 1, r);
+	inject_reads(dpr_psn_add(psn, 5), 1, r);
+	n = take_frames(1, f, RTE_DIM(f), MS);
+	CHECK(n == 2 && f[0].psn == dpr_psn_add(psn, 3) && f[0].msn == 4 &&
+	      f[1].psn == dpr_psn_add(psn, 5) && f[1].msn == 6,
+	      "a replayed READ carries its own MSN (4), the next its own (6)");
+	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_RTS, "A's QP still in RTS");
+
+	/* eight new READs at once against four resources */
+	psn = dpr_psn_add(psn, 6);
+	inject_reads(psn, 8, r);
+	n = take_frames(1, f, RTE_DIM(f), MS);
+	CHECK_EQ(n, 5, "four responses and a NAK");
+	for (i = 0; i < 4; i++)
+		CHECK(f[i].opcode == DPR_OP_RC_READ_RESPONSE_ONLY &&
+		      f[i].psn == dpr_psn_add(psn, (int32_t)i) && f[i].msn == 7 + i,
+		      "response %u: PSN and MSN %u of its READ", i, 7 + i);
+	CHECK(f[4].opcode == DPR_OP_RC_ACK &&
+	      f[4].syndrome == (DPR_AETH_NAK | DPR_NAK_INVALID_REQ) &&
+	      f[4].psn == dpr_psn_add(psn, 4),
+	      "then NAK Invalid Request (syndrome 0x%02x) at the fifth READ's PSN",
+	      f[4].syndrome);
+	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_ERR, "A's QP in ERR (class C)");
+	CHECK_EQ(dpr_transport_stats(H.side[0].tp)->rd_atomic_over, 1,
+		 "counted in rd_atomic_over");
+	CHECK_EQ(H.side[0].events[DPR_EVENT_QP_REQ_ERR], 1, "QP_REQ_ERR event");
+	mr_free(r);
+	fini();
+
+	/* the same seen by a requester of ours set up for 8 outstanding
+	 * against 4 resources: the READs the responder accepted complete with
+	 * their data, the fifth with REM_INV_REQ_ERR, the rest flushed */
+	rc_conn_defaults(&cc);
+	cc.rd_atomic = 8;
+	cc.dest_rd_atomic[1] = 4;
+	CHECK(conn(NULL, &cc, 43) == 0, "connect");
+	{
+		struct dpr_mr *l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+		struct dpr_cqe c[8];
+
+		r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+		fill(r, 0, 4096, 7);
+		for (i = 0; i < 8; i++)
+			CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, 64 * i, 64,
+					   r->iova + 64 * i, r->rkey, i,
+					   DPR_SEND_SIGNALED), 0, "READ %u", i);
+		CHECK_EQ(wait_cq(H.side[0].scq, 8, c, SEC), 8, "eight completions");
+		for (i = 0; i < 8; i++)
+			CHECK_EQ(c[i].status, i < 4 ? DPR_WC_SUCCESS : i == 4 ?
+				 DPR_WC_REM_INV_REQ_ERR : DPR_WC_WR_FLUSH_ERR,
+				 "READ %u: status", i);
+		CHECK(memcmp(l->addr, r->addr, 4 * 64) == 0,
+		      "the four accepted READs brought their bytes");
+		mr_free(l);
+		mr_free(r);
+	}
 	fini();
 	return TEST_SUCCESS;
 }
@@ -1176,6 +1429,8 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_sqd_drains),
 	DPR_TEST_CASE(test_rnr),
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
+	DPR_TEST_CASE(test_stale_responses_bounded),
+	DPR_TEST_CASE(test_read_resources_and_msn),
 	DPR_TEST_CASE(test_psn_wrap),
 	DPR_TEST_CASE(test_nak_sequence_go_back_n),
 	DPR_TEST_CASE(test_flush_and_unsignaled),
