@@ -43,7 +43,7 @@ unsigned int dpr_shim_clients(void);
 /** The engine's worker hook (struct dpr_engine_hooks.worker_poll). */
 bool dpr_shim_worker_poll(void *arg, unsigned int worker, uint64_t now_ns);
 
-/** Register /dprdma/shim/{clients,stats} with telemetry. */
+/** Register /dprdma/shim/{stats,clients,client} with telemetry. */
 void dpr_shim_register_telemetry(void);
 
 #endif /* DPR_SHIM_H */

@@ -53,46 +53,55 @@ dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn)
 
 /*
  * The shared info that frames attached to an MR's memory count on: one per
- * MR, made on first use. The MR holds one reference, each attached frame
- * another; the last one to go frees it, so frames in flight outlive a
- * deregistration safely (they hold the memory's owner to its promise
- * until they are sent, as a NIC's DMA would). An MR registered with
- * priv already set brings its own shared info, whose free_cb runs when
- * the last reference goes.
+ * MR, made on first use, kept in mr->priv (this file alone touches it).
+ * The MR holds one reference, each attached frame another; the last one to
+ * go frees it and gives the memory to the MR's owner (a copy of it is kept
+ * here: the MR itself is gone by then), so frames in flight outlive a
+ * deregistration safely (they hold the memory's owner to its promise until
+ * they are sent, as a NIC's DMA would).
  */
+struct tx_mem {
+	struct rte_mbuf_ext_shared_info si;
+	struct dpr_mr_owner owner;
+};
+
 static void
-shinfo_free(void *addr __rte_unused, void *opaque)
+tx_mem_free(void *addr __rte_unused, void *opaque)
 {
-	free(opaque);
+	struct tx_mem *t = opaque;
+
+	if (t->owner.release != NULL)
+		t->owner.release(t->owner.arg);
+	free(t);
 }
 
 static struct rte_mbuf_ext_shared_info *
 mr_shinfo(struct dpr_mr *mr)
 {
-	struct rte_mbuf_ext_shared_info *si = mr->priv;
+	struct tx_mem *t = mr->priv;
 
-	if (si == NULL) {
-		si = calloc(1, sizeof(*si));
-		if (si == NULL)
+	if (t == NULL) {
+		t = calloc(1, sizeof(*t));
+		if (t == NULL)
 			return NULL;
-		si->free_cb = shinfo_free;
-		si->fcb_opaque = si;
-		rte_mbuf_ext_refcnt_set(si, 1);
-		mr->priv = si;
+		t->si.free_cb = tx_mem_free;
+		t->si.fcb_opaque = t;
+		t->owner = mr->owner;
+		rte_mbuf_ext_refcnt_set(&t->si, 1);
+		mr->priv = t;
 	}
-	return si;
+	return &t->si;
 }
 
 void
 dpr_mr_release_shinfo(struct dpr_mr *mr)
 {
-	struct rte_mbuf_ext_shared_info *si = mr->priv;
+	struct tx_mem *t = mr->priv;
 
 	mr->priv = NULL;
-	/* the last reference: its owner's callback (free, or for a client's
-	 * memory, unmap it too; drivers/shim presets mr->priv) */
-	if (si != NULL && rte_mbuf_ext_refcnt_update(si, -1) == 0)
-		si->free_cb(NULL, si->fcb_opaque);
+	/* the MR's reference; the last one gives the memory back */
+	if (t != NULL && rte_mbuf_ext_refcnt_update(&t->si, -1) == 0)
+		tx_mem_free(NULL, t);
 }
 
 void

@@ -210,6 +210,13 @@ struct dpr_mr *
 dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	   uint32_t access)
 {
+	return dpr_mr_reg_owned(pd, addr, iova, length, access, NULL);
+}
+
+struct dpr_mr *
+dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
+		 uint32_t access, const struct dpr_mr_owner *owner)
+{
 	struct dpr_verbs_ctx *ctx = pd->ctx;
 	struct dpr_mr *mr;
 	uint32_t slot;
@@ -239,6 +246,8 @@ dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	mr->length = length;
 	mr->access = access;
 	mr->index = slot;
+	if (owner != NULL)
+		mr->owner = *owner;
 	do {
 		mr->lkey = arc4random() << ctx->mr_idx_bits | (slot + 1);
 	} while (mr->lkey == ctx->mr_keys[slot]);
@@ -258,7 +267,9 @@ dpr_mr_dereg(struct dpr_mr *mr)
 
 	mr->valid = false;
 	if (mr->priv != NULL && ctx->mr_release != NULL)
-		ctx->mr_release(mr);
+		ctx->mr_release(mr);       /* it calls the owner in the end */
+	else if (mr->owner.release != NULL)
+		mr->owner.release(mr->owner.arg);
 	ctx->mrs[mr->index] = NULL;
 	fifo_put(&ctx->mr_free, mr->index);
 	ctx->use.mr--;

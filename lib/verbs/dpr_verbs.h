@@ -181,6 +181,14 @@ struct dpr_pd {
 	uint32_t refs;            /**< MRs and QPs that use it */
 };
 
+/** How the memory under an MR goes back to its owner: @p release(@p arg)
+ * runs once, when the MR is deregistered and the last frame that still
+ * points into the memory has been sent (a client's mapping, unmapped). */
+struct dpr_mr_owner {
+	void (*release)(void *arg);
+	void *arg;
+};
+
 /** A memory region: [addr, addr + length) of this process, known to
  * peers as [iova, iova + length). */
 struct dpr_mr {
@@ -193,7 +201,12 @@ struct dpr_mr {
 	uint32_t rkey;
 	uint32_t index;
 	bool valid;
-	void *priv;               /**< for the transport (e.g. mbuf shared info) */
+	/** Who gives the memory back, once the MR is deregistered and
+	 * nothing uses the memory any more (NULL: the caller keeps it). */
+	struct dpr_mr_owner owner;
+	/** lib/transport's alone (the shared info of frames attached to the
+	 * memory); nobody else reads or writes it. */
+	void *priv;
 };
 
 /** A completion, field for field what ibv_wc carries. */
@@ -244,7 +257,9 @@ void dpr_verbs_destroy(struct dpr_verbs_ctx *ctx);
 const struct dpr_verbs_limits *dpr_verbs_limits(const struct dpr_verbs_ctx *ctx);
 
 /** Called by dpr_mr_dereg() for an MR whose priv is set, before it goes:
- * the transport lets go of what it hung there. */
+ * the transport lets go of what it hung there, and takes on giving the
+ * memory to its owner when its last frame has gone (the MR's owner is
+ * then its to call). Without priv, dpr_mr_dereg() calls the owner. */
 void dpr_verbs_set_mr_release(struct dpr_verbs_ctx *ctx,
 		void (*fn)(struct dpr_mr *mr));
 
@@ -266,6 +281,9 @@ int dpr_pd_dealloc(struct dpr_pd *pd);
  */
 struct dpr_mr *dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova,
 		uint64_t length, uint32_t access);
+/** dpr_mr_reg() of memory that @p owner takes back (see dpr_mr_owner). */
+struct dpr_mr *dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova,
+		uint64_t length, uint32_t access, const struct dpr_mr_owner *owner);
 /** Invalidate at once (its keys are refused from now on) and free. */
 int dpr_mr_dereg(struct dpr_mr *mr);
 

@@ -977,6 +977,43 @@ do_target(const char *sock, const char *peer_ip, int nqp, uint32_t rqpn0,
 	return 0;
 }
 
+/*
+ * mrloop SOCK N: register and deregister 256 KiB of dprdma_alloc() memory
+ * N times, print {"mrs": N}, then wait for a line on stdin (while it
+ * waits, the daemon must hold no mapping of that memory) and leave.
+ */
+static int
+do_mrloop(const char *sock, int n)
+{
+	struct dprdma_context *ctx = dprdma_open_at(sock, 0);
+	struct dprdma_pd *pd;
+	char line[16];
+	uint8_t *buf;
+	int i;
+
+	if (ctx == NULL)
+		die(sock);
+	pd = dprdma_alloc_pd(ctx);
+	buf = dprdma_alloc(ctx, 1 << 20);
+	if (pd == NULL || buf == NULL)
+		die("PD and memory");
+	for (i = 0; i < n; i++) {
+		struct dprdma_mr *mr = dprdma_reg_mr(pd, buf, 256 << 10,
+						     (uintptr_t)buf, ACC_ALL);
+
+		if (mr == NULL || dprdma_dereg_mr(mr) != 0)
+			die("reg/dereg");
+	}
+	printf("{\"mrs\": %d}\n", n);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		line[0] = '\0';
+	dprdma_dealloc_pd(pd);
+	dprdma_free(ctx, buf);
+	dprdma_close(ctx);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -997,6 +1034,8 @@ main(int argc, char **argv)
 		return do_victim(argv[2], argv[3]);
 	if (argc >= 3 && strcmp(argv[1], "exhaust") == 0)
 		return do_exhaust(argv[2]);
+	if (argc >= 4 && strcmp(argv[1], "mrloop") == 0)
+		return do_mrloop(argv[2], atoi(argv[3]));
 	if (argc >= 7 && strcmp(argv[1], "target") == 0)
 		return do_target(argv[2], argv[3], atoi(argv[4]),
 				 (uint32_t)strtoul(argv[5], NULL, 0),

@@ -270,6 +270,39 @@ def test_libdprdma(sa, sb):
             "A: one CQ overflow, its CQ_ERR and QP_FATAL events (%d, %d)"
             % (s["cq_overflows"], s["async_events"]))
     hostile_control(sa)
+    mr_mappings_released(sa, DAEMONS["a"], "zero copy on")
+    # the same with every payload copied ([engine] zero_copy = 0): the
+    # transport never holds the memory, the MR's owner is called at once
+    conf = "/tmp/dprt-shim-%d.conf" % PID
+    with open(conf, "w") as f:
+        f.write("[engine]\nzero_copy = 0\n")
+    pc = "dprt-sc-%d" % PID
+    c = t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "256",
+                  "--file-prefix", pc, "--vdev", "net_null0", "--", "-f", conf,
+                  "--ip", "10.81.0.9/24", "--idle", "yield"], prefix=pc)
+    try:
+        mr_mappings_released(c.socket, c, "zero copy off")
+    finally:
+        t.check(c.stop() == 0, "the third daemon stops cleanly")
+        os.unlink(conf)
+
+
+def mr_mappings_released(sock, d, what):
+    """200 MRs registered and deregistered: the daemon maps none of the
+    client's memory afterwards (each mapping went back with its MR)."""
+    def mapped():
+        with open("/proc/%d/maps" % d.proc.pid) as f:
+            return sum("dprdma-buf" in x for x in f)
+
+    p = subprocess.Popen([SHIM_TEST, "mrloop", sock, "200"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    held = mapped()
+    p.stdin.write("quit\n")
+    p.stdin.flush()
+    t.check(p.wait(10) == 0 and '"mrs": 200' in line and held == 0,
+            "%s: 200 MRs registered and deregistered, none of the client's "
+            "memory still mapped by the daemon (%d mappings)" % (what, held))
 
 
 # ------------------------------------------------------------- drop-in

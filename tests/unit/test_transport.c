@@ -888,6 +888,61 @@ test_stale_responses_bounded(void)
 	return TEST_SUCCESS;
 }
 
+/* ------------------------------------------ memory back to its owner */
+
+static void
+count_release(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/*
+ * An MR's memory goes back to its owner exactly once: at deregistration
+ * when no frame points into it, else when the last such frame has gone
+ * (payload attached from the MR, zero copy), never before.
+ */
+static int
+test_mr_owner_release(void)
+{
+	struct rc_faults f = { .zero_copy_min = 256 };
+	int released = 0;
+	struct dpr_mr_owner own = { count_release, &released };
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c;
+	uint8_t *buf;
+
+	/* copied payload: nothing holds the memory past the MR */
+	CHECK(conn(NULL, NULL, 44) == 0, "connect");
+	buf = aligned_alloc(64, 65536);
+	l = dpr_mr_reg_owned(H.side[0].pd, buf, (uintptr_t)buf, 65536,
+			     DPR_ACCESS_LOCAL_WRITE, &own);
+	CHECK(l != NULL, "owned MR");
+	CHECK_EQ(dpr_mr_dereg(l), 0, "dereg");
+	CHECK_EQ(released, 1, "given back at deregistration, once");
+	fini();
+
+	/* attached payload: the frames in flight hold it */
+	released = 0;
+	CHECK(conn(&f, NULL, 45) == 0, "connect (zero copy)");
+	l = dpr_mr_reg_owned(H.side[0].pd, buf, (uintptr_t)buf, 65536,
+			     DPR_ACCESS_LOCAL_WRITE, &own);
+	r = rc_mr(&H, 1, 65536, DPR_ACCESS_ALL);
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 65536, r->iova, r->rkey,
+			   1, DPR_SEND_SIGNALED), 0, "WRITE of 64 KiB");
+	rc_step(&H);                      /* its first frames on the link */
+	CHECK(H.n > 0, "frames attached to the MR in flight (%u)", H.n);
+	CHECK_EQ(dpr_mr_dereg(l), 0, "dereg with frames in flight");
+	CHECK_EQ(released, 0, "not given back while frames point into it");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, &c, SEC), 1, "the WRITE completes");
+	CHECK_EQ(c.status, DPR_WC_LOC_PROT_ERR, "its key gone mid-message");
+	rc_settle(&H, SEC);
+	CHECK_EQ(released, 1, "given back after the last frame, once");
+	mr_free(r);
+	fini();
+	free(buf);
+	return TEST_SUCCESS;
+}
+
 /* ------------------------------------- the responder's READ resources */
 
 struct frame {
@@ -1431,6 +1486,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
 	DPR_TEST_CASE(test_stale_responses_bounded),
 	DPR_TEST_CASE(test_read_resources_and_msn),
+	DPR_TEST_CASE(test_mr_owner_release),
 	DPR_TEST_CASE(test_psn_wrap),
 	DPR_TEST_CASE(test_nak_sequence_go_back_n),
 	DPR_TEST_CASE(test_flush_and_unsignaled),

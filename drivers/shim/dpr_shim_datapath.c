@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The shim on the workers: once per loop (dpr_shim_worker_poll, the
+ * engine's worker hook) each worker takes the doorbells of the clients it
+ * serves and drains the rung QPs' send and receive rings into the
+ * transport; the transport's completions go into the clients' CQ rings
+ * (shim_cq_push, with a word down a completion channel for a client that
+ * sleeps), and its events to the clients' event queues. Everything read
+ * from shared memory is copied before it is checked.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim_private.h"
+
+/* An asynchronous event for a client (on its worker: one writer). */
+static void
+raise_event(struct shim_client *c, enum dpr_event_type type, uint32_t handle)
+{
+	struct dpr_shm_ctrl *ctrl = c->ctrl;
+	uint32_t i = ctrl->ev_prod;
+	const uint64_t one = 1;
+
+	ctrl->ev[i % DPR_SHM_EVENTS].type = type;
+	ctrl->ev[i % DPR_SHM_EVENTS].handle = handle;
+	__atomic_store_n(&ctrl->ev_prod, i + 1, __ATOMIC_RELEASE);
+	shim.ws[c->worker].async_events++;
+	if (c->async_fd >= 0 && write(c->async_fd, &one, sizeof(one)) < 0)
+		return;         /* a full eventfd still wakes the reader */
+}
+
+/* Per port: QP number -> the client's QP, for the transport's events
+ * (written by the QP's worker when it is made or goes). */
+static struct shim_qp **qp_by_qpn[RTE_MAX_ETHPORTS];
+static uint32_t qp_by_qpn_len[RTE_MAX_ETHPORTS];
+
+int
+shim_qp_table_init(uint16_t pi, uint32_t n)
+{
+	free(qp_by_qpn[pi]);
+	qp_by_qpn[pi] = calloc(n, sizeof(*qp_by_qpn[pi]));
+	if (qp_by_qpn[pi] == NULL) {
+		qp_by_qpn_len[pi] = 0;
+		return -ENOMEM;
+	}
+	qp_by_qpn_len[pi] = n;
+	return 0;
+}
+
+void
+shim_qp_table_set(uint16_t pi, uint32_t qpn, struct shim_qp *q)
+{
+	if (qpn < qp_by_qpn_len[pi])
+		qp_by_qpn[pi][qpn] = q;
+}
+
+void
+shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj)
+{
+	uint16_t pi = (uint16_t)(uintptr_t)arg;
+	struct shim_qp *q;
+
+	/* CQ errors of clients are raised where they overflow (shim_cq_push) */
+	if (type == DPR_EVENT_CQ_ERR || obj >= qp_by_qpn_len[pi])
+		return;
+	q = qp_by_qpn[pi][obj];
+	if (q != NULL)
+		raise_event(q->c, type, q->handle);
+}
+
+/* A CQ overflowed: the QPs that complete into it go to ERR (their work
+ * flushed), each with a QP_FATAL event, as a device does. */
+static void
+overflow_to_err(struct shim_client *c)
+{
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_ERR };
+	unsigned int i;
+
+	c->overflow_pending = false;
+	for (i = 0; i < DPR_SHM_MAX_QPS; i++) {
+		struct shim_qp *q = c->qps[i];
+
+		if (q == NULL || q->errored ||
+		    !(q->scq->overflowed || q->rcq->overflowed))
+			continue;
+		q->errored = true;
+		dpr_qp_modify(q->qp, &a, DPR_QP_STATE);
+		raise_event(c, DPR_EVENT_QP_FATAL, q->handle);
+	}
+}
+
+int
+shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
+{
+	struct shim_cq *s = cq->push_arg;
+	unsigned int wi = s->c->worker;
+	uint32_t cons = __atomic_load_n(&s->ring->cons, __ATOMIC_ACQUIRE);
+	struct dpr_shm_cqe *o;
+
+	if (s->overflowed || s->prod - cons >= s->cqe) {
+		if (!s->overflowed) {
+			/* IBA 11.4.2.1: the CQ is in error from now on */
+			s->overflowed = true;
+			__atomic_store_n(&s->ring->overflow, 1, __ATOMIC_RELEASE);
+			shim.ws[wi].cq_overflows++;
+			raise_event(s->c, DPR_EVENT_CQ_ERR, s->handle);
+			s->c->overflow_pending = true;
+		}
+		return -ENOSPC;
+	}
+	o = dpr_shm_ring_entry(s->ring, sizeof(*o), s->size - 1, s->prod);
+	o->wr_id = e->wr_id;
+	o->status = e->status;
+	o->opcode = e->opcode;
+	o->vendor_err = e->vendor_err;
+	o->byte_len = e->byte_len;
+	o->imm_data = e->imm_data;
+	o->qp_num = e->qp_num;
+	o->src_qp = e->src_qp;
+	o->wc_flags = e->wc_flags;
+	s->prod++;
+	__atomic_store_n(&s->ring->prod, s->prod, __ATOMIC_RELEASE);
+	shim.ws[wi].cqes++;
+	/* a sleeping client asked to be woken: one word down its channel
+	 * (a pipe, not an eventfd: it says which CQ). Solicited-only arming
+	 * wakes on any completion: a spurious wake-up, which verbs allow. */
+	if (s->chan_fd >= 0 &&
+	    __atomic_load_n(&s->ring->armed, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_exchange_n(&s->ring->armed, 0, __ATOMIC_ACQ_REL) != 0) {
+		uint32_t h = s->handle;
+
+		if (write(s->chan_fd, &h, sizeof(h)) == sizeof(h))
+			shim.ws[wi].channel_signals++;
+	}
+	return 0;
+}
+
+static void
+flush_error(struct shim_qp *q, const struct dpr_shm_swqe *w)
+{
+	struct dpr_cqe e = {
+		.wr_id = w->wr_id,
+		.status = DPR_WC_LOC_QP_OP_ERR,
+		.opcode = DPR_WC_SEND,
+		.qp_num = q->qpn,
+	};
+
+	dpr_cq_push(q->scq->cq, &e);
+}
+
+/*
+ * A send WQE from the client's ring into a work request: the header is
+ * copied, then only the SGEs or inline bytes it says are used (the count
+ * is checked on the copy: nothing is read twice from shared memory).
+ * Inline bytes land in @p w, which the transport copies from at post.
+ * @return 0, or -EINVAL for a count over the limits.
+ */
+static int
+swqe_to_wr(const struct dpr_shm_swqe *src, struct dpr_shm_swqe *w,
+	   struct dpr_sge *sge, struct dpr_send_wr *wr)
+{
+	uint32_t i;
+
+	memcpy(w, src, offsetof(struct dpr_shm_swqe, sge));
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = w->wr_id;
+	wr->opcode = (enum dpr_wr_opcode)w->opcode;
+	wr->send_flags = w->send_flags;
+	wr->imm_data = w->imm_data;
+	wr->sg_list = sge;
+	if (w->send_flags & DPR_SEND_INLINE) {
+		if (w->num_sge > DPR_SHM_MAX_INLINE)
+			return -EINVAL;
+		memcpy(w->inline_data, src->inline_data, w->num_sge);
+		sge[0].addr = (uintptr_t)w->inline_data;
+		sge[0].length = w->num_sge;
+		sge[0].lkey = 0;
+		wr->num_sge = w->num_sge != 0;
+	} else {
+		if (w->num_sge > DPR_SHM_MAX_SEND_SGE)
+			return -EINVAL;
+		for (i = 0; i < w->num_sge; i++) {
+			sge[i].addr = src->sge[i].addr;
+			sge[i].length = src->sge[i].length;
+			sge[i].lkey = src->sge[i].lkey;
+		}
+		wr->num_sge = (int)w->num_sge;
+	}
+	if (w->opcode == DPR_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == DPR_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = w->remote_addr;
+		wr->wr.atomic.compare_add = w->compare_add;
+		wr->wr.atomic.swap = w->swap;
+		wr->wr.atomic.rkey = w->rkey;
+	} else {
+		wr->wr.rdma.remote_addr = w->remote_addr;
+		wr->wr.rdma.rkey = w->rkey;
+	}
+	return 0;
+}
+
+/* Take what the client posted to its SQ into the transport. @return true
+ * while entries are left (the transport's queue was full). */
+static bool
+drain_sq(struct shim_qp *q, unsigned int wi)
+{
+	uint32_t prod = __atomic_load_n(&q->sq->prod, __ATOMIC_ACQUIRE);
+	uint32_t cons = q->sq_cons;
+	bool left = false;
+
+	if (prod - cons > q->sq_size) {
+		if (!q->broken)
+			shim.ws[wi].ring_index_errors++;
+		q->broken = true;
+		return false;
+	}
+	while (cons != prod) {
+		struct dpr_shm_swqe w;
+		struct dpr_sge sge[DPR_SHM_MAX_SEND_SGE];
+		struct dpr_send_wr wr, *bad;
+		int rc;
+
+		rc = swqe_to_wr(dpr_shm_ring_entry(q->sq, sizeof(w), q->sq_size - 1,
+						   cons), &w, sge, &wr);
+		if (rc == 0)
+			rc = dpr_post_send(q->qp, &wr, &bad);
+		if (rc == -ENOMEM) {
+			left = true;    /* full: again on the next poll */
+			break;
+		}
+		if (rc != 0) {
+			/* the library checks what it can before it posts:
+			 * what gets here was made by hand */
+			shim.ws[wi].bad_wqes++;
+			flush_error(q, &w);
+		} else {
+			shim.ws[wi].send_wqes++;
+			q->send_wqes++;
+		}
+		cons++;
+	}
+	q->sq_cons = cons;
+	__atomic_store_n(&q->sq->cons, cons, __ATOMIC_RELEASE);
+	return left;
+}
+
+static bool
+drain_rq(struct shim_qp *q, unsigned int wi)
+{
+	uint32_t prod = __atomic_load_n(&q->rq->prod, __ATOMIC_ACQUIRE);
+	uint32_t cons = q->rq_cons;
+	bool left = false;
+
+	if (prod - cons > q->rq_size) {
+		if (!q->broken)
+			shim.ws[wi].ring_index_errors++;
+		q->broken = true;
+		return false;
+	}
+	while (cons != prod) {
+		struct dpr_shm_rwqe w;
+		struct dpr_sge sge[DPR_SHM_MAX_RECV_SGE];
+		struct dpr_recv_wr wr, *bad;
+		uint32_t i;
+		int rc;
+
+		memcpy(&w, dpr_shm_ring_entry(q->rq, sizeof(w), q->rq_size - 1, cons),
+		       sizeof(w));
+		if (w.num_sge > DPR_SHM_MAX_RECV_SGE) {
+			shim.ws[wi].bad_wqes++;
+			cons++;
+			continue;
+		}
+		for (i = 0; i < w.num_sge; i++) {
+			sge[i].addr = w.sge[i].addr;
+			sge[i].length = w.sge[i].length;
+			sge[i].lkey = w.sge[i].lkey;
+		}
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = w.wr_id;
+		wr.sg_list = sge;
+		wr.num_sge = (int)w.num_sge;
+		rc = dpr_post_recv(q->qp, &wr, &bad);
+		if (rc == -ENOMEM) {
+			left = true;
+			break;
+		}
+		if (rc != 0) {
+			shim.ws[wi].bad_wqes++;
+		} else {
+			shim.ws[wi].recv_wqes++;
+			q->recv_wqes++;
+		}
+		cons++;
+	}
+	q->rq_cons = cons;
+	__atomic_store_n(&q->rq->cons, cons, __ATOMIC_RELEASE);
+	return left;
+}
+
+bool
+dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
+		     uint64_t now_ns __rte_unused)
+{
+	bool busy = false;
+	unsigned int i, k;
+
+	for (i = 0; i < shim.wn[wi]; i++) {
+		struct shim_client *c = shim.wl[wi][i];
+		uint64_t *db = c->ctrl->doorbell;
+
+		if (unlikely(c->overflow_pending))
+			overflow_to_err(c);
+
+		for (k = 0; k < RTE_DIM(c->ctrl->doorbell); k++) {
+			uint64_t bits;
+
+			if (__atomic_load_n(&db[k], __ATOMIC_RELAXED) == 0)
+				continue;
+			bits = __atomic_exchange_n(&db[k], 0, __ATOMIC_ACQ_REL);
+			while (bits != 0) {
+				unsigned int b = (unsigned int)__builtin_ctzll(bits);
+				struct shim_qp *q = c->qps[k * 64 + b];
+
+				bits &= bits - 1;
+				if (q == NULL || q->broken)
+					continue;
+				bool left = drain_sq(q, wi);
+
+				left = drain_rq(q, wi) || left;
+				if (left) {
+					/* ring again for ourselves */
+					__atomic_fetch_or(&db[k], 1ull << b,
+							  __ATOMIC_RELAXED);
+					busy = true;
+				}
+			}
+		}
+	}
+	return busy;
+}

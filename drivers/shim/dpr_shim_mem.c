@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Shared memory of the shim. Memory registration: a client registers
+ * memory by sending a memfd (sealed against shrinking, so that it cannot
+ * pull pages from under the daemon: that would be a SIGBUS here) or naming
+ * a System V segment it may attach, with the offset of the pages; the
+ * daemon maps them and places payload straight into them. The mapping goes
+ * when the MR is gone and no frame in flight still points into it: the
+ * MR's owner (struct dpr_mr_owner), called by lib/verbs or, when frames
+ * were attached to the memory, by lib/transport after the last one. And
+ * the memfds the daemon makes, seals and sends for the rings and the
+ * control page.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+
+#include "shim_private.h"
+
+/* The MR's owner (struct dpr_mr_owner): the mapping goes when the MR is
+ * gone and no frame points into it any more. */
+static void
+mem_release(void *arg)
+{
+	struct shim_mem *m = arg;
+
+	if (m->sysv)
+		shmdt(m->addr);
+	else
+		munmap(m->addr, m->len);
+	free(m);
+}
+
+int
+shim_make_shared(const char *name, size_t len, void **addr)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	*addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*addr == MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+size_t
+shim_page_round(uint64_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (size_t)((n + pg - 1) & ~(uint64_t)(pg - 1));
+}
+
+int
+shim_req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
+		int *out_fd __rte_unused)
+{
+	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct job j = { .kind = JOB_REG_MR, .c = c };
+	const int fd = *in_fd;          /* closed by the socket afterwards */
+	struct shim_mr *smr;
+	struct stat sb;
+	uint64_t widen;
+	int seals, rc;
+	void *map;
+	uint32_t h;
+
+	j.p = shim_obj_get(c, m->reg_mr.pd, OBJ_PD);
+	if ((fd < 0 && m->reg_mr.sysv == 0) || j.p == NULL)
+		return -EINVAL;
+	if (c->n_mr >= SHIM_MAX_MR ||
+	    c->mr_bytes + m->reg_mr.length > SHIM_MAX_MR_BYTES) {
+		shim.st.quota_refused++;
+		SHIM_LOG(NOTICE, "client %u: MR refused: over its quota "
+			 "(%u MRs, %llu GiB registered)", c->id, SHIM_MAX_MR,
+			 SHIM_MAX_MR_BYTES >> 30);
+		return -ENOMEM;
+	}
+	if (fd < 0) {
+		/* a System V segment: it cannot shrink; the client must be
+		 * allowed to attach it itself (owner, group or other rw) */
+		struct shmid_ds ds;
+		unsigned int mode;
+
+		if (m->reg_mr.sysv > INT32_MAX ||
+		    shmctl((int)m->reg_mr.sysv - 1, IPC_STAT, &ds) != 0)
+			return -EINVAL;
+		mode = ds.shm_perm.mode;
+		if (c->uid != 0 &&
+		    !((c->uid == ds.shm_perm.uid || c->uid == ds.shm_perm.cuid) ?
+		      (mode & 0600) == 0600 :
+		      (c->gid == ds.shm_perm.gid || c->gid == ds.shm_perm.cgid) ?
+		      (mode & 0060) == 0060 : (mode & 0006) == 0006))
+			return -EACCES;
+		sb.st_size = (off_t)ds.shm_segsz;
+	} else {
+		/* the memory must not shrink under us (SIGBUS) */
+		seals = fcntl(fd, F_GET_SEALS);
+		if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &sb) != 0)
+			return -EBADF;
+	}
+	if (m->reg_mr.offset % pg != 0 || m->reg_mr.map_bytes == 0 ||
+	    m->reg_mr.map_bytes % pg != 0 || m->reg_mr.length == 0 ||
+	    m->reg_mr.offset + m->reg_mr.map_bytes < m->reg_mr.offset ||
+	    m->reg_mr.offset + m->reg_mr.map_bytes > (uint64_t)sb.st_size ||
+	    m->reg_mr.addr_off >= m->reg_mr.map_bytes ||
+	    m->reg_mr.length > m->reg_mr.map_bytes - m->reg_mr.addr_off)
+		return -EINVAL;
+	if (fd < 0) {
+		void *base = shmat((int)m->reg_mr.sysv - 1, NULL, 0);
+
+		if (base == (void *)-1)
+			return -errno;
+		map = (uint8_t *)base + m->reg_mr.offset;
+	} else {
+		/* a hugetlb file maps only in whole huge pages (st_blksize
+		 * is its page size): widen the mapping to them, so a client
+		 * can register any page-aligned part of dprdma_alloc()
+		 * memory; the file's size is a multiple of its page size */
+		uint64_t hp = sb.st_blksize > (blksize_t)pg ? (uint64_t)sb.st_blksize : pg;
+
+		widen = m->reg_mr.offset & (hp - 1);
+		m->reg_mr.offset -= widen;
+		m->reg_mr.addr_off += widen;
+		m->reg_mr.map_bytes = RTE_ALIGN_CEIL(m->reg_mr.map_bytes + widen, hp);
+		if (m->reg_mr.offset + m->reg_mr.map_bytes > (uint64_t)sb.st_size)
+			return -EINVAL;
+		map = mmap(NULL, m->reg_mr.map_bytes, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, (off_t)m->reg_mr.offset);
+		if (map == MAP_FAILED)
+			return -errno;
+	}
+	smr = calloc(1, sizeof(*smr));
+	j.mem = calloc(1, sizeof(*j.mem));
+	if (smr == NULL || j.mem == NULL) {
+		free(smr);
+		free(j.mem);
+		if (fd < 0)
+			shmdt((uint8_t *)map - m->reg_mr.offset);
+		else
+			munmap(map, m->reg_mr.map_bytes);
+		return -ENOMEM;
+	}
+	j.mem->sysv = fd < 0;
+	j.mem->addr = fd < 0 ? (uint8_t *)map - m->reg_mr.offset : map;
+	j.mem->len = m->reg_mr.map_bytes;
+	j.owner.release = mem_release;
+	j.owner.arg = j.mem;
+	j.addr = (uint8_t *)map + m->reg_mr.addr_off;
+	j.iova = m->reg_mr.iova;
+	j.length = m->reg_mr.length;
+	j.access = m->reg_mr.access;
+	rc = shim_job(&j);
+	if (rc != 0) {
+		free(smr);
+		mem_release(j.mem);
+		return rc;
+	}
+	smr->mr = j.out;
+	smr->length = j.length;
+	h = shim_obj_add(c, OBJ_MR, smr);
+	if (h == 0) {
+		j.kind = JOB_DEREG_MR;
+		j.p = smr->mr;
+		shim_job(&j);
+		free(smr);
+		return -ENOMEM;
+	}
+	c->n_mr++;
+	c->mr_bytes += j.length;
+	m->reg_mr_resp.handle = h;
+	m->reg_mr_resp.lkey = smr->mr->lkey;
+	m->reg_mr_resp.rkey = smr->mr->rkey;
+	return 0;
+}
+
+int
+shim_dereg_mr(struct shim_client *c, uint32_t h)
+{
+	struct shim_mr *smr = shim_obj_get(c, h, OBJ_MR);
+	struct job j = { .kind = JOB_DEREG_MR, .c = c };
+	int rc;
+
+	if (smr == NULL)
+		return -EINVAL;
+	j.p = smr->mr;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	c->n_mr--;
+	c->mr_bytes -= smr->length;
+	shim_obj_del(c, h);
+	free(smr);
+	return 0;
+}

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The verbs objects of shim clients: PDs, completion channels, CQs and
+ * QPs. A request is checked here, on the main lcore (handles, the
+ * client's quotas, sizes), then the change is made by a job on the
+ * client's worker, which owns the objects (shim_job). A table of the
+ * port full for all clients together is said so, apart from quotas.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "shim_private.h"
+
+static int
+job_run(void *arg)
+{
+	struct job *j = arg;
+	struct shim_client *c = j->c;
+	unsigned int wi = c->worker;
+	int rc = 0;
+
+	switch (j->kind) {
+	case JOB_ATTACH:
+		shim.wl[wi][shim.wn[wi]++] = c;
+		break;
+	case JOB_DETACH:
+		for (unsigned int i = 0; i < shim.wn[wi]; i++)
+			if (shim.wl[wi][i] == c) {
+				shim.wl[wi][i] = shim.wl[wi][--shim.wn[wi]];
+				break;
+			}
+		break;
+	case JOB_ALLOC_PD:
+		dpr_engine_verbs_lock();
+		j->out = dpr_pd_alloc(c->ctx, c->id);
+		rc = j->out == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		break;
+	case JOB_DEALLOC_PD:
+		dpr_engine_verbs_lock();
+		rc = dpr_pd_dealloc(j->p);
+		dpr_engine_verbs_unlock();
+		break;
+	case JOB_REG_MR: {
+		struct dpr_mr *mr;
+
+		dpr_engine_verbs_lock();
+		/* the mapping goes back to the shim with its last frame */
+		mr = dpr_mr_reg_owned(j->p, j->addr, j->iova, j->length, j->access,
+				      &j->owner);
+		rc = mr == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		j->out = mr;
+		break;
+	}
+	case JOB_DEREG_MR:
+		/* invalid at once: no request placed after this returns;
+		 * the memory goes with the last frame attached to it */
+		dpr_engine_verbs_lock();
+		rc = dpr_mr_dereg(j->p);
+		dpr_engine_verbs_unlock();
+		break;
+	case JOB_CREATE_CQ: {
+		struct shim_cq *s = j->p;
+
+		dpr_engine_verbs_lock();
+		s->cq = dpr_cq_create(c->ctx, s->cqe, c->id);
+		rc = s->cq == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		if (s->cq != NULL) {
+			s->cq->push_arg = s;
+			s->cq->push = shim_cq_push;
+		}
+		break;
+	}
+	case JOB_DESTROY_CQ: {
+		struct shim_cq *s = j->p;
+
+		dpr_engine_verbs_lock();
+		rc = dpr_cq_destroy(s->cq);
+		dpr_engine_verbs_unlock();
+		break;
+	}
+	case JOB_CREATE_QP: {
+		struct shim_qp *q = j->p;
+
+		dpr_engine_verbs_lock();
+		q->qp = dpr_qp_create(dpr_engine_transport(wi, c->port), &j->ia);
+		rc = q->qp == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		if (q->qp != NULL) {
+			q->qpn = dpr_qp_num(q->qp);
+			c->qps[q->slot] = q;
+			shim_qp_table_set(c->port, q->qpn, q);
+		}
+		break;
+	}
+	case JOB_MODIFY_QP: {
+		struct shim_qp *q = j->p;
+
+		rc = dpr_qp_modify(q->qp, &j->attr, j->mask);
+		/* work posted before the QP could send waits in the ring:
+		 * look again */
+		if (rc == 0)
+			__atomic_fetch_or(&c->ctrl->doorbell[q->slot / 64],
+					  1ull << (q->slot % 64), __ATOMIC_RELAXED);
+		break;
+	}
+	case JOB_QUERY_QP:
+		rc = dpr_qp_query(((struct shim_qp *)j->p)->qp, &j->attr);
+		break;
+	case JOB_DESTROY_QP: {
+		struct shim_qp *q = j->p;
+		struct dpr_qp_attr a = { .qp_state = DPR_QPS_ERR };
+
+		/* to ERR first: what is in flight is flushed, not sent */
+		dpr_qp_modify(q->qp, &a, DPR_QP_STATE);
+		c->qps[q->slot] = NULL;
+		shim_qp_table_set(c->port, q->qpn, NULL);
+		dpr_engine_verbs_lock();
+		rc = dpr_qp_destroy(q->qp);
+		dpr_engine_verbs_unlock();
+		break;
+	}
+	}
+	return rc;
+}
+
+/* ENOMEM from the verbs layer: say so when it is the port's object table
+ * that is full (all clients together), not a client's quota */
+static void
+note_device_limit(const struct job *j)
+{
+	const struct dpr_verbs_limits *l = dpr_verbs_limits(j->c->ctx);
+	struct dpr_verbs_usage u;
+	const char *what;
+	uint32_t used, max;
+
+	dpr_engine_verbs_lock();
+	dpr_verbs_usage(j->c->ctx, &u);
+	dpr_engine_verbs_unlock();
+	switch (j->kind) {
+	case JOB_ALLOC_PD:
+		what = "PD", used = u.pd, max = l->max_pd;
+		break;
+	case JOB_REG_MR:
+		what = "MR", used = u.mr, max = l->max_mr;
+		break;
+	case JOB_CREATE_CQ:
+		what = "CQ", used = u.cq, max = l->max_cq;
+		break;
+	case JOB_CREATE_QP:
+		what = "QP", used = u.qp, max = l->max_qp;
+		break;
+	default:
+		return;
+	}
+	if (used < max)
+		return;         /* out of memory, not out of slots */
+	shim.st.limit_refused++;
+	SHIM_LOG(NOTICE, "client %u: %s refused: all %u %ss of port %u are in "
+		 "use (by every client together)", j->c->id, what, max, what,
+		 j->c->port);
+}
+
+int
+shim_job(struct job *j)
+{
+	int rc = dpr_engine_run_on(j->c->worker, job_run, j);
+
+	if (rc == -ENOMEM)
+		note_device_limit(j);
+	return rc;
+}
+
+int
+shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
+		  int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	struct job j = { .kind = JOB_ALLOC_PD, .c = c };
+	uint32_t h;
+	int rc;
+
+	if (c->n_pd >= SHIM_MAX_PD) {
+		shim.st.quota_refused++;
+		return -ENOMEM;
+	}
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	h = shim_obj_add(c, OBJ_PD, j.out);
+	if (h == 0) {
+		j.kind = JOB_DEALLOC_PD;
+		j.p = j.out;
+		shim_job(&j);
+		return -ENOMEM;
+	}
+	c->n_pd++;
+	m->obj.handle = h;
+	return 0;
+}
+
+int
+shim_dealloc_pd(struct shim_client *c, uint32_t h)
+{
+	struct job j = { .kind = JOB_DEALLOC_PD, .c = c };
+	int rc;
+
+	j.p = shim_obj_get(c, h, OBJ_PD);
+	if (j.p == NULL)
+		return -EINVAL;
+	rc = shim_job(&j);
+	if (rc == 0) {
+		shim_obj_del(c, h);
+		c->n_pd--;
+	}
+	return rc;
+}
+
+int
+shim_req_create_channel(struct shim_client *c, struct dpr_shm_msg *m,
+			int *fd, int *out_fd __rte_unused)
+{
+	struct shim_channel *ch;
+	struct stat sb;
+	uint32_t h;
+
+	if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISFIFO(sb.st_mode))
+		return -EBADF;
+	if (c->n_channel >= SHIM_MAX_CHANNELS) {
+		shim.st.quota_refused++;
+		return -ENOMEM;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL)
+		return -ENOMEM;
+	/* the worker must never block on a client that does not read */
+	if (fcntl(*fd, F_SETFL, O_NONBLOCK) != 0) {
+		free(ch);
+		return -errno;
+	}
+	h = shim_obj_add(c, OBJ_CHANNEL, ch);
+	if (h == 0) {
+		free(ch);
+		return -ENOMEM;
+	}
+	ch->fd = *fd;
+	*fd = -1;                       /* kept */
+	c->n_channel++;
+	m->obj.handle = h;
+	return 0;
+}
+
+int
+shim_destroy_channel(struct shim_client *c, uint32_t h)
+{
+	struct shim_channel *ch = shim_obj_get(c, h, OBJ_CHANNEL);
+
+	if (ch == NULL)
+		return -EINVAL;
+	if (ch->users != 0)
+		return -EBUSY;
+	close(ch->fd);
+	free(ch);
+	shim_obj_del(c, h);
+	c->n_channel--;
+	return 0;
+}
+
+int
+shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
+		   int *in_fd __rte_unused, int *out_fd)
+{
+	struct job j = { .kind = JOB_CREATE_CQ, .c = c };
+	struct shim_channel *ch = NULL;
+	uint32_t cqe = m->create_cq.cqe, size = 1, h;
+	struct shim_cq *s;
+	void *ring;
+	int fd, rc;
+
+	if (cqe == 0 || cqe > DPR_SHM_MAX_CQE)
+		return -EINVAL;
+	if (m->create_cq.channel >= 0) {
+		ch = shim_obj_get(c, (uint32_t)m->create_cq.channel, OBJ_CHANNEL);
+		if (ch == NULL)
+			return -EINVAL;
+	}
+	if (c->n_cq >= SHIM_MAX_CQ) {
+		shim.st.quota_refused++;
+		return -ENOMEM;
+	}
+	while (size < cqe)
+		size <<= 1;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->c = c;
+	s->cqe = cqe;
+	s->size = size;
+	s->chan_fd = ch != NULL ? ch->fd : -1;
+	s->chan_handle = ch != NULL ? (uint32_t)m->create_cq.channel : 0;
+	s->map_bytes = shim_page_round(dpr_shm_ring_bytes(size, sizeof(struct dpr_shm_cqe)));
+	fd = shim_make_shared("dprdma-cq", s->map_bytes, &ring);
+	if (fd < 0) {
+		free(s);
+		return fd;
+	}
+	s->ring = ring;
+	h = shim_obj_add(c, OBJ_CQ, s);
+	if (h == 0) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	s->handle = h;
+	j.p = s;
+	rc = shim_job(&j);
+	if (rc != 0) {
+		shim_obj_del(c, h);
+		goto fail;
+	}
+	if (ch != NULL)
+		ch->users++;
+	c->n_cq++;
+	m->create_cq_resp.handle = h;
+	m->create_cq_resp.cqe = cqe;
+	m->create_cq_resp.size = size;
+	m->create_cq_resp.map_bytes = s->map_bytes;
+	*out_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	munmap(ring, s->map_bytes);
+	free(s);
+	return rc;
+}
+
+int
+shim_destroy_cq(struct shim_client *c, uint32_t h)
+{
+	struct shim_cq *s = shim_obj_get(c, h, OBJ_CQ);
+	struct job j = { .kind = JOB_DESTROY_CQ, .c = c, .p = s };
+	int rc;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (s->users != 0)
+		return -EBUSY;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	if (s->chan_fd >= 0) {
+		struct shim_channel *ch = shim_obj_get(c, s->chan_handle, OBJ_CHANNEL);
+
+		if (ch != NULL)
+			ch->users--;
+	}
+	munmap(s->ring, s->map_bytes);
+	shim_obj_del(c, h);
+	free(s);
+	c->n_cq--;
+	return 0;
+}
+
+static uint32_t
+pow2_at_least(uint32_t n)
+{
+	uint32_t s = 1;
+
+	while (s < n)
+		s <<= 1;
+	return s;
+}
+
+int
+shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		   int *in_fd __rte_unused, int *out_fd)
+{
+	struct job j = { .kind = JOB_CREATE_QP, .c = c };
+	struct dpr_shm_qp_caps cap = m->create_qp.cap;
+	struct shim_cq *scq, *rcq;
+	struct dpr_pd *pd;
+	struct shim_qp *q;
+	uint32_t slot, h;
+	size_t sq_bytes;
+	void *ring;
+	int fd, rc;
+
+	if (m->create_qp.qp_type != 2 /* IBV_QPT_RC */)
+		return -EOPNOTSUPP;     /* UC, UD, XRC: the transport-breadth work */
+	pd = shim_obj_get(c, m->create_qp.pd, OBJ_PD);
+	scq = shim_obj_get(c, m->create_qp.send_cq, OBJ_CQ);
+	rcq = shim_obj_get(c, m->create_qp.recv_cq, OBJ_CQ);
+	if (pd == NULL || scq == NULL || rcq == NULL ||
+	    cap.max_send_wr == 0 || cap.max_send_wr > DPR_SHM_MAX_WR ||
+	    cap.max_recv_wr > DPR_SHM_MAX_WR ||
+	    cap.max_send_sge > DPR_SHM_MAX_SEND_SGE ||
+	    cap.max_recv_sge > DPR_SHM_MAX_RECV_SGE ||
+	    cap.max_inline_data > DPR_SHM_MAX_INLINE)
+		return -EINVAL;
+	for (slot = 0; slot < DPR_SHM_MAX_QPS && c->qps[slot] != NULL; slot++)
+		;
+	if (slot == DPR_SHM_MAX_QPS) {
+		shim.st.quota_refused++;
+		SHIM_LOG(NOTICE, "client %u: QP refused: over its quota (%u QPs)",
+			 c->id, DPR_SHM_MAX_QPS);
+		return -ENOMEM;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return -ENOMEM;
+	q->c = c;
+	q->scq = scq;
+	q->rcq = rcq;
+	q->pd_handle = m->create_qp.pd;
+	q->slot = slot;
+	q->sq_size = pow2_at_least(cap.max_send_wr);
+	q->rq_size = pow2_at_least(RTE_MAX(cap.max_recv_wr, 1u));
+	cap.max_send_wr = q->sq_size;
+	cap.max_recv_wr = cap.max_recv_wr ? q->rq_size : 0;
+	cap.max_send_sge = RTE_MAX(cap.max_send_sge, 1u);
+	cap.max_recv_sge = RTE_MAX(cap.max_recv_sge, 1u);
+	q->cap = cap;
+	sq_bytes = RTE_ALIGN_CEIL(dpr_shm_ring_bytes(q->sq_size,
+			sizeof(struct dpr_shm_swqe)), DPR_SHM_CACHE_LINE);
+	q->map_bytes = shim_page_round(sq_bytes + dpr_shm_ring_bytes(q->rq_size,
+			sizeof(struct dpr_shm_rwqe)));
+	fd = shim_make_shared("dprdma-qp", q->map_bytes, &ring);
+	if (fd < 0) {
+		free(q);
+		return fd;
+	}
+	q->sq = ring;
+	q->rq = (struct dpr_shm_ring *)((uint8_t *)ring + sq_bytes);
+	h = shim_obj_add(c, OBJ_QP, q);
+	if (h == 0) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	q->handle = h;
+	j.p = q;
+	j.ia.pd = pd;
+	j.ia.send_cq = scq->cq;
+	j.ia.recv_cq = rcq->cq;
+	/* the transport holds as many as the ring: a full ring always fits */
+	j.ia.max_send_wr = q->sq_size;
+	j.ia.max_recv_wr = q->rq_size;
+	j.ia.max_send_sge = cap.max_send_sge;
+	j.ia.max_recv_sge = cap.max_recv_sge;
+	j.ia.max_inline_data = cap.max_inline_data;
+	j.ia.sq_sig_all = m->create_qp.sq_sig_all != 0;
+	rc = shim_job(&j);
+	if (rc != 0) {
+		shim_obj_del(c, h);
+		goto fail;
+	}
+	scq->users++;
+	rcq->users++;
+	c->n_qp++;
+	memset(&m->create_qp_resp, 0, sizeof(m->create_qp_resp));
+	m->create_qp_resp.handle = h;
+	m->create_qp_resp.qpn = q->qpn;
+	m->create_qp_resp.slot = slot;
+	m->create_qp_resp.sq_size = q->sq_size;
+	m->create_qp_resp.rq_size = q->rq_size;
+	m->create_qp_resp.cap = cap;
+	m->create_qp_resp.map_bytes = q->map_bytes;
+	m->create_qp_resp.rq_offset = sq_bytes;
+	*out_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	munmap(ring, q->map_bytes);
+	free(q);
+	return rc;
+}
+
+static void
+attr_from_shm(const struct dpr_shm_qp_attr *s, struct dpr_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = (enum dpr_qp_state)s->qp_state;
+	a->cur_qp_state = (enum dpr_qp_state)s->cur_qp_state;
+	a->path_mtu = (enum dpr_mtu)s->path_mtu;
+	a->rq_psn = s->rq_psn;
+	a->sq_psn = s->sq_psn;
+	a->dest_qp_num = s->dest_qp_num;
+	a->qp_access_flags = s->qp_access_flags;
+	memcpy(a->ah_attr.dgid.raw, s->dgid.raw, 16);
+	a->ah_attr.flow_label = s->flow_label;
+	a->ah_attr.sgid_index = s->sgid_index;
+	a->ah_attr.hop_limit = s->hop_limit;
+	a->ah_attr.traffic_class = s->traffic_class;
+	a->ah_attr.port_num = s->port_num;
+	a->pkey_index = s->pkey_index;
+	a->max_rd_atomic = s->max_rd_atomic;
+	a->max_dest_rd_atomic = s->max_dest_rd_atomic;
+	a->min_rnr_timer = s->min_rnr_timer;
+	a->port_num = s->port_num;
+	a->timeout = s->timeout;
+	a->retry_cnt = s->retry_cnt;
+	a->rnr_retry = s->rnr_retry;
+}
+
+static void
+attr_to_shm(const struct dpr_qp_attr *a, struct dpr_shm_qp_attr *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->qp_state = a->qp_state;
+	s->cur_qp_state = a->cur_qp_state;
+	s->path_mtu = a->path_mtu;
+	s->rq_psn = a->rq_psn;
+	s->sq_psn = a->sq_psn;
+	s->dest_qp_num = a->dest_qp_num;
+	s->qp_access_flags = a->qp_access_flags;
+	memcpy(s->dgid.raw, a->ah_attr.dgid.raw, 16);
+	s->flow_label = a->ah_attr.flow_label;
+	s->sgid_index = a->ah_attr.sgid_index;
+	s->hop_limit = a->ah_attr.hop_limit;
+	s->traffic_class = a->ah_attr.traffic_class;
+	s->is_global = 1;
+	s->pkey_index = a->pkey_index;
+	s->max_rd_atomic = a->max_rd_atomic;
+	s->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	s->min_rnr_timer = a->min_rnr_timer;
+	s->port_num = a->port_num ? a->port_num : 1;
+	s->timeout = a->timeout;
+	s->retry_cnt = a->retry_cnt;
+	s->rnr_retry = a->rnr_retry;
+}
+
+int
+shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		   int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	struct job j = { .kind = JOB_MODIFY_QP, .c = c };
+	const struct dpr_shm_qp_attr *s = &m->modify_qp.attr;
+
+	j.p = shim_obj_get(c, m->modify_qp.handle, OBJ_QP);
+	if (j.p == NULL)
+		return -EINVAL;
+	if (m->modify_qp.mask & DPR_QP_AV) {
+		/* RoCE needs the GRH: its GID is the address. The table has
+		 * two entries; only the IPv4 one (1) carries traffic today */
+		if (!s->is_global || s->sgid_index > 1)
+			return -EINVAL;
+		if (s->sgid_index == 0)
+			return -EAFNOSUPPORT;   /* IPv6 comes with its own work */
+	}
+	attr_from_shm(s, &j.attr);
+	j.mask = (int)m->modify_qp.mask;
+	return shim_job(&j);
+}
+
+int
+shim_req_query_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		  int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	struct job j = { .kind = JOB_QUERY_QP, .c = c };
+	struct shim_qp *q = shim_obj_get(c, m->obj.handle, OBJ_QP);
+	int rc;
+
+	if (q == NULL)
+		return -EINVAL;
+	j.p = q;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	memset(&m->query_qp_resp, 0, sizeof(m->query_qp_resp));
+	attr_to_shm(&j.attr, &m->query_qp_resp.attr);
+	m->query_qp_resp.cap = q->cap;
+	return 0;
+}
+
+int
+shim_destroy_qp(struct shim_client *c, uint32_t h)
+{
+	struct shim_qp *q = shim_obj_get(c, h, OBJ_QP);
+	struct job j = { .kind = JOB_DESTROY_QP, .c = c, .p = q };
+	int rc;
+
+	if (q == NULL)
+		return -EINVAL;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	/* its counters, for the record (as `rdma statistic` would show them) */
+	SHIM_LOG(INFO, "client %u QP 0x%06x destroyed: %" PRIu64 " send WQEs, %"
+		 PRIu64 " receive WQEs", c->id, q->qpn, q->send_wqes, q->recv_wqes);
+	q->scq->users--;
+	q->rcq->users--;
+	munmap(q->sq, q->map_bytes);
+	shim_obj_del(c, h);
+	free(q);
+	c->n_qp--;
+	return 0;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The shim's client socket, served by the main lcore: a SOCK_SEQPACKET
+ * Unix socket; one datagram one request (lib/shm/dpr_shm.h), checked,
+ * dispatched through shim_ops (the table at the bottom) and answered with
+ * exactly one datagram; a client that does not speak the protocol is
+ * answered EPROTO once per message and kept.
+ */
+
+#include <alloca.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "shim_private.h"
+
+RTE_LOG_REGISTER(shim_logtype, dprdma.drv.shim, INFO);
+
+struct shim_state shim = { .lfd = -1 };
+
+/*
+ * What each request op runs: a handler of the whole message (which may
+ * take the descriptor sent with it, *in_fd set to -1, and give one back in
+ * *out_fd), or the destruction of the object the message's handle names.
+ * Every op but OPEN and LIST_DEVICES needs an opened device.
+ */
+struct shim_op {
+	int (*req)(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
+		   int *out_fd);
+	int (*destroy)(struct shim_client *c, uint32_t handle);
+	bool before_open;
+};
+
+static const struct shim_op shim_ops[DPR_SHM_OP_MAX];
+
+static int
+send_msg(int fd, const struct dpr_shm_msg *m, int pass_fd)
+{
+	return dpr_shm_send(fd, m, sizeof(*m), pass_fd) == (ssize_t)sizeof(*m) ? 0 : -1;
+}
+
+/* One request. @return false when the client is to be dropped. */
+static bool
+serve(unsigned int slot)
+{
+	struct shim_client *c = shim.clients[slot];
+	const struct shim_op *op;
+	struct dpr_shm_msg m;
+	int in_fd = -1, out_fd = -1, rc, mflags = 0;
+	ssize_t n;
+
+	n = dpr_shm_recv(c->fd, &m, sizeof(m), MSG_DONTWAIT, &in_fd, &mflags);
+	if (n == 0) {
+		shim_client_close(slot, "closed its connection");
+		return false;
+	}
+	if (n < 0) {
+		if (errno == EAGAIN)
+			return true;
+		shim_client_close(slot, strerror(errno));
+		return false;
+	}
+	shim.st.requests++;
+	c->requests++;
+	op = n == (ssize_t)sizeof(m) && m.op < DPR_SHM_OP_MAX ? &shim_ops[m.op] : NULL;
+	if (op == NULL || (op->req == NULL && op->destroy == NULL) ||
+	    (mflags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    m.magic != DPR_SHM_MAGIC || m.version != DPR_SHM_VERSION ||
+	    (!c->opened && !op->before_open)) {
+		/* not speaking this protocol: answer once, and go on */
+		shim.st.bad_messages++;
+		if (in_fd >= 0)
+			close(in_fd);
+		if (n >= (ssize_t)offsetof(struct dpr_shm_msg, status) &&
+		    m.magic == DPR_SHM_MAGIC && m.version != DPR_SHM_VERSION)
+			SHIM_LOG(NOTICE, "client %u speaks version %u, this "
+				 "dprdmad %u: use the matching library",
+				 c->id, m.version, DPR_SHM_VERSION);
+		memset(&m, 0, sizeof(m));
+		m.magic = DPR_SHM_MAGIC;
+		m.version = DPR_SHM_VERSION;
+		m.status = -EPROTO;
+		send_msg(c->fd, &m, -1);
+		return true;
+	}
+	rc = op->req != NULL ? op->req(c, &m, &in_fd, &out_fd) :
+		op->destroy(c, m.obj.handle);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (rc != 0) {
+		shim.st.refused++;
+		c->refused++;
+	}
+	m.status = rc;
+	if (send_msg(c->fd, &m, rc == 0 ? out_fd : -1) != 0) {
+		if (out_fd >= 0)
+			close(out_fd);
+		shim_client_close(slot, "does not take its answers");
+		return false;
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	return true;
+}
+
+static void
+accept_one(void)
+{
+	int fd = accept4(shim.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd >= 0 && dpr_shim_adopt(fd) != 0)
+		close(fd);
+}
+
+int
+dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	unsigned int wi;
+	char dir[108], *slash;
+	int fd;
+
+	shim.max_clients = conf->control.max_clients;
+	shim.clients = calloc(shim.max_clients, sizeof(*shim.clients));
+	if (shim.clients == NULL)
+		return -ENOMEM;
+	for (wi = 0; wi < dpr_engine_n_workers(); wi++) {
+		shim.wl[wi] = calloc(shim.max_clients, sizeof(*shim.wl[wi]));
+		if (shim.wl[wi] == NULL)
+			return -ENOMEM;
+	}
+	snprintf(shim.path, sizeof(shim.path), "%s", conf->control.socket);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", shim.path);
+	/* its folder (/run/dprdma by default) */
+	snprintf(dir, sizeof(dir), "%s", shim.path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "cannot make the folder %s of the client "
+				 "socket: %s; set [control] socket or --socket",
+				 dir, strerror(errno));
+			return -errno;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* a socket file left by a daemon that died is taken over; one that
+	 * answers belongs to a running daemon */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+	    errno == EAGAIN) {
+		close(fd);
+		snprintf(err, errlen, "another dprdmad serves clients on %s: give "
+			 "this one its own ([control] socket or --socket)", shim.path);
+		return -EADDRINUSE;
+	}
+	unlink(shim.path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(shim.path, conf->control.socket_mode) != 0 ||
+	    listen(fd, 64) != 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot listen on %s: %s; set [control] "
+			 "socket or --socket", shim.path, strerror(e));
+		close(fd);
+		return -e;
+	}
+	for (uint16_t pi = 0; pi < dpr_engine_n_ports(); pi++) {
+		if (shim_qp_table_init(pi, dpr_verbs_limits(dpr_engine_verbs(pi))->max_qp +
+				       0x100) != 0) {
+			close(fd);
+			return -ENOMEM;
+		}
+		dpr_verbs_set_event_cb(dpr_engine_verbs(pi), shim_verbs_event,
+				       (void *)(uintptr_t)pi);
+	}
+	shim.lfd = fd;
+	shim.started = true;
+	return 0;
+}
+
+void
+dpr_shim_poll(int timeout_ms)
+{
+	struct pollfd *pf;
+	unsigned int *slots, n = 1, i;
+
+	if (!shim.started) {
+		poll(NULL, 0, timeout_ms);
+		return;
+	}
+	pf = alloca((shim.max_clients + 1) * sizeof(*pf));
+	slots = alloca((shim.max_clients + 1) * sizeof(*slots));
+	pf[0].fd = shim.lfd;
+	pf[0].events = POLLIN;
+	for (i = 0; i < shim.max_clients; i++)
+		if (shim.clients[i] != NULL) {
+			pf[n].fd = shim.clients[i]->fd;
+			pf[n].events = POLLIN;
+			slots[n++] = i;
+		}
+	if (poll(pf, n, timeout_ms) <= 0)
+		return;
+	for (i = 1; i < n; i++) {
+		if (pf[i].revents & POLLIN) {
+			/* a few requests each, so that no client starves others */
+			for (int k = 0; k < 16 && shim.clients[slots[i]] != NULL; k++)
+				if (!serve(slots[i]))
+					break;
+		} else if (pf[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			shim_client_close(slots[i], "went away");
+		}
+	}
+	if (pf[0].revents & POLLIN)
+		accept_one();
+}
+
+void
+dpr_shim_stop(void)
+{
+	unsigned int i;
+
+	if (!shim.started)
+		return;
+	for (i = 0; i < shim.max_clients; i++)
+		if (shim.clients[i] != NULL)
+			shim_client_close(i, "dropped: dprdmad stops");
+	close(shim.lfd);
+	unlink(shim.path);
+	shim.lfd = -1;
+	shim.started = false;
+}
+
+static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
+	[DPR_SHM_OPEN] = { .req = shim_req_open, .before_open = true },
+	[DPR_SHM_LIST_DEVICES] = { .req = shim_req_list_devices, .before_open = true },
+	[DPR_SHM_QUERY_PORT] = { .req = shim_req_query_port },
+	[DPR_SHM_ALLOC_PD] = { .req = shim_req_alloc_pd },
+	[DPR_SHM_DEALLOC_PD] = { .destroy = shim_dealloc_pd },
+	[DPR_SHM_REG_MR] = { .req = shim_req_reg_mr },
+	[DPR_SHM_DEREG_MR] = { .destroy = shim_dereg_mr },
+	[DPR_SHM_CREATE_CHANNEL] = { .req = shim_req_create_channel },
+	[DPR_SHM_DESTROY_CHANNEL] = { .destroy = shim_destroy_channel },
+	[DPR_SHM_CREATE_CQ] = { .req = shim_req_create_cq },
+	[DPR_SHM_DESTROY_CQ] = { .destroy = shim_destroy_cq },
+	[DPR_SHM_CREATE_QP] = { .req = shim_req_create_qp },
+	[DPR_SHM_MODIFY_QP] = { .req = shim_req_modify_qp },
+	[DPR_SHM_QUERY_QP] = { .req = shim_req_query_qp },
+	[DPR_SHM_DESTROY_QP] = { .destroy = shim_destroy_qp },
+};

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Inside the shim (the daemon side of the shared-memory verbs shim): its
+ * objects, its state, and the prototypes its files share, grouped by file
+ * as rxe_loc.h groups them. The rooms:
+ *
+ *   dpr_shim_socket.c     the client socket (main lcore): accept, receive a
+ *                         request, dispatch it through the ops table, answer
+ *   dpr_shim_client.c     a client's life: connection, handles, opening a
+ *                         device (its worker, its control page), quotas,
+ *                         everything it made undone when it goes
+ *   dpr_shim_objects.c    PDs, completion channels, CQs, QPs: the requests
+ *                         and the jobs that change them on the client's worker
+ *   dpr_shim_mem.c        shared memory: memory registration (a client's
+ *                         memfd or System V segment, mapped here), and the
+ *                         memfds of the rings and control page
+ *   dpr_shim_datapath.c   the worker side: doorbells, send/receive rings into
+ *                         the transport, completions into CQ rings, events
+ *   dpr_shim_telemetry.c  /dprdma/shim/{stats,clients,client}
+ *
+ * Threads: the main lcore serves the socket and owns the client table. A
+ * client's verbs objects live on one worker, chosen when it opens the
+ * device (the least loaded); every change to them runs on that worker
+ * (shim_job, through dpr_engine_run_on()), so the data path never races
+ * with the control path and needs no lock. Object tables shared by a
+ * port's workers are changed under dpr_engine_verbs_lock().
+ *
+ * Trust: nothing read from shared memory is trusted. Work requests are
+ * copied before they are checked; ring indices that make no sense stop
+ * that ring; handles are indexes into the client's own table, so a client
+ * can only name its objects; keys are checked against the QP's PD, which
+ * only that client's QPs and MRs have.
+ */
+
+#ifndef SHIM_PRIVATE_H
+#define SHIM_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rte_common.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "dpr_engine.h"
+#include "dpr_shim.h"
+#include "dpr_shm.h"
+#include "dpr_transport.h"
+#include "dpr_verbs.h"
+
+extern int shim_logtype;
+#define SHIM_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, shim_logtype, "dprdma.drv.shim: " fmt "\n", \
+		## __VA_ARGS__)
+
+/* Per-client quotas. */
+#define SHIM_MAX_OBJS 4096
+#define SHIM_MAX_PD 64
+#define SHIM_MAX_MR 1024
+#define SHIM_MAX_CQ 256
+#define SHIM_MAX_CHANNELS 64
+#define SHIM_MAX_MR_BYTES (64ull << 30)
+
+enum obj_type { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL };
+
+struct shim_client;
+
+struct shim_mem {                   /* a daemon-side mapping */
+	void *addr;
+	size_t len;
+	bool sysv;                      /* shmat()ed, not mmap()ed */
+};
+
+struct shim_cq {
+	struct dpr_cq *cq;
+	struct shim_client *c;
+	struct dpr_shm_ring *ring;
+	size_t map_bytes;
+	uint32_t handle, cqe, size, prod;
+	int chan_fd;                    /* -1: no completion channel */
+	uint32_t chan_handle;
+	bool overflowed;
+	uint32_t users;                 /* QPs */
+};
+
+struct shim_qp {
+	struct dpr_tqp *qp;
+	struct shim_client *c;
+	struct shim_cq *scq, *rcq;
+	uint32_t pd_handle;
+	struct dpr_shm_ring *sq, *rq;
+	size_t map_bytes;
+	uint32_t handle, slot, qpn;
+	uint32_t sq_size, rq_size, sq_cons, rq_cons;
+	bool broken;                    /* the client scribbled on an index */
+	bool errored;                   /* moved to ERR for its CQ's overflow */
+	uint64_t send_wqes, recv_wqes;  /* taken from its rings (worker) */
+	struct dpr_shm_qp_caps cap;
+};
+
+struct shim_obj {
+	uint8_t type;
+	void *p;
+};
+
+struct shim_client {
+	int fd;
+	uint32_t id;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	unsigned int worker;
+	uint16_t port;
+	bool opened;
+	struct dpr_shm_ctrl *ctrl;
+	struct dpr_verbs_ctx *ctx;
+	struct shim_qp *qps[DPR_SHM_MAX_QPS];   /* by slot: the worker reads */
+	struct shim_obj obj[SHIM_MAX_OBJS];
+	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel;
+	uint64_t mr_bytes;
+	int async_fd;                   /* the client's eventfd, or -1 */
+	bool overflow_pending;          /* a CQ overflowed: its QPs to ERR */
+	uint64_t requests, refused;
+};
+
+/* Counters, read by telemetry: those of the main lcore (the socket)... */
+#define SHIM_STATS(_) \
+	_(clients_connected) \
+	_(clients_closed) \
+	_(requests) \
+	_(refused) \
+	_(bad_messages) \
+	_(quota_refused) \
+	_(limit_refused)
+
+/* ...and those each worker keeps for the clients it serves (summed when
+ * read) */
+#define SHIM_WORKER_STATS(_) \
+	_(send_wqes) \
+	_(recv_wqes) \
+	_(bad_wqes) \
+	_(ring_index_errors) \
+	_(cqes) \
+	_(cq_overflows) \
+	_(channel_signals) \
+	_(async_events)
+
+/* The shim's state: one per daemon. */
+struct shim_state {
+	int lfd;
+	char path[108];
+	unsigned int max_clients;
+	struct shim_client **clients;   /* by slot; main lcore only */
+	uint32_t next_id;
+	/* clients each worker serves: written only by that worker */
+	struct shim_client **wl[RTE_MAX_LCORE];
+	unsigned int wn[RTE_MAX_LCORE];
+	unsigned int load[RTE_MAX_LCORE];       /* main lcore's count */
+	bool started;
+	struct {
+#define _(n) uint64_t n;
+		SHIM_STATS(_)
+#undef _
+	} st;
+	/* per worker, written by the worker only */
+	struct {
+#define _(n) uint64_t n;
+		SHIM_WORKER_STATS(_)
+#undef _
+	} __rte_cache_aligned ws[RTE_MAX_LCORE];
+};
+
+extern struct shim_state shim;
+
+enum job_kind {
+	JOB_ATTACH, JOB_DETACH, JOB_ALLOC_PD, JOB_DEALLOC_PD, JOB_REG_MR,
+	JOB_DEREG_MR, JOB_CREATE_CQ, JOB_DESTROY_CQ, JOB_CREATE_QP,
+	JOB_MODIFY_QP, JOB_QUERY_QP, JOB_DESTROY_QP,
+};
+
+struct job {
+	enum job_kind kind;
+	struct shim_client *c;
+	void *p;                        /* the object */
+	void *out;
+	/* REG_MR */
+	void *addr;
+	uint64_t iova, length;
+	uint32_t access;
+	struct shim_mem *mem;
+	struct dpr_mr_owner owner;
+	/* CREATE_QP / MODIFY_QP */
+	struct dpr_qp_init_attr ia;
+	struct dpr_qp_attr attr;
+	int mask;
+};
+
+struct shim_mr {
+	struct dpr_mr *mr;
+	uint64_t length;
+};
+
+struct shim_channel {
+	int fd;
+	uint32_t users;
+};
+
+/* dpr_shim_client.c */
+uint32_t shim_obj_add(struct shim_client *c, enum obj_type t, void *p);
+void *shim_obj_get(struct shim_client *c, uint32_t h, enum obj_type t);
+void shim_obj_del(struct shim_client *c, uint32_t h);
+void shim_mac_eui64(const uint8_t *mac, uint8_t *eui);
+int shim_req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
+		  int *out_fd);
+int shim_req_list_devices(struct shim_client *c, struct dpr_shm_msg *m,
+			  int *in_fd, int *out_fd);
+int shim_req_query_port(struct shim_client *c, struct dpr_shm_msg *m,
+			int *in_fd, int *out_fd);
+/** Undo everything the client in @p slot made, close it, log @p why. */
+void shim_client_close(unsigned int slot, const char *why);
+
+/* dpr_shim_objects.c */
+/** Run @p j on its client's worker. @return its result (negative errno). */
+int shim_job(struct job *j);
+int shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
+		      int *in_fd, int *out_fd);
+int shim_dealloc_pd(struct shim_client *c, uint32_t h);
+int shim_req_create_channel(struct shim_client *c, struct dpr_shm_msg *m,
+			    int *in_fd, int *out_fd);
+int shim_destroy_channel(struct shim_client *c, uint32_t h);
+int shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
+		       int *in_fd, int *out_fd);
+int shim_destroy_cq(struct shim_client *c, uint32_t h);
+int shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		       int *in_fd, int *out_fd);
+int shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		       int *in_fd, int *out_fd);
+int shim_req_query_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		      int *in_fd, int *out_fd);
+int shim_destroy_qp(struct shim_client *c, uint32_t h);
+
+/* dpr_shim_mem.c */
+/** A memfd of @p len bytes (zeroed), sealed against resizing, mapped at
+ * *@p addr. @return the descriptor, or a negative errno. */
+int shim_make_shared(const char *name, size_t len, void **addr);
+size_t shim_page_round(uint64_t n);
+int shim_req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
+		    int *out_fd);
+int shim_dereg_mr(struct shim_client *c, uint32_t h);
+
+/* dpr_shim_datapath.c */
+/** A CQ's completions into its client's ring (struct dpr_cq's push). */
+int shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e);
+/** The verbs devices' event callback: to the client owning the QP. */
+void shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj);
+/** The QPN -> client QP table of port @p pi, @p n entries. */
+int shim_qp_table_init(uint16_t pi, uint32_t n);
+void shim_qp_table_set(uint16_t pi, uint32_t qpn, struct shim_qp *q);
+
+#endif /* SHIM_PRIVATE_H */
