@@ -283,7 +283,7 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 {
 	struct job j = { .kind = JOB_CREATE_CQ, .c = c };
 	struct shim_channel *ch = NULL;
-	uint32_t cqe = m->create_cq.cqe, size = 1, h;
+	uint32_t cqe = m->create_cq.cqe, size, h;
 	struct shim_cq *s;
 	void *ring;
 	int fd, rc;
@@ -299,8 +299,7 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 		shim.st.quota_refused++;
 		return -ENOMEM;
 	}
-	while (size < cqe)
-		size <<= 1;
+	size = rte_align32pow2(cqe);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return -ENOMEM;
@@ -371,16 +370,6 @@ shim_destroy_cq(struct shim_client *c, uint32_t h)
 	return 0;
 }
 
-static uint32_t
-pow2_at_least(uint32_t n)
-{
-	uint32_t s = 1;
-
-	while (s < n)
-		s <<= 1;
-	return s;
-}
-
 int
 shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 		   int *in_fd __rte_unused, int *out_fd)
@@ -423,8 +412,8 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	q->rcq = rcq;
 	q->pd_handle = m->create_qp.pd;
 	q->slot = slot;
-	q->sq_size = pow2_at_least(cap.max_send_wr);
-	q->rq_size = pow2_at_least(RTE_MAX(cap.max_recv_wr, 1u));
+	q->sq_size = rte_align32pow2(cap.max_send_wr);
+	q->rq_size = rte_align32pow2(RTE_MAX(cap.max_recv_wr, 1u));
 	cap.max_send_wr = q->sq_size;
 	cap.max_recv_wr = cap.max_recv_wr ? q->rq_size : 0;
 	cap.max_send_sge = RTE_MAX(cap.max_send_sge, 1u);

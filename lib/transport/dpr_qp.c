@@ -78,16 +78,6 @@ static const struct qp_trans qp_table[DPR_QPS_NUM][DPR_QPS_NUM] = {
 	},
 };
 
-static uint32_t
-pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 struct dpr_tqp *
 dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 {
@@ -106,8 +96,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return NULL;
-	sq_size = pow2_at_least(ia->max_send_wr);
-	rq_size = pow2_at_least(ia->max_recv_wr ? ia->max_recv_wr : 1);
+	sq_size = rte_align32pow2(ia->max_send_wr);
+	rq_size = rte_align32pow2(ia->max_recv_wr ? ia->max_recv_wr : 1);
 	qp->sq.size = ia->max_send_wr;
 	qp->sq.mask = sq_size - 1;
 	qp->sq.max_sge = ia->max_send_sge ? ia->max_send_sge : 1;
