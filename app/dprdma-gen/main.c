@@ -529,15 +529,20 @@ rx_poll(uint64_t now)
 
 /* ----------------------------------------------------------- the runs */
 
+/* Up to 30 s for the link (a memif peer's handshake runs on this
+ * process's interrupt thread). Sleeping, not rte_delay_ms(), which spins:
+ * a spinning main lcore starved that thread on a loaded two-core machine
+ * ("no link within 10 s" with the peer up, in a CI run). */
 static bool
 link_up(void)
 {
+	const uint64_t end = rte_rdtsc() + 30 * rte_get_tsc_hz();
 	struct rte_eth_link link;
 
-	for (unsigned int i = 0; i < 1000 && !quit; i++) {
+	while (!quit && rte_rdtsc() < end) {
 		if (rte_eth_link_get_nowait(0, &link) == 0 && link.link_status)
 			return true;
-		rte_delay_ms(10);
+		rte_delay_us_sleep(10000);
 	}
 	return false;
 }
@@ -823,7 +828,7 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)(i * 7 + 1);
 	if (!link_up())
-		die("port 0: no link within 10 s (is the peer up?)");
+		die("port 0: no link within 30 s (is the peer up?)");
 	if (o.mode != M_SINK && !o.dst_mac_set)
 		resolve();
 	ppm = o.size == 0 ? 1 : (o.size + o.mtu - 1) / o.mtu;

@@ -18,6 +18,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "dpr_wire.h"
 #include "engine_private.h"
 
 const char *const dpr_drop_names[DPR_DROP_MAX] = {
@@ -173,10 +174,17 @@ rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
 		udp_len = rte_be_to_cpu_16(udp->dgram_len);
 		if (udp_len < sizeof(*udp) || udp_len > ip_len - ihl)
 			return drop(c, DPR_DROP_UDP_MALFORMED);
-		if (udp->dst_port != rte_cpu_to_be_16(DPR_ROCEV2_UDP_PORT))
+		if (udp->dst_port != RTE_BE16(DPR_ROCEV2_PORT))
 			return drop(c, DPR_DROP_UDP_PORT);
 		c->roce_rx_packets++;
 		c->roce_rx_bytes += rte_pktmbuf_pkt_len(m);
+		/* what was measured and checked here is not done again: the
+		 * header lengths for the QP lookup (dpr_wire_dqpn), the IPv4
+		 * checksum for dpr_wire_parse (as a NIC's offload says it) */
+		m->l2_len = sizeof(*eth);
+		m->l3_len = ihl;
+		m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_RX_IP_CKSUM_MASK) |
+			RTE_MBUF_F_RX_IP_CKSUM_GOOD;
 		return DPR_RX_ROCE;
 	}
 	default:

@@ -85,18 +85,6 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 	tb->n = 0;
 }
 
-/* The destination QP of a RoCEv2 frame classify accepted (IPv4, UDP). */
-static inline uint32_t
-peek_dqpn(const struct rte_mbuf *m)
-{
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t off = RTE_ETHER_HDR_LEN + (p[RTE_ETHER_HDR_LEN] & 0x0f) * 4u + 8;
-
-	if (rte_pktmbuf_data_len(m) < off + 8)
-		return 0;
-	return (uint32_t)p[off + 5] << 16 | (uint32_t)p[off + 6] << 8 | p[off + 7];
-}
-
 /* Pass @p m to worker @p to (its SPSC ring from this worker). */
 static inline void
 handover(struct dpr_worker *w, unsigned int to, struct rte_mbuf *m)
@@ -147,7 +135,7 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		case DPR_RX_ROCE:
 			if (several && !handed) {
 				const struct dpr_tqp *qp = dpr_qpn_lookup(
-					dpr_engine.ctx[pi], peek_dqpn(m));
+					dpr_engine.ctx[pi], dpr_wire_dqpn(m));
 
 				if (qp != NULL && dpr_qp_owner(qp) != w->index) {
 					handover(w, dpr_qp_owner(qp), m);

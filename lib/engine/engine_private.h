@@ -24,9 +24,6 @@ extern int dpr_logtype_engine;
 	rte_log(RTE_LOG_ ## level, dpr_logtype_engine, \
 		"dprdma.engine: " fmt "\n", ## __VA_ARGS__)
 
-/** RoCEv2 UDP destination port (IANA). */
-#define DPR_ROCEV2_UDP_PORT 4791
-
 /*
  * Per-port counters, named as `ethtool -S` names them. Each worker has its
  * own copy (one writer, no atomics); readers sum over workers.

@@ -26,6 +26,7 @@
 #include <rte_common.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_udp.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -649,6 +650,22 @@ struct rte_mbuf *dpr_wire_build_tmpl(struct rte_mempool *pool,
 		struct dpr_wire_tmpl *t, const struct dpr_wire_encap *e,
 		const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
 		unsigned int nseg);
+
+/**
+ * The destination QP of a received RoCEv2 frame whose Ethernet and IP
+ * headers a classifier has measured into m->l2_len and m->l3_len (the BTH
+ * follows the UDP header). @return the QPN, or 0 when the first segment
+ * ends before the BTH.
+ */
+static inline uint32_t
+dpr_wire_dqpn(const struct rte_mbuf *m)
+{
+	uint32_t off = m->l2_len + m->l3_len + (uint32_t)sizeof(struct rte_udp_hdr);
+
+	if (rte_pktmbuf_data_len(m) < off + sizeof(struct dpr_bth))
+		return 0;
+	return dpr_bth_qpn(rte_pktmbuf_mtod_offset(m, const struct dpr_bth *, off));
+}
 
 /** dpr_wire_arp() into a new mbuf from @p pool; NULL when none is free. */
 struct rte_mbuf *dpr_wire_build_arp(struct rte_mempool *pool,

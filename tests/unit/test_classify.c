@@ -13,6 +13,7 @@
 #include <rte_udp.h>
 
 #include "dpr_engine.h"
+#include "dpr_wire.h"
 #include "dpr_test.h"
 #include "engine_private.h"
 
@@ -316,8 +317,17 @@ test_udp(void)
 	udp = (struct rte_udp_hdr *)(ip_of(m) + 1);
 	udp->dst_port = rte_cpu_to_be_16(4791);
 	udp->dgram_len = rte_cpu_to_be_16(48);
+	/* a BTH to QP 0x123456 after the UDP header */
+	((uint8_t *)(udp + 1))[5] = 0x12;
+	((uint8_t *)(udp + 1))[6] = 0x34;
+	((uint8_t *)(udp + 1))[7] = 0x56;
 	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_ROCE, "RoCEv2");
 	CHECK_EQ(c.roce_rx_packets, 1, "counted");
+	/* what classify measured and checked, for those after it */
+	CHECK(m->l2_len == 14 && m->l3_len == 20 &&
+	      (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD,
+	      "header lengths and the IPv4 checksum it verified recorded");
+	CHECK_EQ(dpr_wire_dqpn(m), 0x123456, "the destination QP through lib/wire");
 	udp->dgram_len = rte_cpu_to_be_16(49);
 	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "UDP too long");
 	CHECK_EQ(c.drop[DPR_DROP_UDP_MALFORMED], 1, "reason");
