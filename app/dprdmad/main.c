@@ -30,6 +30,7 @@
 #include "dpr_config.h"
 #include "dpr_engine.h"
 #include "dpr_capture.h"
+#include "dpr_client.h"
 #include "dpr_faults.h"
 #include "dpr_shim.h"
 
@@ -312,15 +313,22 @@ main(int argc, char **argv)
 
 	{
 		/* the fault-injecting adapter wraps ports whose faults are on */
+		/* on every worker: clients' doorbells, then the built-in
+		 * client's streams */
 		const struct dpr_engine_hooks hooks = {
 			.port_adapter = dpr_faults_port_adapter,
 			.arg = &conf,
-			.worker_poll = dpr_shim_worker_poll,
+			.pollers = {
+				{ dpr_shim_worker_poll, NULL },
+				{ dpr_client_worker_poll, NULL },
+			},
 		};
 
+		dpr_engine_register_telemetry();
 		dpr_faults_register_telemetry();
 		dpr_shim_register_telemetry();
 		dpr_capture_register_telemetry();
+		dpr_client_register_telemetry();
 		ret = dpr_engine_start(&conf, &hooks, err, sizeof(err));
 	}
 	if (ret != 0) {
@@ -361,6 +369,7 @@ main(int argc, char **argv)
 	       quit_signal == SIGTERM ? "SIGTERM" : "duration reached");
 	dpr_capture_stop_all();
 	dpr_shim_stop();
+	dpr_client_stop();
 	dpr_engine_stop();
 	dpr_engine_print_summary(stdout);
 	rte_eal_cleanup();

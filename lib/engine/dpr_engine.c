@@ -381,11 +381,11 @@ worker_main(void *arg)
 			got += rx_handover(w);
 		if (unlikely(w->hairpin))
 			got += rx_loop(w);
-		/* work clients posted (drivers/shim) goes to the transports
-		 * before they poll: it leaves in this same round */
-		if (dpr_engine.worker_poll != NULL)
-			busy |= dpr_engine.worker_poll(dpr_engine.poll_arg,
-						       w->index, w->now);
+		/* work clients posted (drivers/shim, drivers/client) goes to
+		 * the transports before they poll: it leaves in this round */
+		for (unsigned int k = 0; k < dpr_engine.n_pollers; k++)
+			busy |= dpr_engine.pollers[k].fn(dpr_engine.pollers[k].arg,
+							 w->index, w->now);
 		/* requesters, responses not yet sent, expired timers */
 		for (pi = 0; pi < n_ports; pi++) {
 			dpr_transport_poll(w->tp[pi], w->now);
@@ -394,8 +394,6 @@ worker_main(void *arg)
 		}
 		if (unlikely(rte_ring_count(w->cmd) != 0))
 			run_commands(w);
-		if (w->client != NULL)
-			busy |= dpr_client_progress(w);
 		for (pi = 0; pi < n_ports; pi++)
 			tx_flush(w, pi);
 		if (got != 0 || busy) {
@@ -490,8 +488,9 @@ cmd_run_on(struct dpr_worker *w __rte_unused, struct dpr_cmd *c)
 }
 
 int
-dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, bool patient)
+dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, unsigned int timeout_ms)
 {
+	const bool patient = timeout_ms == 0;
 	struct rte_ring *ring;
 	struct timespec now, until;
 	uint32_t queued = 0;
@@ -512,7 +511,12 @@ dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, bool patient)
 	}
 	/* the worker runs commands every loop, until it stops */
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += 5;
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
 	do {
 		const struct timespec us = { .tv_nsec = 20000 };
 
@@ -522,7 +526,7 @@ dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, bool patient)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (patient || now.tv_sec < until.tv_sec ||
 		 (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec));
-	/* given up after 5 s: the worker frees it when it gets to it */
+	/* given up: the worker frees it when it gets to it */
 	if (__atomic_compare_exchange_n(&c->state, &queued, 2, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -ETIMEDOUT;
@@ -541,12 +545,90 @@ dpr_engine_run_on(unsigned int wi, int (*fn)(void *arg), void *arg)
 	c->fn = cmd_run_on;
 	c->ptr[0] = &a;
 	/* @a lives on this stack: patient */
-	rc = dpr_engine_cmd_submit(wi, c, true);
+	rc = dpr_engine_cmd_submit(wi, c, 0);
 	if (rc != 0)
 		return rc;
 	rc = c->rc;
 	free(c);
 	return rc;
+}
+
+/* dpr_engine_call(): the command and the copy of its argument, in one
+ * allocation the worker frees whole if the caller gave up. */
+struct call_cmd {
+	struct dpr_cmd c;
+	int (*fn)(void *arg);
+	uint8_t data[];
+};
+
+static int
+cmd_call(struct dpr_worker *w __rte_unused, struct dpr_cmd *c)
+{
+	struct call_cmd *cc = (struct call_cmd *)c;
+
+	return cc->fn(cc->data);
+}
+
+int
+dpr_engine_call(unsigned int wi, int (*fn)(void *arg), void *arg, size_t size,
+		unsigned int timeout_ms)
+{
+	struct call_cmd *cc = calloc(1, sizeof(*cc) + size);
+	int rc;
+
+	if (cc == NULL)
+		return -ENOMEM;
+	cc->c.fn = cmd_call;
+	cc->fn = fn;
+	memcpy(cc->data, arg, size);
+	rc = dpr_engine_cmd_submit(wi, &cc->c, timeout_ms);
+	if (rc != 0)
+		return rc;
+	memcpy(arg, cc->data, size);
+	rc = cc->c.rc;
+	free(cc);
+	return rc;
+}
+
+uint64_t
+dpr_engine_now_ns(void)
+{
+	return engine_ns();
+}
+
+static int
+cmd_set_tap(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	uint16_t pi = (uint16_t)c->u;
+
+	w->tap[pi] = (dpr_tap_fn)(uintptr_t)c->ptr[0];
+	w->tap_state[pi] = c->ptr[1];
+	return 0;
+}
+
+int
+dpr_engine_set_tap(uint16_t pi, dpr_tap_fn fn, void *state)
+{
+	unsigned int wi;
+	int rc;
+
+	if (pi >= dpr_engine.n_ports)
+		return -EINVAL;
+	for (wi = 0; wi < dpr_engine.n_workers; wi++) {
+		struct dpr_cmd *c = calloc(1, sizeof(*c));
+
+		if (c == NULL)
+			return -ENOMEM;
+		c->fn = cmd_set_tap;
+		c->ptr[0] = (void *)(uintptr_t)fn;
+		c->ptr[1] = state;
+		c->u = pi;
+		rc = dpr_engine_cmd_submit(wi, c, 5000);
+		if (rc != 0)
+			return rc;
+		free(c);
+	}
+	return 0;
 }
 
 int
@@ -702,12 +784,9 @@ dpr_engine_start(const struct dpr_config *conf,
 			}
 		}
 
-	dpr_stats_register_telemetry();
-	dpr_client_register_telemetry();
-	if (hooks != NULL) {
-		e->worker_poll = hooks->worker_poll;
-		e->poll_arg = hooks->poll_arg;
-	}
+	for (unsigned int k = 0; hooks != NULL && k < DPR_ENGINE_MAX_POLLERS &&
+	     hooks->pollers[k].fn != NULL; k++)
+		e->pollers[e->n_pollers++] = hooks->pollers[k];
 	e->running = true;
 	for (unsigned int i = 0; i < e->n_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, &e->workers[i],
@@ -755,7 +834,6 @@ dpr_engine_stop(void)
 	for (i = 0; i < e->n_workers; i++) {
 		struct dpr_worker *w = &e->workers[i];
 
-		dpr_client_destroy(w);
 		for (pi = 0; pi < e->n_ports; pi++) {
 			dpr_transport_destroy(w->tp[pi]);
 			w->tp[pi] = NULL;
@@ -841,50 +919,5 @@ dpr_engine_print_setup(FILE *f)
 	}
 	fprintf(f, "  telemetry: dpdk-telemetry.py -f %s, commands under "
 		"/dprdma/\n", e->conf.eal.file_prefix);
-	fflush(f);
-}
-
-void
-dpr_engine_print_stats(FILE *f)
-{
-	const struct dpr_engine *e = &dpr_engine;
-	unsigned int i, d;
-
-	for (i = 0; i < e->n_ports; i++) {
-		struct dpr_port_counters c;
-		uint64_t drops = 0;
-
-		dpr_port_counters_sum(i, &c);
-		for (d = 0; d < DPR_DROP_MAX; d++)
-			drops += c.drop[d];
-		fprintf(f, "dprdma%u: rx %" PRIu64 " tx %" PRIu64 " | arp %" PRIu64
-			"/%" PRIu64 " ping %" PRIu64 "/%" PRIu64 " roce %" PRIu64
-			" | dropped %" PRIu64 "\n", i, c.rx_packets, c.tx_packets,
-			c.arp_request_rx, c.arp_reply_tx, c.icmp_echo_rx,
-			c.icmp_echo_reply_tx, c.roce_rx_packets, drops);
-	}
-	fflush(f);
-}
-
-void
-dpr_engine_print_summary(FILE *f)
-{
-	const struct dpr_engine *e = &dpr_engine;
-	unsigned int i, d;
-
-	for (i = 0; i < e->n_ports; i++) {
-		struct dpr_port_counters c;
-
-		dpr_port_counters_sum(i, &c);
-		fprintf(f, "dprdma%u (%s):\n", i, e->ports[i].name);
-#define _(n) fprintf(f, "  %-28s %" PRIu64 "\n", #n, c.n);
-		DPR_PORT_COUNTERS(_)
-#undef _
-		for (d = 0; d < DPR_DROP_MAX; d++)
-			if (c.drop[d] != 0)
-				fprintf(f, "  %-28s %" PRIu64 "  (%s)\n",
-					dpr_drop_names[d], c.drop[d],
-					dpr_drop_help[d]);
-	}
 	fflush(f);
 }

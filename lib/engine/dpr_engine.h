@@ -47,6 +47,20 @@ typedef void (*dpr_tap_fn)(void *state, uint16_t port_id, uint16_t queue,
  */
 int dpr_engine_set_tap(uint16_t pi, dpr_tap_fn fn, void *state);
 
+/**
+ * A worker hook: called by every worker once per loop, after receiving and
+ * before the transports' poll, so that work it posts leaves in the same
+ * round (drivers/shim: client doorbells; drivers/client: the built-in
+ * client's streams). @p now_ns: the worker's clock. Returns true while it
+ * has work pending (the worker does not sleep).
+ */
+struct dpr_engine_poller {
+	bool (*fn)(void *arg, unsigned int worker, uint64_t now_ns);
+	void *arg;
+};
+
+#define DPR_ENGINE_MAX_POLLERS 4
+
 /** What the application plugs into the engine. */
 struct dpr_engine_hooks {
 	/** For every port index and worker before the workers start: set
@@ -56,11 +70,8 @@ struct dpr_engine_hooks {
 			    struct rte_mempool *pool, dpr_tx_adapter_fn *fn,
 			    void **state);
 	void *arg;
-	/** Called by every worker once per loop, after receiving and before
-	 * the transports' poll (drivers/shim: client doorbells). Returns
-	 * true while it has work pending (the worker does not sleep). */
-	bool (*worker_poll)(void *arg, unsigned int worker, uint64_t now_ns);
-	void *poll_arg;
+	/** Worker hooks, in this order; the first with fn NULL ends them. */
+	struct dpr_engine_poller pollers[DPR_ENGINE_MAX_POLLERS];
 };
 
 /**
@@ -79,6 +90,10 @@ int dpr_engine_start(const struct dpr_config *conf,
 
 /** Ask the workers to stop, wait for them, stop and close the ports. */
 void dpr_engine_stop(void);
+
+/** Register the engine's /dprdma/ telemetry commands (ports, workers,
+ * transports, QPs). Call once, before or after dpr_engine_start(). */
+void dpr_engine_register_telemetry(void);
 
 /** Print one line of counters per port (periodic stats). */
 void dpr_engine_print_stats(FILE *f);
@@ -121,6 +136,20 @@ struct dpr_transport *dpr_engine_transport(unsigned int wi, uint16_t pi);
  * @return what @p fn returned, or -ENODEV when the engine is not running.
  */
 int dpr_engine_run_on(unsigned int wi, int (*fn)(void *arg), void *arg);
+
+/**
+ * dpr_engine_run_on() for callers that must not wait for ever (telemetry
+ * commands): @p fn runs on a copy of the @p size bytes at @p arg, copied
+ * back when it ran. A worker that has not run it within @p timeout_ms
+ * keeps the copy and runs and frees it when it gets to it (0: no limit).
+ * @return what @p fn returned, -ETIMEDOUT, -EBUSY (the worker's command
+ *   ring is full), -ENOMEM, or -ENODEV when the engine is not running.
+ */
+int dpr_engine_call(unsigned int wi, int (*fn)(void *arg), void *arg,
+		size_t size, unsigned int timeout_ms);
+
+/** Nanoseconds on the workers' clock (since the engine started). */
+uint64_t dpr_engine_now_ns(void);
 
 /**
  * The verbs tables of a port are shared by its workers; creating and

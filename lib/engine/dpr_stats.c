@@ -9,6 +9,7 @@
  * drivers do for their per-queue statistics.
  */
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -231,7 +232,7 @@ qp_snapshots(uint16_t pi, uint32_t qpn, struct dpr_qp_info *out, uint32_t max)
 		s->pi = pi;
 		s->qpn = qpn;
 		s->max = max - got;
-		rc = dpr_engine_cmd_submit(w, &s->c, false);
+		rc = dpr_engine_cmd_submit(w, &s->c, 5000);
 		if (rc != 0)
 			return rc;     /* the command is no longer ours */
 		memcpy(&out[got], s->info, s->n * sizeof(s->info[0]));
@@ -391,7 +392,7 @@ tel_lcore_stats(const char *cmd __rte_unused, const char *params,
 }
 
 void
-dpr_stats_register_telemetry(void)
+dpr_engine_register_telemetry(void)
 {
 	static bool done;
 
@@ -416,4 +417,49 @@ dpr_stats_register_telemetry(void)
 		"Worker lcore ids. No parameters");
 	rte_telemetry_register_cmd("/dprdma/lcore/stats", tel_lcore_stats,
 		"Poll and packet counters of a worker. Parameter: lcore id");
+}
+
+void
+dpr_engine_print_stats(FILE *f)
+{
+	const struct dpr_engine *e = &dpr_engine;
+	unsigned int i, d;
+
+	for (i = 0; i < e->n_ports; i++) {
+		struct dpr_port_counters c;
+		uint64_t drops = 0;
+
+		dpr_port_counters_sum(i, &c);
+		for (d = 0; d < DPR_DROP_MAX; d++)
+			drops += c.drop[d];
+		fprintf(f, "dprdma%u: rx %" PRIu64 " tx %" PRIu64 " | arp %" PRIu64
+			"/%" PRIu64 " ping %" PRIu64 "/%" PRIu64 " roce %" PRIu64
+			" | dropped %" PRIu64 "\n", i, c.rx_packets, c.tx_packets,
+			c.arp_request_rx, c.arp_reply_tx, c.icmp_echo_rx,
+			c.icmp_echo_reply_tx, c.roce_rx_packets, drops);
+	}
+	fflush(f);
+}
+
+void
+dpr_engine_print_summary(FILE *f)
+{
+	const struct dpr_engine *e = &dpr_engine;
+	unsigned int i, d;
+
+	for (i = 0; i < e->n_ports; i++) {
+		struct dpr_port_counters c;
+
+		dpr_port_counters_sum(i, &c);
+		fprintf(f, "dprdma%u (%s):\n", i, e->ports[i].name);
+#define _(n) fprintf(f, "  %-28s %" PRIu64 "\n", #n, c.n);
+		DPR_PORT_COUNTERS(_)
+#undef _
+		for (d = 0; d < DPR_DROP_MAX; d++)
+			if (c.drop[d] != 0)
+				fprintf(f, "  %-28s %" PRIu64 "  (%s)\n",
+					dpr_drop_names[d], c.drop[d],
+					dpr_drop_help[d]);
+	}
+	fflush(f);
 }

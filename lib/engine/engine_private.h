@@ -150,7 +150,6 @@ struct dpr_txbuf {
 };
 
 struct dpr_worker;
-struct dpr_client;
 
 /* What a transport's address resolution needs to find its table. */
 struct dpr_resolve_arg {
@@ -173,7 +172,6 @@ struct dpr_worker {
 	uint64_t sleeps;              /**< yield-mode sleeps */
 	uint64_t now;                 /**< ns since the engine started */
 	struct rte_ring *cmd;         /**< commands for this worker */
-	struct dpr_client *client;    /**< the built-in test client, if any */
 	struct dpr_transport *tp[DPR_MAX_PORTS];
 	struct dpr_resolve_arg rarg[DPR_MAX_PORTS];
 	struct dpr_txbuf tx[DPR_MAX_PORTS];
@@ -193,43 +191,24 @@ struct dpr_worker {
 } __rte_cache_aligned;
 
 /** A command run on a worker, between two polls: verbs objects are only
- * touched by the worker that owns them. Results are name/value pairs. */
+ * touched by the worker that owns them. Commands that carry more embed
+ * this first (the worker frees an abandoned one with free()). */
 struct dpr_cmd {
 	int (*fn)(struct dpr_worker *w, struct dpr_cmd *c);
-	char arg[256];
-	void *ptr[2];                 /**< for commands from inside dprdmad */
+	void *ptr[2];
+	uint64_t u;                   /**< a small argument */
 	uint32_t state;               /**< 0 queued, 1 done, 2 abandoned */
 	int rc;
-	unsigned int n_kv;
-	struct {
-		char name[32];
-		bool is_str;
-		uint64_t u;
-		char s[192];
-	} kv[32];
 };
 
-void dpr_cmd_u64(struct dpr_cmd *c, const char *name, uint64_t v);
-void dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
-	__rte_format_printf(3, 4);
-/** Run @p fn on worker 0 with @p arg; wait up to 5 s. @return its rc. */
-int dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
-		const char *arg, struct rte_tel_data *d);
-/** The same on worker @p wi, with @p c prepared by the caller (freed
- * here); @p d may be NULL. */
-int dpr_engine_cmd_on(unsigned int wi, struct dpr_cmd *c, struct rte_tel_data *d);
 /** Queue @p c on worker @p wi and wait until it ran (0; the caller reads
- * c->rc and frees @p c). Impatient: a full command ring is -EBUSY, and
- * after 5 s the command is left to the worker, which frees it
- * (-ETIMEDOUT). @p patient (a command pointing into the caller's stack):
- * waits for room and for the worker however long it takes. On any error
- * @p c is no longer the caller's. */
-int dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, bool patient);
-
-/* dpr_client.c */
-void dpr_client_register_telemetry(void);
-bool dpr_client_progress(struct dpr_worker *w);
-void dpr_client_destroy(struct dpr_worker *w);
+ * c->rc and frees @p c). With @p timeout_ms: a full command ring is
+ * -EBUSY, and after that long the command is left to the worker, which
+ * frees it (-ETIMEDOUT). With 0 (a command pointing into the caller's
+ * stack): waits for room and for the worker however long it takes. On any
+ * error @p c is no longer the caller's. */
+int dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c,
+		unsigned int timeout_ms);
 
 /** The engine: one per process. */
 struct dpr_engine {
@@ -245,8 +224,8 @@ struct dpr_engine {
 	uint64_t ns_mul;              /**< TSC cycles -> ns, 32.32 fixed point */
 	volatile bool quit;
 	bool running;
-	bool (*worker_poll)(void *arg, unsigned int worker, uint64_t now_ns);
-	void *poll_arg;
+	struct dpr_engine_poller pollers[DPR_ENGINE_MAX_POLLERS];
+	unsigned int n_pollers;
 };
 
 extern struct dpr_engine dpr_engine;
@@ -261,6 +240,5 @@ unsigned int dpr_port_pool_size(const struct dpr_config *conf,
 
 /* dpr_stats.c */
 void dpr_port_counters_sum(uint16_t port_index, struct dpr_port_counters *sum);
-void dpr_stats_register_telemetry(void);
 
 #endif /* ENGINE_PRIVATE_H */

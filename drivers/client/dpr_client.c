@@ -3,11 +3,12 @@
  */
 
 /*
- * The built-in test client: RDMA between dprdmad boxes before the shim
- * exists, driven over telemetry. It creates a PD, a CQ, QPs and one MR
- * (hugepage memory when the EAL has hugepages) on worker 0 and port 0,
- * connects its QPs to a peer's, and runs streams of SEND/WRITE/READ/
- * atomics whose results are checked through checksums of MR regions.
+ * The built-in test client: RDMA between dprdmad boxes without a client
+ * process, driven over telemetry (tests, the demo, benchmarks). It creates
+ * a PD, a CQ, QPs and one MR (hugepage memory when the EAL has hugepages)
+ * on worker 0 and port 0, connects its QPs to a peer's, and runs streams
+ * of SEND/WRITE/READ/atomics whose results are checked through checksums
+ * of MR regions.
  *
  *   /dprdma/client/setup,QPS,MR_BYTES      -> gid, mr_va, rkey, qpns, psns
  *   /dprdma/client/connect,QP,RQPN,RPSN,RIP
@@ -23,8 +24,10 @@
  *   /dprdma/client/stop                    ends the stream once in flight work is done
  *   /dprdma/client/status                  -> progress, errors, rates
  *
- * Commands run on the worker between two polls (dpr_engine_cmd), so the
- * data path and these objects never race.
+ * It plugs into the engine as the shim does: its streams move in a worker
+ * hook (dpr_client_worker_poll), and its commands run on worker 0 between
+ * two polls (dpr_engine_call), so the data path and these objects never
+ * race. The engine knows nothing of it.
  */
 
 #include <errno.h>
@@ -38,8 +41,15 @@
 #include <bsd/stdlib.h>
 #include <rte_malloc.h>
 
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_telemetry.h>
+
+#include "dpr_client.h"
 #include "dpr_engine.h"
-#include "engine_private.h"
+#include "dpr_transport.h"
+#include "dpr_verbs.h"
+#include "dpr_wire.h"
 
 #define CLIENT_MAX_QPS 64
 #define CLIENT_MAX_MR (1ull << 30)
@@ -52,6 +62,7 @@ static const char *const op_names[C_NUM] = {
 };
 
 struct dpr_client {
+	uint64_t now;                 /**< the worker's clock at its last poll */
 	struct dpr_pd *pd;
 	struct dpr_cq *cq;
 	struct dpr_mr *mr;
@@ -81,8 +92,22 @@ struct dpr_client {
 
 /* ------------------------------------------------------------ commands */
 
-void
-dpr_cmd_u64(struct dpr_cmd *c, const char *name, uint64_t v)
+/* One telemetry command: its parameters in, name/value pairs out. It runs
+ * on worker 0 on a copy (dpr_engine_call), copied back when done. */
+struct client_cmd {
+	int (*fn)(struct client_cmd *c);
+	char arg[256];
+	unsigned int n_kv;
+	struct {
+		char name[32];
+		bool is_str;
+		uint64_t u;
+		char s[192];
+	} kv[32];
+};
+
+static void
+cmd_u64(struct client_cmd *c, const char *name, uint64_t v)
 {
 	if (c->n_kv == RTE_DIM(c->kv))
 		return;
@@ -92,8 +117,8 @@ dpr_cmd_u64(struct dpr_cmd *c, const char *name, uint64_t v)
 	c->n_kv++;
 }
 
-void
-dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
+static void __rte_format_printf(3, 4)
+cmd_str(struct client_cmd *c, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -107,75 +132,40 @@ dpr_cmd_str(struct dpr_cmd *c, const char *name, const char *fmt, ...)
 	c->n_kv++;
 }
 
-int
-dpr_engine_cmd_on(unsigned int wi, struct dpr_cmd *c, struct rte_tel_data *d)
+static int
+run_cmd(void *arg)
 {
-	unsigned int i;
-	int rc = dpr_engine_cmd_submit(wi, c, false);
+	struct client_cmd *c = arg;
 
-	if (rc != 0)
-		return rc;
-	rc = c->rc;
-	if (d != NULL) {
-		rte_tel_data_start_dict(d);
-		rte_tel_data_add_dict_int(d, "rc", rc);
-		for (i = 0; i < c->n_kv; i++) {
-			if (c->kv[i].is_str)
-				rte_tel_data_add_dict_string(d, c->kv[i].name,
-							     c->kv[i].s);
-			else
-				rte_tel_data_add_dict_u64(d, c->kv[i].name,
-							  c->kv[i].u);
-		}
-	}
-	free(c);
-	return d != NULL ? 0 : rc;
+	return c->fn(c);
 }
 
-int
-dpr_engine_cmd(int (*fn)(struct dpr_worker *, struct dpr_cmd *),
-	       const char *arg, struct rte_tel_data *d)
+/* Run @p fn on worker 0 with @p params; its results as a dict with "rc". */
+static int
+tel_cmd(int (*fn)(struct client_cmd *), const char *params, struct rte_tel_data *d)
 {
-	struct dpr_cmd *c = calloc(1, sizeof(*c));
+	struct client_cmd *c = calloc(1, sizeof(*c));
+	unsigned int i;
+	int rc;
 
 	if (c == NULL)
 		return -ENOMEM;
 	c->fn = fn;
-	snprintf(c->arg, sizeof(c->arg), "%s", arg ? arg : "");
-	return dpr_engine_cmd_on(0, c, d);
-}
-
-static int
-cmd_set_tap(struct dpr_worker *w, struct dpr_cmd *c)
-{
-	uint16_t pi = (uint16_t)c->kv[0].u;
-
-	w->tap[pi] = (dpr_tap_fn)(uintptr_t)c->ptr[0];
-	w->tap_state[pi] = c->ptr[1];
-	return 0;
-}
-
-int
-dpr_engine_set_tap(uint16_t pi, dpr_tap_fn fn, void *state)
-{
-	unsigned int wi;
-	int rc;
-
-	if (pi >= dpr_engine.n_ports)
-		return -EINVAL;
-	for (wi = 0; wi < dpr_engine.n_workers; wi++) {
-		struct dpr_cmd *c = calloc(1, sizeof(*c));
-
-		if (c == NULL)
-			return -ENOMEM;
-		c->fn = cmd_set_tap;
-		c->ptr[0] = (void *)(uintptr_t)fn;
-		c->ptr[1] = state;
-		c->kv[0].u = pi;
-		rc = dpr_engine_cmd_on(wi, c, NULL);
-		if (rc != 0)
-			return rc;
+	snprintf(c->arg, sizeof(c->arg), "%s", params ? params : "");
+	rc = dpr_engine_call(0, run_cmd, c, sizeof(*c), 5000);
+	if (rc == -ETIMEDOUT || rc == -EBUSY || rc == -ENODEV || rc == -ENOMEM) {
+		free(c);
+		return rc;      /* not run (or not yet): no answer to give */
 	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "rc", rc);
+	for (i = 0; i < c->n_kv; i++) {
+		if (c->kv[i].is_str)
+			rte_tel_data_add_dict_string(d, c->kv[i].name, c->kv[i].s);
+		else
+			rte_tel_data_add_dict_u64(d, c->kv[i].name, c->kv[i].u);
+	}
+	free(c);
 	return 0;
 }
 
@@ -198,10 +188,14 @@ args(const char *s, uint64_t *v, unsigned int max)
 	return n;
 }
 
-void
-dpr_client_destroy(struct dpr_worker *w)
+/* The client, on worker 0 (NULL before setup). */
+static struct dpr_client *client;
+static uint64_t client_now;        /* worker 0's clock, for a new client */
+
+static void
+client_destroy(void)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint32_t i;
 
 	if (cl == NULL)
@@ -216,14 +210,24 @@ dpr_client_destroy(struct dpr_worker *w)
 		dpr_pd_dealloc(cl->pd);
 	rte_free(cl->buf);
 	free(cl);
-	w->client = NULL;
+	client = NULL;
+}
+
+/* The port's RoCE path MTU as an IB MTU enum. */
+static enum dpr_mtu
+port_mtu(const struct dpr_port_info *pi)
+{
+	unsigned int m = dpr_active_mtu(pi->mtu);
+
+	return m >= 4096 ? DPR_MTU_4096 : m >= 2048 ? DPR_MTU_2048 :
+		m >= 1024 ? DPR_MTU_1024 : m >= 512 ? DPR_MTU_512 : DPR_MTU_256;
 }
 
 static int
-cmd_setup(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_setup(struct client_cmd *c)
 {
-	struct dpr_verbs_ctx *ctx = dpr_engine.ctx[0];
-	const struct dpr_port *port = &dpr_engine.ports[0];
+	struct dpr_verbs_ctx *ctx = dpr_engine_verbs(0);
+	struct dpr_port_info port;
 	struct dpr_client *cl;
 	char list[192], psns[192], ip[INET_ADDRSTRLEN];
 	size_t u1 = 0, u2 = 0;
@@ -232,15 +236,16 @@ cmd_setup(struct dpr_worker *w, struct dpr_cmd *c)
 
 	if (args(c->arg, v, 2) != 2 || v[0] == 0 || v[0] > CLIENT_MAX_QPS ||
 	    v[1] < 4096 || v[1] > CLIENT_MAX_MR) {
-		dpr_cmd_str(c, "error", "expected QPS (1-%d),MR_BYTES (4096-%llu)",
+		cmd_str(c, "error", "expected QPS (1-%d),MR_BYTES (4096-%llu)",
 			    CLIENT_MAX_QPS, CLIENT_MAX_MR);
 		return -EINVAL;
 	}
-	dpr_client_destroy(w);
+	client_destroy();
 	cl = calloc(1, sizeof(*cl));
 	if (cl == NULL)
 		return -ENOMEM;
-	w->client = cl;
+	client = cl;
+	cl->now = client_now;
 	cl->size = v[1];
 	cl->buf = rte_zmalloc("dpr_client_mr", cl->size, 4096);
 	cl->pd = dpr_pd_alloc(ctx, 0);
@@ -260,7 +265,7 @@ cmd_setup(struct dpr_worker *w, struct dpr_cmd *c)
 		struct dpr_qp_attr a = { .qp_state = DPR_QPS_INIT, .port_num = 1,
 					 .qp_access_flags = DPR_ACCESS_ALL };
 
-		cl->qp[i] = dpr_qp_create(w->tp[0], &ia);
+		cl->qp[i] = dpr_qp_create(dpr_engine_transport(0, 0), &ia);
 		if (cl->qp[i] == NULL)
 			goto nomem;
 		cl->n_qps++;
@@ -272,25 +277,26 @@ cmd_setup(struct dpr_worker *w, struct dpr_cmd *c)
 		u2 += snprintf(psns + u2, sizeof(psns) - u2, "%s%u", i ? "," : "",
 			       cl->psn[i]);
 	}
-	inet_ntop(AF_INET, &port->ip, ip, sizeof(ip));
-	dpr_cmd_str(c, "gid_ipv4", "%s", ip);
-	dpr_cmd_u64(c, "mr_va", cl->mr->iova);
-	dpr_cmd_u64(c, "rkey", cl->mr->rkey);
-	dpr_cmd_u64(c, "mr_size", cl->size);
-	dpr_cmd_str(c, "qpns", "%s", list);
-	dpr_cmd_str(c, "psns", "%s", psns);
+	dpr_engine_port_info(0, &port);
+	inet_ntop(AF_INET, &port.ip, ip, sizeof(ip));
+	cmd_str(c, "gid_ipv4", "%s", ip);
+	cmd_u64(c, "mr_va", cl->mr->iova);
+	cmd_u64(c, "rkey", cl->mr->rkey);
+	cmd_u64(c, "mr_size", cl->size);
+	cmd_str(c, "qpns", "%s", list);
+	cmd_str(c, "psns", "%s", psns);
 	return 0;
 nomem:
-	dpr_client_destroy(w);
-	dpr_cmd_str(c, "error", "out of memory: fewer QPs or a smaller MR");
+	client_destroy();
+	cmd_str(c, "error", "out of memory: fewer QPs or a smaller MR");
 	return -ENOMEM;
 }
 
 static int
-cmd_connect(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_connect(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
-	const struct dpr_port *port = &dpr_engine.ports[0];
+	struct dpr_client *cl = client;
+	struct dpr_port_info port;
 	char *comma;
 	struct dpr_qp_attr a;
 	struct in_addr ip;
@@ -300,15 +306,13 @@ cmd_connect(struct dpr_worker *w, struct dpr_cmd *c)
 	comma = strrchr(c->arg, ',');
 	if (cl == NULL || comma == NULL || args(c->arg, v, 3) != 3 ||
 	    v[0] >= cl->n_qps || inet_pton(AF_INET, comma + 1, &ip) != 1) {
-		dpr_cmd_str(c, "error", "expected QP,RQPN,RPSN,RIPV4 after setup");
+		cmd_str(c, "error", "expected QP,RQPN,RPSN,RIPV4 after setup");
 		return -EINVAL;
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = DPR_QPS_RTR;
-	a.path_mtu = (enum dpr_mtu)(dpr_active_mtu(port->mtu) >= 4096 ? DPR_MTU_4096 :
-		dpr_active_mtu(port->mtu) >= 2048 ? DPR_MTU_2048 :
-		dpr_active_mtu(port->mtu) >= 1024 ? DPR_MTU_1024 :
-		dpr_active_mtu(port->mtu) >= 512 ? DPR_MTU_512 : DPR_MTU_256);
+	dpr_engine_port_info(0, &port);
+	a.path_mtu = port_mtu(&port);
 	a.dest_qp_num = (uint32_t)v[1];
 	a.rq_psn = (uint32_t)v[2];
 	a.max_dest_rd_atomic = 16;
@@ -329,7 +333,7 @@ cmd_connect(struct dpr_worker *w, struct dpr_cmd *c)
 	rc = dpr_qp_modify(cl->qp[v[0]], &a, DPR_QP_STATE | DPR_QP_TIMEOUT |
 			   DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN |
 			   DPR_QP_MAX_QP_RD_ATOMIC);
-	dpr_cmd_u64(c, "path_mtu", dpr_mtu_bytes(a.path_mtu));
+	cmd_u64(c, "path_mtu", dpr_mtu_bytes(a.path_mtu));
 	return rc;
 }
 
@@ -354,58 +358,58 @@ pattern(uint8_t *p, uint64_t len, uint64_t seed)
 }
 
 static int
-cmd_fill(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_fill(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint64_t v[3];
 
 	if (args(c->arg, v, 3) != 3 || !region_ok(cl, v[0], v[1])) {
-		dpr_cmd_str(c, "error", "expected OFF,LEN,SEED inside the MR");
+		cmd_str(c, "error", "expected OFF,LEN,SEED inside the MR");
 		return -EINVAL;
 	}
 	pattern(cl->buf + v[0], v[1], v[2]);
-	dpr_cmd_u64(c, "crc32", dpr_icrc_update(0, cl->buf + v[0], v[1]));
+	cmd_u64(c, "crc32", dpr_icrc_update(0, cl->buf + v[0], v[1]));
 	return 0;
 }
 
 static int
-cmd_checksum(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_checksum(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint64_t v[2];
 
 	if (args(c->arg, v, 2) != 2 || !region_ok(cl, v[0], v[1])) {
-		dpr_cmd_str(c, "error", "expected OFF,LEN inside the MR");
+		cmd_str(c, "error", "expected OFF,LEN inside the MR");
 		return -EINVAL;
 	}
-	dpr_cmd_u64(c, "crc32", dpr_icrc_update(0, cl->buf + v[0], v[1]));
+	cmd_u64(c, "crc32", dpr_icrc_update(0, cl->buf + v[0], v[1]));
 	return 0;
 }
 
 static int
-cmd_read64(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_read64(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint64_t v[1], x;
 
 	if (args(c->arg, v, 1) != 1 || !region_ok(cl, v[0], 8)) {
-		dpr_cmd_str(c, "error", "expected OFF inside the MR");
+		cmd_str(c, "error", "expected OFF inside the MR");
 		return -EINVAL;
 	}
 	memcpy(&x, cl->buf + v[0], 8);
-	dpr_cmd_u64(c, "value", x);
+	cmd_u64(c, "value", x);
 	return 0;
 }
 
 static int
-cmd_recv(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_recv(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint64_t v[4];
 
 	if (args(c->arg, v, 4) != 4 || cl == NULL || v[0] >= cl->n_qps ||
 	    !region_ok(cl, v[2], v[3]) || v[3] > UINT32_MAX) {
-		dpr_cmd_str(c, "error", "expected QP,COUNT,OFF,LEN after setup");
+		cmd_str(c, "error", "expected QP,COUNT,OFF,LEN after setup");
 		return -EINVAL;
 	}
 	cl->recv_qp = (uint32_t)v[0];
@@ -416,9 +420,9 @@ cmd_recv(struct dpr_worker *w, struct dpr_cmd *c)
 }
 
 static int
-cmd_run(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_run(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	char opname[16];
 	uint64_t v[8];
 	const char *p = c->arg;
@@ -426,7 +430,7 @@ cmd_run(struct dpr_worker *w, struct dpr_cmd *c)
 
 	/* QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH] */
 	if (cl == NULL || cl->active) {
-		dpr_cmd_str(c, "error", cl ? "a stream is running" : "setup first");
+		cmd_str(c, "error", cl ? "a stream is running" : "setup first");
 		return cl ? -EBUSY : -EINVAL;
 	}
 	v[0] = strtoull(p, (char **)&p, 0);
@@ -454,26 +458,26 @@ cmd_run(struct dpr_worker *w, struct dpr_cmd *c)
 		cl->depth = 1;           /* each CAS expects the previous result */
 	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
 	cl->first_error = 0;
-	cl->t_start = w->now;
+	cl->t_start = cl->now;
 	cl->t_end = 0;
 	cl->active = cl->count > 0;
 	return 0;
 bad:
-	dpr_cmd_str(c, "error", "expected QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]; "
+	cmd_str(c, "error", "expected QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]; "
 		    "OP one of send send_imm write write_imm read fadd cas; "
 		    "atomics take SIZE 8");
 	return -EINVAL;
 }
 
 static int
-cmd_pingpong(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_pingpong(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint64_t v[4];
 
 	if (cl == NULL || cl->active || args(c->arg, v, 4) != 4 ||
 	    v[0] >= cl->n_qps || v[1] > cl->size / 2 || v[2] == 0) {
-		dpr_cmd_str(c, "error", "expected QP,SIZE,COUNT,INITIATOR after "
+		cmd_str(c, "error", "expected QP,SIZE,COUNT,INITIATOR after "
 			    "setup, no stream running");
 		return -EINVAL;
 	}
@@ -492,19 +496,19 @@ cmd_pingpong(struct dpr_worker *w, struct dpr_cmd *c)
 	cl->recv_len = (uint32_t)RTE_MAX((uint64_t)cl->msg, 1ull);
 	cl->recv_done = cl->recv_posted = 0;
 	cl->recv_target = v[2] + 16;
-	cl->t_start = w->now;
+	cl->t_start = cl->now;
 	cl->t_end = 0;
 	cl->active = true;
 	return 0;
 }
 
 static int
-cmd_stop(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_stop(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 
 	if (cl == NULL) {
-		dpr_cmd_str(c, "error", "setup first");
+		cmd_str(c, "error", "setup first");
 		return -EINVAL;
 	}
 	/* no more posts: the stream ends when what is in flight completes */
@@ -514,41 +518,50 @@ cmd_stop(struct dpr_worker *w, struct dpr_cmd *c)
 }
 
 static int
-cmd_status(struct dpr_worker *w, struct dpr_cmd *c)
+cmd_status(struct client_cmd *c)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	uint64_t end, ns;
 
 	if (cl == NULL) {
-		dpr_cmd_str(c, "error", "setup first");
+		cmd_str(c, "error", "setup first");
 		return -EINVAL;
 	}
-	end = cl->active ? w->now : cl->t_end;
+	end = cl->active ? cl->now : cl->t_end;
 	ns = end > cl->t_start ? end - cl->t_start : 1;
-	dpr_cmd_u64(c, "active", cl->active);
-	dpr_cmd_str(c, "op", "%s", op_names[cl->op]);
-	dpr_cmd_u64(c, "posted", cl->posted);
-	dpr_cmd_u64(c, "completed", cl->completed);
-	dpr_cmd_u64(c, "errors", cl->errors);
-	dpr_cmd_u64(c, "first_error_status", cl->first_error);
-	dpr_cmd_u64(c, "bytes", cl->bytes);
-	dpr_cmd_u64(c, "elapsed_us", ns / 1000);
-	dpr_cmd_u64(c, "msgs_per_s", cl->completed * 1000000000ull / ns);
-	dpr_cmd_u64(c, "mbit_per_s", cl->bytes * 8000ull / ns);
-	dpr_cmd_u64(c, "recv_done", cl->recv_done);
-	dpr_cmd_u64(c, "recv_bytes", cl->recv_bytes);
-	dpr_cmd_u64(c, "recv_errors", cl->recv_errors);
-	dpr_cmd_u64(c, "qp_state", dpr_qp_get_state(cl->qp[cl->qp_i]));
+	cmd_u64(c, "active", cl->active);
+	cmd_str(c, "op", "%s", op_names[cl->op]);
+	cmd_u64(c, "posted", cl->posted);
+	cmd_u64(c, "completed", cl->completed);
+	cmd_u64(c, "errors", cl->errors);
+	cmd_u64(c, "first_error_status", cl->first_error);
+	cmd_u64(c, "bytes", cl->bytes);
+	cmd_u64(c, "elapsed_us", ns / 1000);
+	cmd_u64(c, "msgs_per_s", cl->completed * 1000000000ull / ns);
+	cmd_u64(c, "mbit_per_s", cl->bytes * 8000ull / ns);
+	cmd_u64(c, "recv_done", cl->recv_done);
+	cmd_u64(c, "recv_bytes", cl->recv_bytes);
+	cmd_u64(c, "recv_errors", cl->recv_errors);
+	cmd_u64(c, "qp_state", dpr_qp_get_state(cl->qp[cl->qp_i]));
 	return 0;
 }
 
-/* Keep the stream and the receives going; read completions. */
+/* Keep the stream and the receives going; read completions (worker 0's
+ * hook). */
 bool
-dpr_client_progress(struct dpr_worker *w)
+dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
+		       uint64_t now_ns)
 {
-	struct dpr_client *cl = w->client;
+	struct dpr_client *cl = client;
 	struct dpr_cqe cqe[32];
 	int n, i;
+
+	if (worker != 0)
+		return false;
+	client_now = now_ns;
+	if (cl == NULL)
+		return false;
+	cl->now = now_ns;
 
 	while (cl->active && cl->posted < cl->count &&
 	       cl->posted - cl->completed < cl->depth &&
@@ -620,12 +633,12 @@ dpr_client_progress(struct dpr_worker *w)
 		if ((cl->completed >= cl->count && cl->recv_done >= cl->count) ||
 		    (cl->errors != 0 && cl->completed == cl->posted)) {
 			cl->active = false;
-			cl->t_end = w->now;
+			cl->t_end = cl->now;
 		}
 	} else if (cl->active && (cl->completed >= cl->count ||
 			   (cl->errors != 0 && cl->completed == cl->posted))) {
 		cl->active = false;
-		cl->t_end = w->now;
+		cl->t_end = cl->now;
 	}
 	/* posted receives need no spinning: idle sleeps are short */
 	return cl->active;
@@ -636,7 +649,7 @@ dpr_client_progress(struct dpr_worker *w)
 	tel_ ## name(const char *cmd __rte_unused, const char *params, \
 		     struct rte_tel_data *d) \
 	{ \
-		return dpr_engine_cmd(cmd_ ## name, params, d); \
+		return tel_cmd(cmd_ ## name, params, d); \
 	}
 TEL_CMD(setup)
 TEL_CMD(connect)
@@ -677,4 +690,18 @@ dpr_client_register_telemetry(void)
 		"End the stream once its work in flight completes. No parameters");
 	rte_telemetry_register_cmd("/dprdma/client/status", tel_status,
 		"Progress of the stream and the receives. No parameters");
+}
+
+static int
+job_destroy(void *arg __rte_unused)
+{
+	client_destroy();
+	return 0;
+}
+
+void
+dpr_client_stop(void)
+{
+	if (dpr_engine_n_workers() > 0)
+		dpr_engine_run_on(0, job_destroy, NULL);
 }
