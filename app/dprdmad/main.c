@@ -183,6 +183,10 @@ main(int argc, char **argv)
 		app_argv = argv;
 	}
 
+	/* each room's section: the engine's, the fault adapter's, the shim's */
+	dpr_engine_config_register();
+	dpr_faults_config_register();
+	dpr_shim_config_register();
 	dpr_config_defaults(&conf);
 	opterr = 0;
 	while ((opt = getopt_long(app_argc, app_argv, ":f:hv", long_opts,
@@ -345,7 +349,7 @@ main(int argc, char **argv)
 	}
 	dpr_engine_print_setup(stdout);
 	printf("dprdmad: verbs clients connect to %s (" DPR_SOCKET_ENV ")\n",
-	       conf.control.socket);
+	       dpr_shim_conf(&conf)->socket);
 	printf("dprdmad: running%s\n", conf.duration ? "" :
 	       "; SIGINT (Ctrl-C) or SIGTERM stops it");
 	fflush(stdout);
@@ -357,8 +361,9 @@ main(int argc, char **argv)
 		/* the main lcore serves the client socket between ticks */
 		dpr_shim_poll(50);
 		now = time(NULL);
-		if (conf.engine.stats_interval != 0 &&
-		    now - last_stats >= (time_t)conf.engine.stats_interval) {
+		if (dpr_engine_conf(&conf)->stats_interval != 0 &&
+		    now - last_stats >=
+		    (time_t)dpr_engine_conf(&conf)->stats_interval) {
 			dpr_engine_print_stats(stdout);
 			last_stats = now;
 		}

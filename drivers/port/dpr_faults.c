@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,121 @@ faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 	return n;   /* every frame was taken: sent, held, or lost on purpose */
 }
 
+/* ------------------------------------------------- its configuration */
+
+int
+dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
+{
+	char buf[DPR_CONF_VALUE_LEN], *item, *save;
+
+	memset(f, 0, sizeof(*f));
+	f->seed = 1;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (item = strtok_r(buf, ",", &save); item != NULL;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *end;
+		double *p = NULL;
+
+		if (eq == NULL) {
+			snprintf(why, len, "'%s' is not name=value", item);
+			return -1;
+		}
+		*eq++ = '\0';
+		if (strcmp(item, "loss") == 0)
+			p = &f->loss;
+		else if (strcmp(item, "reorder") == 0)
+			p = &f->reorder;
+		else if (strcmp(item, "dup") == 0)
+			p = &f->dup;
+		else if (strcmp(item, "corrupt") == 0)
+			p = &f->corrupt;
+		if (p != NULL) {
+			*p = strtod(eq, &end);
+			if (*eq == '\0' || *end != '\0' || !(*p >= 0 && *p <= 1)) {
+				snprintf(why, len, "%s must be a probability from 0 to 1",
+					 item);
+				return -1;
+			}
+		} else if (strcmp(item, "delay_us") == 0 || strcmp(item, "seed") == 0) {
+			unsigned long long v = strtoull(eq, &end, 0);
+
+			if (*eq == '\0' || *eq == '-' || *end != '\0' ||
+			    (item[0] == 'd' && v > 1000000)) {
+				snprintf(why, len, "%s must be a whole number%s", item,
+					 item[0] == 'd' ? " up to 1000000" : "");
+				return -1;
+			}
+			if (item[0] == 'd')
+				f->delay_us = (uint32_t)v;
+			else
+				f->seed = v;
+		} else {
+			snprintf(why, len, "unknown fault '%s' (known: loss, reorder, "
+				 "dup, corrupt, delay_us, seed)", item);
+			return -1;
+		}
+	}
+	f->on = f->loss > 0 || f->reorder > 0 || f->dup > 0 || f->corrupt > 0 ||
+		f->delay_us > 0;
+	return 0;
+}
+
+static int
+parse_faults_key(void *area, const char *value, char *why, size_t len)
+{
+	char what[192];
+
+	if (dpr_parse_faults(value, area, what, sizeof(what)) != 0) {
+		snprintf(why, len, ": %s (expected e.g. loss=0.01,reorder=0.01,"
+			 "dup=0.001,corrupt=0.001,delay_us=0,seed=1)", what);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+format_faults(const void *area, char *buf, size_t len)
+{
+	const struct dpr_fault_conf *f = area;
+
+	if (!f->on)
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "loss=%g,reorder=%g,dup=%g,corrupt=%g,"
+			 "delay_us=%u,seed=%llu", f->loss, f->reorder, f->dup,
+			 f->corrupt, f->delay_us, (unsigned long long)f->seed);
+}
+
+static const struct dpr_conf_key fault_keys[] = {
+	{ "faults", DPR_CONF_CUSTOM, .parse = parse_faults_key,
+	  .format = format_faults,
+	  .help = "inject faults into what the port sends: loss=P,reorder=P,"
+		  "dup=P,corrupt=P,delay_us=N,seed=N (P a probability 0-1); "
+		  "empty: none" },
+};
+
+static struct dpr_conf_room fault_room = {
+	.section = "port",
+	.per_port = true,
+	.size = sizeof(struct dpr_fault_conf),
+	.keys = fault_keys,
+	.n_keys = RTE_DIM(fault_keys),
+};
+
+void
+dpr_faults_config_register(void)
+{
+	dpr_config_register(&fault_room);
+}
+
+const struct dpr_fault_conf *
+dpr_faults_conf(const struct dpr_config *conf, unsigned int pi)
+{
+	return dpr_config_room(conf, &fault_room, pi);
+}
+
+/* ------------------------------------------------------ the adapter */
+
 int
 dpr_faults_port_adapter(void *arg, uint16_t pi, unsigned int worker,
 			struct rte_mempool *pool, dpr_tx_adapter_fn *fn,
@@ -148,12 +264,12 @@ dpr_faults_port_adapter(void *arg, uint16_t pi, unsigned int worker,
 	struct dpr_faults *f;
 
 	if (pi >= DPR_MAX_PORTS || worker >= DPR_MAX_WORKERS ||
-	    !conf->port[pi].faults.on)
+	    !dpr_faults_conf(conf, pi)->on)
 		return 0;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	f->c = conf->port[pi].faults;
+	f->c = *dpr_faults_conf(conf, pi);
 	f->pool = pool;
 	/* one stream per worker, reproducible from the seed */
 	f->rng = (f->c.seed ? f->c.seed : 1) * 0x9E3779B97F4A7C15ULL + worker + 1;

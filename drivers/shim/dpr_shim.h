@@ -19,8 +19,20 @@
 
 #include "dpr_config.h"
 
+/** The [control] section: the client socket. */
+struct dpr_shim_conf {
+	char socket[108];            /**< client Unix socket (sun_path size) */
+	unsigned int socket_mode;    /**< its permissions */
+	unsigned int max_clients;    /**< connections at once */
+};
+
+/** Add [control] to the configuration (lib/config): call before the
+ * first dpr_config_defaults(). */
+void dpr_shim_config_register(void);
+const struct dpr_shim_conf *dpr_shim_conf(const struct dpr_config *conf);
+
 /**
- * Listen on conf->control.socket. Call after dpr_engine_start().
+ * Listen on [control] socket. Call after dpr_engine_start().
  * @return 0, or a negative errno with @p err saying what to change.
  */
 int dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen);

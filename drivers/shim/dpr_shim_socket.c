@@ -13,6 +13,7 @@
 #include <alloca.h>
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,12 +125,13 @@ accept_one(void)
 int
 dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 {
+	const struct dpr_shim_conf *sc = dpr_shim_conf(conf);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	unsigned int wi;
 	char dir[108], *slash;
 	int fd;
 
-	shim.max_clients = conf->control.max_clients;
+	shim.max_clients = sc->max_clients;
 	shim.clients = calloc(shim.max_clients, sizeof(*shim.clients));
 	if (shim.clients == NULL)
 		return -ENOMEM;
@@ -138,7 +140,7 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 		if (shim.wl[wi] == NULL)
 			return -ENOMEM;
 	}
-	snprintf(shim.path, sizeof(shim.path), "%s", conf->control.socket);
+	snprintf(shim.path, sizeof(shim.path), "%s", sc->socket);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", shim.path);
 	/* its folder (/run/dprdma by default) */
 	snprintf(dir, sizeof(dir), "%s", shim.path);
@@ -166,7 +168,7 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 	}
 	unlink(shim.path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    chmod(shim.path, conf->control.socket_mode) != 0 ||
+	    chmod(shim.path, sc->socket_mode) != 0 ||
 	    listen(fd, 64) != 0) {
 		int e = errno;
 
@@ -240,6 +242,75 @@ dpr_shim_stop(void)
 	shim.lfd = -1;
 	shim.started = false;
 }
+
+/* ------------------------------------------------- its configuration */
+
+#define C_OFF(f) offsetof(struct dpr_shim_conf, f)
+#define C_SZ(f) sizeof(((struct dpr_shim_conf *)0)->f)
+
+static int
+parse_socket(void *area, const char *value, char *why, size_t len)
+{
+	struct dpr_shim_conf *c = area;
+
+	if (value[0] != '/' || strlen(value) >= sizeof(c->socket)) {
+		snprintf(why, len, ": expected an absolute path shorter than %zu "
+			 "characters", sizeof(c->socket));
+		return -1;
+	}
+	snprintf(c->socket, sizeof(c->socket), "%s", value);
+	return 0;
+}
+
+static void
+format_socket(const void *area, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", ((const struct dpr_shim_conf *)area)->socket);
+}
+
+static const struct dpr_conf_key shim_keys[] = {
+	{ "socket", DPR_CONF_CUSTOM, .parse = parse_socket, .format = format_socket,
+	  .help = "Unix socket local clients connect to (they read "
+		  DPR_SOCKET_ENV ")" },
+	{ "socket_mode", DPR_CONF_UINT, C_OFF(socket_mode), C_SZ(socket_mode), 0,
+	  0777, .octal = true,
+	  .help = "permissions of the client socket (octal with a leading "
+		  "0, e.g. 0660: owner and group may connect)" },
+	{ "max_clients", DPR_CONF_UINT, C_OFF(max_clients), C_SZ(max_clients), 1,
+	  1024, .help = "client connections (device contexts) served at once" },
+};
+
+static void
+shim_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_shim_conf *c = area;
+
+	snprintf(c->socket, sizeof(c->socket), "%s", DPR_DEFAULT_SOCKET);
+	c->socket_mode = 0660;
+	c->max_clients = 256;
+}
+
+static struct dpr_conf_room shim_room = {
+	.section = "control",
+	.size = sizeof(struct dpr_shim_conf),
+	.keys = shim_keys,
+	.n_keys = RTE_DIM(shim_keys),
+	.defaults = shim_defaults,
+};
+
+void
+dpr_shim_config_register(void)
+{
+	dpr_config_register(&shim_room);
+}
+
+const struct dpr_shim_conf *
+dpr_shim_conf(const struct dpr_config *conf)
+{
+	return dpr_config_room(conf, &shim_room, 0);
+}
+
+/* --------------------------------------------------------- the ops */
 
 static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
 	[DPR_SHM_OPEN] = { .req = shim_req_open, .before_open = true },

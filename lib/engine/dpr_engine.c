@@ -360,10 +360,10 @@ worker_main(void *arg)
 {
 	struct dpr_worker *w = arg;
 	const unsigned int n_ports = dpr_engine.n_ports;
-	const uint16_t burst = dpr_engine.conf.engine.burst;
-	const bool yield = dpr_engine.conf.engine.idle == DPR_IDLE_YIELD;
+	const uint16_t burst = dpr_engine_conf(&dpr_engine.conf)->burst;
+	const bool yield = dpr_engine_conf(&dpr_engine.conf)->idle == DPR_IDLE_YIELD;
 	const struct timespec nap = {
-		.tv_nsec = dpr_engine.conf.engine.idle_sleep_us * 1000L,
+		.tv_nsec = dpr_engine_conf(&dpr_engine.conf)->idle_sleep_us * 1000L,
 	};
 	unsigned int idle_run = 0, pi;
 
@@ -668,8 +668,8 @@ dpr_engine_start(const struct dpr_config *conf,
 				 "at most %d", DPR_MAX_PORTS, DPR_MAX_PORTS);
 			return -EINVAL;
 		}
-		if (conf->port[e->n_ports].mtu > max_mtu)
-			max_mtu = conf->port[e->n_ports].mtu;
+		if (dpr_port_conf(conf, e->n_ports)->mtu > max_mtu)
+			max_mtu = dpr_port_conf(conf, e->n_ports)->mtu;
 		e->n_ports++;
 	}
 	if (e->n_ports == 0) {
@@ -697,7 +697,7 @@ dpr_engine_start(const struct dpr_config *conf,
 	RTE_ETH_FOREACH_DEV(port_id) {
 		struct dpr_port *p = &e->ports[e->n_ports];
 
-		ret = dpr_port_setup(p, port_id, &conf->port[e->n_ports],
+		ret = dpr_port_setup(p, port_id, dpr_port_conf(conf, e->n_ports),
 				     (uint16_t)e->n_workers, e->pool, err, errlen);
 		e->n_ports++;
 		if (ret != 0) {
@@ -734,7 +734,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.resolve = resolve,
 				.resolve_arg = &w->rarg[pi],
 				.owner = i,
-				.zero_copy_min = conf->engine.zero_copy,
+				.zero_copy_min = dpr_engine_conf(conf)->zero_copy,
 			};
 
 			w->rarg[pi].w = w;
@@ -902,7 +902,7 @@ dpr_engine_print_setup(FILE *f)
 	for (i = 0; i < e->n_workers; i++)
 		fprintf(f, "%s%u", i ? "," : " ", e->workers[i].lcore_id);
 	fprintf(f, ", idle=%s, config %s\n",
-		e->conf.engine.idle == DPR_IDLE_BUSY ? "busy" : "yield",
+		dpr_engine_conf(&e->conf)->idle == DPR_IDLE_BUSY ? "busy" : "yield",
 		e->conf.path[0] ? e->conf.path : "built-in default");
 	for (i = 0; i < e->n_ports; i++) {
 		const struct dpr_port *p = &e->ports[i];

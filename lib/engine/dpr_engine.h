@@ -20,6 +20,41 @@
 
 #include "dpr_config.h"
 
+/* ------------------------------------------------- its configuration */
+
+/** How a worker waits when its queues are empty. */
+enum dpr_idle_mode {
+	DPR_IDLE_BUSY,  /**< spin: lowest latency, one core per worker */
+	DPR_IDLE_YIELD, /**< sleep idle_sleep_us after empty polls: shares cores */
+};
+
+/** The [engine] section. */
+struct dpr_engine_conf {
+	unsigned int burst;          /**< RX/TX burst size */
+	unsigned int mbufs;          /**< mbufs per pool, 0 = sized from ports */
+	enum dpr_idle_mode idle;
+	unsigned int idle_sleep_us;  /**< sleep per idle round in yield mode */
+	unsigned int stats_interval; /**< s between stats lines, 0 = none */
+	unsigned int zero_copy;      /**< attach payload pieces of this many
+	                                  bytes or more; 0 = always copy */
+};
+
+/** One port, as the engine's keys of [portN] configure it. */
+struct dpr_port_conf {
+	uint32_t ip;         /**< IPv4 address, network order; 0 = none */
+	uint8_t prefix_len;  /**< of ip */
+	uint16_t mtu;        /**< Ethernet MTU (IP packet size) */
+	uint16_t rx_desc;    /**< RX ring size per queue */
+	uint16_t tx_desc;    /**< TX ring size per queue */
+};
+
+/** Add [engine] and the engine's keys of [portN] to the configuration
+ * (lib/config): call before the first dpr_config_defaults(). */
+void dpr_engine_config_register(void);
+const struct dpr_engine_conf *dpr_engine_conf(const struct dpr_config *conf);
+const struct dpr_port_conf *dpr_port_conf(const struct dpr_config *conf,
+		unsigned int port);
+
 /**
  * A port adapter on the TX side (drivers/: fault injection, ...): it takes
  * the frames a worker sends on a port and passes what goes out to

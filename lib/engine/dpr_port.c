@@ -24,11 +24,12 @@ dpr_port_pool_size(const struct dpr_config *conf, uint16_t n_ports,
 {
 	unsigned int n = 0, p;
 
-	if (conf->engine.mbufs != 0)
-		return conf->engine.mbufs;
+	if (dpr_engine_conf(conf)->mbufs != 0)
+		return dpr_engine_conf(conf)->mbufs;
 	/* every ring full, every TX buffer full, every worker's cache full */
 	for (p = 0; p < n_ports && p < DPR_MAX_PORTS; p++)
-		n += n_workers * (conf->port[p].rx_desc + conf->port[p].tx_desc +
+		n += n_workers * (dpr_port_conf(conf, p)->rx_desc +
+				  dpr_port_conf(conf, p)->tx_desc +
 				  2 * DPR_MAX_BURST);
 	n += n_workers * MBUF_CACHE * 2 + 1024;
 	/* rte_mempool is most memory-efficient at 2^k - 1 */

@@ -69,7 +69,7 @@ tel_info(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_int(d, "ports", e->n_ports);
 	rte_tel_data_add_dict_int(d, "workers", (int)e->n_workers);
 	rte_tel_data_add_dict_string(d, "idle",
-		e->conf.engine.idle == DPR_IDLE_BUSY ? "busy" : "yield");
+		dpr_engine_conf(&e->conf)->idle == DPR_IDLE_BUSY ? "busy" : "yield");
 	return 0;
 }
 

@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include "dpr_config.h"
+#include "dpr_engine.h"
+#include "dpr_faults.h"
+#include "dpr_shim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,6 +52,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t l1 = 0, l2 = 0;
 	FILE *f;
 
+	/* every section dprdmad reads, in its order */
+	dpr_engine_config_register();
+	dpr_faults_config_register();
+	dpr_shim_config_register();
 	dpr_config_defaults(&a);
 	err[0] = '\0';
 	if (load_bytes(&a, data, size, path, sizeof(path), err, sizeof(err)) != 0) {

@@ -55,15 +55,22 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		(char *)"--vdev", (char *)"net_null0",
 		(char *)"--log-level", (char *)"*:error", NULL };
 	struct dpr_engine_hooks hooks = { .pollers = { { dpr_shim_worker_poll, NULL } } };
-	char err[256];
+	char err[256], sock[64];
 
 	(void)argc;
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0)
 		abort();
+	dpr_engine_config_register();
+	dpr_shim_config_register();
 	dpr_config_defaults(&conf);
-	conf.engine.idle = DPR_IDLE_YIELD;
-	snprintf(conf.control.socket, sizeof(conf.control.socket),
-		 "/tmp/dprdma-fuzz-shim-%d.sock", (int)getpid());
+	snprintf(sock, sizeof(sock), "/tmp/dprdma-fuzz-shim-%d.sock", (int)getpid());
+	if (dpr_config_set(&conf, "engine", "idle", "yield", "fuzz", err,
+			   sizeof(err)) != 0 ||
+	    dpr_config_set(&conf, "control", "socket", sock, "fuzz", err,
+			   sizeof(err)) != 0) {
+		fprintf(stderr, "fuzz_shim_ctrl: %s\n", err);
+		abort();
+	}
 	if (dpr_engine_start(&conf, &hooks, err, sizeof(err)) != 0 ||
 	    dpr_shim_start(&conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_shim_ctrl: %s\n", err);

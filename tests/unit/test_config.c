@@ -9,6 +9,9 @@
 #include <arpa/inet.h>
 
 #include "dpr_config.h"
+#include "dpr_engine.h"
+#include "dpr_faults.h"
+#include "dpr_shim.h"
 #include "dpr_test.h"
 
 static char tmp_path[64];
@@ -72,7 +75,7 @@ test_defaults_round_trip(void)
 	unlink(path);
 	memset(b.path, 0, sizeof(b.path));
 	CHECK(memcmp(&a, &b, sizeof(a)) == 0, "dump/load changed the config");
-	CHECK_EQ(a.port[0].ip, htonl(0x0a4d0001), "default address 10.77.0.1");
+	CHECK_EQ(dpr_port_conf(&a, 0)->ip, htonl(0x0a4d0001), "default address 10.77.0.1");
 	CHECK_EQ(a.eal.n_vdev, 1, "default has one vdev");
 	CHECK(strstr(a.eal.vdev[0], "net_tap") != NULL, "default port is a tap");
 	return TEST_SUCCESS;
@@ -108,13 +111,13 @@ test_load_values(void)
 	      c.eal.vdev[1]);
 	CHECK_EQ(c.eal.huge, DPR_HUGE_NO, "huge");
 	CHECK_EQ(c.eal.memory_mb, 512, "memory");
-	CHECK_EQ(c.engine.burst, 16, "burst");
-	CHECK_EQ(c.engine.idle, DPR_IDLE_BUSY, "idle");
-	CHECK_EQ(c.port[1].ip, htonl(0xc0a80709), "ip");
-	CHECK_EQ(c.port[1].prefix_len, 16, "prefix");
-	CHECK_EQ(c.port[1].mtu, 4200, "mtu");
-	CHECK_EQ(c.port[1].rx_desc, 512, "rx_desc");
-	CHECK_EQ(c.port[0].ip, htonl(0x0a4d0001), "port0 keeps its default");
+	CHECK_EQ(dpr_engine_conf(&c)->burst, 16, "burst");
+	CHECK_EQ(dpr_engine_conf(&c)->idle, DPR_IDLE_BUSY, "idle");
+	CHECK_EQ(dpr_port_conf(&c, 1)->ip, htonl(0xc0a80709), "ip");
+	CHECK_EQ(dpr_port_conf(&c, 1)->prefix_len, 16, "prefix");
+	CHECK_EQ(dpr_port_conf(&c, 1)->mtu, 4200, "mtu");
+	CHECK_EQ(dpr_port_conf(&c, 1)->rx_desc, 512, "rx_desc");
+	CHECK_EQ(dpr_port_conf(&c, 0)->ip, htonl(0x0a4d0001), "port0 keeps its default");
 	return TEST_SUCCESS;
 }
 
@@ -171,11 +174,11 @@ test_override_origin(void)
 	dpr_config_defaults(&c);
 	CHECK(dpr_config_set(&c, "port0", "ip", "10.1.2.3/8", "command line --ip",
 			     err, sizeof(err)) == 0, "%s", err);
-	CHECK_EQ(c.port[0].ip, htonl(0x0a010203), "override applied");
+	CHECK_EQ(dpr_port_conf(&c, 0)->ip, htonl(0x0a010203), "override applied");
 	CHECK(dpr_config_set(&c, "port0", "ip", "nonsense", "command line --ip",
 			     err, sizeof(err)) == -1, "accepted nonsense");
 	CHECK(strncmp(err, "command line --ip: ", 19) == 0, "%s", err);
-	CHECK_EQ(c.port[0].ip, htonl(0x0a010203), "a refused value changes nothing");
+	CHECK_EQ(dpr_port_conf(&c, 0)->ip, htonl(0x0a010203), "a refused value changes nothing");
 	return TEST_SUCCESS;
 }
 
@@ -306,9 +309,20 @@ static const struct dpr_test_case config_cases[] = {
 	DPR_TEST_CASES_END,
 };
 
+/* the rooms dprdmad registers, in its order */
+static int
+config_setup(void)
+{
+	dpr_engine_config_register();
+	dpr_faults_config_register();
+	dpr_shim_config_register();
+	return 0;
+}
+
 static struct dpr_test_suite config_suite = {
 	.name = "engine_config",
 	.needs_eal = false,
+	.setup = config_setup,
 	.cases = config_cases,
 };
 DPR_TEST_SUITE(config_suite);

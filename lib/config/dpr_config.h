@@ -5,10 +5,20 @@
 /**
  * @file
  * dprdmad configuration: the compiled-in default, the INI file (read with
- * rte_cfgfile) and command-line overrides all go through one table of keys
+ * rte_cfgfile) and command-line overrides all go through tables of keys
  * and one setter, so every value is checked the same way and every error
  * names where the value came from (file:line, [section] key, or the
  * command-line option).
+ *
+ * Each room of the daemon owns its section and its keys: it registers a
+ * struct dpr_conf_room (the engine [engine] and the base of [portN], the
+ * fault adapter [portN] faults, the shim [control]) before the first
+ * dpr_config_defaults(), and finds its values in a struct dpr_config with
+ * dpr_config_room(). A room's values live inside struct dpr_config (at an
+ * offset given at registration, as DPDK's mbuf dynamic fields do), so a
+ * configuration is a plain value: copied, compared, dumped and loaded
+ * back. The [eal] section is the process's and lives here, with the code
+ * that turns it into EAL arguments.
  *
  * Nothing here needs the EAL: the configuration is read and checked before
  * rte_eal_init(), so a mistake never leaves a half-initialised EAL.
@@ -18,6 +28,7 @@
 #define DPR_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <limits.h>
@@ -27,39 +38,11 @@
 /** Longest value a key may hold (rte_cfgfile's CFG_VALUE_LEN). */
 #define DPR_CONF_VALUE_LEN 256
 
-/** How a worker waits when its queues are empty. */
-enum dpr_idle_mode {
-	DPR_IDLE_BUSY,  /**< spin: lowest latency, one core per worker */
-	DPR_IDLE_YIELD, /**< sleep idle_sleep_us after empty polls: shares cores */
-};
-
 /** Whether the EAL uses hugepages. */
 enum dpr_huge_mode {
 	DPR_HUGE_AUTO, /**< hugepages if any are free, else --no-huge + warning */
 	DPR_HUGE_YES,  /**< hugepages required: fail with how to reserve them */
 	DPR_HUGE_NO,   /**< always --no-huge */
-};
-
-/** Faults a port's TX injects (drivers/port/dpr_faults.c), for tests and
- * for seeing the box survive a bad fabric. */
-struct dpr_fault_conf {
-	bool on;
-	double loss;        /**< probability a frame is dropped */
-	double reorder;     /**< probability it is held back 10-100 us */
-	double dup;         /**< probability it is sent twice */
-	double corrupt;     /**< probability one bit is flipped */
-	uint32_t delay_us;  /**< every frame held this long */
-	uint64_t seed;
-};
-
-/** One port, as configured in [portN]. */
-struct dpr_port_conf {
-	struct dpr_fault_conf faults;
-	uint32_t ip;         /**< IPv4 address, network order; 0 = none */
-	uint8_t prefix_len;  /**< of ip */
-	uint16_t mtu;        /**< Ethernet MTU (IP packet size) */
-	uint16_t rx_desc;    /**< RX ring size per queue */
-	uint16_t tx_desc;    /**< TX ring size per queue */
 };
 
 /** The [eal] section: how dprdmad builds its EAL argument list. */
@@ -76,32 +59,80 @@ struct dpr_eal_conf {
 	char extra[DPR_CONF_VALUE_LEN];    /**< further EAL arguments, split on blanks */
 };
 
-/** The whole configuration of one dprdmad. */
+/** Bytes the registered rooms' values may take in a configuration. */
+#define DPR_CONF_ROOMS_BYTES 4096
+
+/** The whole configuration of one dprdmad: a plain value. */
 struct dpr_config {
 	char path[PATH_MAX];          /**< config file, "" for the compiled-in default */
 	struct dpr_eal_conf eal;
-	struct {
-		unsigned int burst;          /**< RX/TX burst size */
-		unsigned int mbufs;          /**< mbufs per pool, 0 = sized from ports */
-		enum dpr_idle_mode idle;
-		unsigned int idle_sleep_us;  /**< sleep per idle round in yield mode */
-		unsigned int stats_interval; /**< s between stats lines, 0 = none */
-		unsigned int zero_copy;      /**< attach payload pieces of this many
-		                                  bytes or more; 0 = always copy */
-	} engine;
-	struct dpr_port_conf port[DPR_MAX_PORTS];
-	struct {
-		char socket[108];            /**< client Unix socket (sun_path size) */
-		unsigned int socket_mode;    /**< its permissions */
-		unsigned int max_clients;    /**< connections at once */
-	} control;
-	unsigned int duration;           /**< run for this many s, 0 = until a signal */
+	unsigned int duration;        /**< run for this many s, 0 = until a signal */
+	/** The rooms' values (dpr_config_room()). */
+	uint64_t rooms[DPR_CONF_ROOMS_BYTES / sizeof(uint64_t)];
+};
+
+/** How a key's value is read and kept. */
+enum dpr_conf_type {
+	DPR_CONF_UINT,   /**< unsigned number in [min, max] (field of 1, 2 or 4 bytes) */
+	DPR_CONF_STR,    /**< string shorter than the field, at least min long */
+	DPR_CONF_ENUM,   /**< one of names[], kept as its index */
+	DPR_CONF_MULTI,  /**< repeatable string: appended to an array */
+	DPR_CONF_CUSTOM, /**< the room's parse() and format() */
+};
+
+/** One key of a room. Offsets are in the room's area (per port: in each
+ * port's). */
+struct dpr_conf_key {
+	const char *key;
+	enum dpr_conf_type type;
+	size_t off;
+	size_t size;          /**< field size (string: bytes; MULTI: one entry) */
+	unsigned long min, max;
+	bool pow2;            /**< UINT: a power of two */
+	bool octal;           /**< UINT: written in octal (permissions) */
+	const char *const *names;   /**< ENUM: NULL-terminated */
+	size_t count_off;     /**< MULTI: offset of its unsigned int count */
+	/** CUSTOM: set the room's @p area from @p value; 0, or -1 with what
+	 * is wrong in @p why (the message adds the origin and the key). */
+	int (*parse)(void *area, const char *value, char *why, size_t len);
+	/** CUSTOM: the value as the file spells it; "" leaves it out of a
+	 * dump. */
+	void (*format)(const void *area, char *buf, size_t len);
+	const char *help;
+};
+
+/** A room's section and keys. */
+struct dpr_conf_room {
+	const char *section;  /**< e.g. "control"; with per_port "port": [port0]..[portN] */
+	bool per_port;
+	size_t size;          /**< bytes of its area (per port: of each port's) */
+	const struct dpr_conf_key *keys;
+	unsigned int n_keys;
+	/** The compiled-in default of @p area (@p port, or -1). */
+	void (*defaults)(void *area, int port);
+	/* set by dpr_config_register() */
+	size_t off;
+	bool registered;
 };
 
 /**
- * Fill @p conf with the compiled-in default: one net_tap port (iface
- * dprdma0) at 10.77.0.1/24, main lcore 0 and one worker on lcore 1,
- * hugepages if free else --no-huge, workers yield when idle.
+ * Add a room's section to every configuration made from now on (call
+ * before dpr_config_defaults(); registering twice is harmless). Sections
+ * are listed, dumped and checked in the order of registration, a
+ * section's keys in the order of its rooms.
+ * @return 0, or -ENOSPC when the rooms' values would not fit.
+ */
+int dpr_config_register(struct dpr_conf_room *room);
+
+/** The values of @p room in @p conf (of port @p port for a per-port room;
+ * ignored otherwise). @p conf may be const: the caller decides. */
+void *dpr_config_room(const struct dpr_config *conf,
+		const struct dpr_conf_room *room, unsigned int port);
+
+/**
+ * Fill @p conf with the compiled-in default: [eal] main lcore 0 and one
+ * worker on lcore 1, a net_tap port, hugepages if free else --no-huge;
+ * every registered room's own defaults.
  */
 void dpr_config_defaults(struct dpr_config *conf);
 
@@ -156,11 +187,6 @@ void dpr_config_help(FILE *f);
 
 /** Number of free hugepages of any size, in MiB. */
 unsigned long dpr_config_free_huge_mb(void);
-
-/** Parse "loss=P,reorder=P,dup=P,corrupt=P,delay_us=N,seed=N" (any
- * subset); @return 0, or -1 with what is wrong in @p why. */
-int dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why,
-		size_t len);
 
 /** Parse "A.B.C.D/LEN"; @return 0 or -1. */
 int dpr_parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *len);

@@ -17,199 +17,228 @@
 #include "dpr_config.h"
 
 /*
- * Every key dprdmad knows, with its type, range and meaning. The parser,
- * the command-line overrides, --help and dpr_config_dump() all read this
- * table; tests check that config/dprdmad.conf documents each entry.
+ * The registry of rooms (their sections and keys). The parser, the
+ * command-line overrides, --help and dpr_config_dump() all read it; tests
+ * check that config/dprdmad.conf documents each key. [eal] is the first
+ * room, kept here; the others register themselves (dpr_config_register).
  */
 
-enum key_type {
-	KT_UINT,        /**< unsigned number in [min, max] */
-	KT_STR,         /**< string shorter than the field, at least min long */
-	KT_MULTI,       /**< repeatable string: appended to an array */
-	KT_ENUM,        /**< one of names[] */
-	KT_IPV4_PREFIX, /**< A.B.C.D/LEN into dpr_port_conf.ip/prefix_len */
-	KT_LCORES,      /**< lcore list, each CPU available to this process */
-	KT_SOCKET,      /**< absolute Unix socket path */
-	KT_FAULTS,      /**< fault spec into dpr_port_conf.faults */
-};
+#define MAX_ROOMS 16
 
-struct key_def {
-	const char *section;  /**< "port" matches port0..port7 */
-	const char *key;
-	enum key_type type;
-	size_t off;           /**< in struct dpr_config, or dpr_port_conf for "port" */
-	size_t size;          /**< field size (uint: 1, 2 or 4; string: bytes) */
-	unsigned long min, max;
-	bool pow2;            /**< value must be a power of two */
-	const char *const *names;
-	size_t count_off;     /**< KT_MULTI: offset of the element count */
-	const char *help;
-};
+static struct dpr_conf_room *rooms[MAX_ROOMS];
+static unsigned int n_rooms;
+static size_t rooms_used;
 
-static const char *const idle_names[] = { "busy", "yield", NULL };
 static const char *const huge_names[] = { "auto", "yes", "no", NULL };
 
-#define C_OFF(f) offsetof(struct dpr_config, f)
-#define C_SZ(f) sizeof(((struct dpr_config *)0)->f)
-#define P_OFF(f) offsetof(struct dpr_port_conf, f)
-#define P_SZ(f) sizeof(((struct dpr_port_conf *)0)->f)
+static int parse_lcores(void *area, const char *value, char *why, size_t len);
+static void format_lcores(const void *area, char *buf, size_t len);
 
-static const struct key_def key_defs[] = {
-	{ "eal", "lcores", KT_LCORES, C_OFF(eal.lcores), C_SZ(eal.lcores),
+#define E_OFF(f) offsetof(struct dpr_eal_conf, f)
+#define E_SZ(f) sizeof(((struct dpr_eal_conf *)0)->f)
+
+static const struct dpr_conf_key eal_keys[] = {
+	{ "lcores", DPR_CONF_CUSTOM, .parse = parse_lcores, .format = format_lcores,
 	  .help = "lcores to run on, e.g. 0-1 or 0,2-3; the lowest is the main "
 		  "(control) lcore, every other one runs a worker poll loop" },
-	{ "eal", "vdev", KT_MULTI, C_OFF(eal.vdev), C_SZ(eal.vdev[0]),
-	  .count_off = C_OFF(eal.n_vdev),
+	{ "vdev", DPR_CONF_MULTI, E_OFF(vdev), E_SZ(vdev[0]),
+	  .count_off = E_OFF(n_vdev),
 	  .help = "virtual device, as EAL --vdev (repeatable), e.g. "
 		  "net_af_packet0,iface=eth1 or net_memif0,role=server" },
-	{ "eal", "allow", KT_MULTI, C_OFF(eal.allow), C_SZ(eal.allow[0]),
-	  .count_off = C_OFF(eal.n_allow),
+	{ "allow", DPR_CONF_MULTI, E_OFF(allow), E_SZ(allow[0]),
+	  .count_off = E_OFF(n_allow),
 	  .help = "PCI device to use, as EAL -a (repeatable), e.g. 0000:3b:00.0; "
 		  "with none, dprdmad passes --no-pci" },
-	{ "eal", "huge", KT_ENUM, C_OFF(eal.huge), C_SZ(eal.huge),
-	  .names = huge_names,
+	{ "huge", DPR_CONF_ENUM, E_OFF(huge), E_SZ(huge), .names = huge_names,
 	  .help = "hugepages: auto (use them if free, else --no-huge with a "
 		  "warning), yes (required), no (--no-huge)" },
-	{ "eal", "memory", KT_UINT, C_OFF(eal.memory_mb), C_SZ(eal.memory_mb),
-	  64, 65536, .help = "MiB of memory: needed free hugepages, or -m with --no-huge" },
-	{ "eal", "file_prefix", KT_STR, C_OFF(eal.file_prefix),
-	  C_SZ(eal.file_prefix), 1, .help = "EAL --file-prefix: names the runtime "
-		  "folder and telemetry socket (dpdk-telemetry.py -f PREFIX); "
-		  "unique per daemon" },
-	{ "eal", "log_level", KT_STR, C_OFF(eal.log_level), C_SZ(eal.log_level),
+	{ "memory", DPR_CONF_UINT, E_OFF(memory_mb), E_SZ(memory_mb), 64, 65536,
+	  .help = "MiB of memory: needed free hugepages, or -m with --no-huge" },
+	{ "file_prefix", DPR_CONF_STR, E_OFF(file_prefix), E_SZ(file_prefix), 1,
+	  .help = "EAL --file-prefix: names the runtime folder and telemetry "
+		  "socket (dpdk-telemetry.py -f PREFIX); unique per daemon" },
+	{ "log_level", DPR_CONF_STR, E_OFF(log_level), E_SZ(log_level),
 	  .help = "EAL --log-level, e.g. info, or dprdma.*:debug" },
-	{ "eal", "extra", KT_STR, C_OFF(eal.extra), C_SZ(eal.extra),
+	{ "extra", DPR_CONF_STR, E_OFF(extra), E_SZ(extra),
 	  .help = "further EAL arguments, separated by blanks" },
-
-	{ "engine", "burst", KT_UINT, C_OFF(engine.burst), C_SZ(engine.burst),
-	  1, DPR_MAX_BURST, .help = "packets per RX/TX burst" },
-	{ "engine", "mbufs", KT_UINT, C_OFF(engine.mbufs), C_SZ(engine.mbufs),
-	  0, 4194304, .help = "mbufs in the packet pool, 0 = sized from the "
-		  "ports' rings and the worker count" },
-	{ "engine", "idle", KT_ENUM, C_OFF(engine.idle), C_SZ(engine.idle),
-	  .names = idle_names,
-	  .help = "what a worker does with nothing to do: busy (spin, one "
-		  "core per worker, lowest latency) or yield (sleep, shares cores)" },
-	{ "engine", "idle_sleep_us", KT_UINT, C_OFF(engine.idle_sleep_us),
-	  C_SZ(engine.idle_sleep_us), 1, 100000,
-	  .help = "microseconds a yielding worker sleeps when idle" },
-	{ "engine", "zero_copy", KT_UINT, C_OFF(engine.zero_copy),
-	  C_SZ(engine.zero_copy), 0, 65536,
-	  .help = "payload pieces of at least this many bytes are sent from "
-		  "the MR where they lie (external buffers), smaller ones are "
-		  "copied; 0: always copy" },
-	{ "engine", "stats_interval", KT_UINT, C_OFF(engine.stats_interval),
-	  C_SZ(engine.stats_interval), 0, 86400,
-	  .help = "seconds between counter lines on stdout, 0 = none" },
-
-	{ "port", "ip", KT_IPV4_PREFIX, 0, 0,
-	  .help = "IPv4 address and prefix length, e.g. 10.77.0.1/24; the "
-		  "port answers ARP and ping for it and speaks RoCEv2 from it" },
-	{ "port", "mtu", KT_UINT, P_OFF(mtu), P_SZ(mtu), 576, 9216,
-	  .help = "Ethernet MTU; the RoCE path MTU follows as rxe computes it "
-		  "(1500 -> 1024, 4200 -> 4096)" },
-	{ "port", "rx_desc", KT_UINT, P_OFF(rx_desc), P_SZ(rx_desc), 64, 16384,
-	  .pow2 = true, .help = "RX descriptors per queue (power of two)" },
-	{ "port", "tx_desc", KT_UINT, P_OFF(tx_desc), P_SZ(tx_desc), 64, 16384,
-	  .pow2 = true, .help = "TX descriptors per queue (power of two)" },
-	{ "port", "faults", KT_FAULTS, 0, 0,
-	  .help = "inject faults into what the port sends: loss=P,reorder=P,"
-		  "dup=P,corrupt=P,delay_us=N,seed=N (P a probability 0-1); "
-		  "empty: none" },
-
-	{ "control", "socket", KT_SOCKET, C_OFF(control.socket),
-	  C_SZ(control.socket),
-	  .help = "Unix socket local clients connect to (they read "
-		  DPR_SOCKET_ENV ")" },
-	{ "control", "socket_mode", KT_UINT, C_OFF(control.socket_mode),
-	  C_SZ(control.socket_mode), 0, 0777,
-	  .help = "permissions of the client socket (octal with a leading 0, "
-		  "e.g. 0660: owner and group may connect)" },
-	{ "control", "max_clients", KT_UINT, C_OFF(control.max_clients),
-	  C_SZ(control.max_clients), 1, 1024,
-	  .help = "client connections (device contexts) served at once" },
 };
 
-static const char *const section_names[] = { "eal", "engine", "port", "control" };
+static void
+eal_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_eal_conf *e = area;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->lcores, sizeof(e->lcores), "0-1");
+	snprintf(e->vdev[0], sizeof(e->vdev[0]), "net_tap0,iface=dprdma0,mac=fixed");
+	e->n_vdev = 1;
+	e->huge = DPR_HUGE_AUTO;
+	e->memory_mb = 256;
+	snprintf(e->file_prefix, sizeof(e->file_prefix), "dprdmad");
+}
+
+static struct dpr_conf_room eal_room = {
+	.section = "eal",
+	.size = sizeof(struct dpr_eal_conf),
+	.keys = eal_keys,
+	.n_keys = RTE_DIM(eal_keys),
+	.defaults = eal_defaults,
+	.registered = true,
+};
 
 #define ERR(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+int
+dpr_config_register(struct dpr_conf_room *r)
+{
+	size_t need;
+
+	if (r->registered)
+		return 0;
+	if (n_rooms == 0)
+		rooms[n_rooms++] = &eal_room;
+	need = RTE_ALIGN_CEIL(r->size, 8) * (r->per_port ? DPR_MAX_PORTS : 1);
+	if (n_rooms == MAX_ROOMS || rooms_used + need > DPR_CONF_ROOMS_BYTES)
+		return -ENOSPC;
+	r->off = rooms_used;
+	rooms_used += need;
+	r->registered = true;
+	rooms[n_rooms++] = r;
+	return 0;
+}
+
+void *
+dpr_config_room(const struct dpr_config *conf, const struct dpr_conf_room *r,
+		unsigned int port)
+{
+	if (r == &eal_room)
+		return (void *)(uintptr_t)&conf->eal;
+	return (uint8_t *)(uintptr_t)conf->rooms + r->off +
+		(r->per_port ? RTE_ALIGN_CEIL(r->size, 8) * port : 0);
+}
+
+static unsigned int
+room_count(void)
+{
+	return n_rooms ? n_rooms : 1;   /* [eal] alone before any registration */
+}
+
+static struct dpr_conf_room *
+room_at(unsigned int i)
+{
+	return n_rooms ? rooms[i] : &eal_room;
+}
 
 void
 dpr_config_defaults(struct dpr_config *conf)
 {
-	unsigned int i;
+	unsigned int i, p;
 
 	memset(conf, 0, sizeof(*conf));
-	snprintf(conf->eal.lcores, sizeof(conf->eal.lcores), "0-1");
-	snprintf(conf->eal.vdev[0], sizeof(conf->eal.vdev[0]),
-		 "net_tap0,iface=dprdma0,mac=fixed");
-	conf->eal.n_vdev = 1;
-	conf->eal.huge = DPR_HUGE_AUTO;
-	conf->eal.memory_mb = 256;
-	snprintf(conf->eal.file_prefix, sizeof(conf->eal.file_prefix), "dprdmad");
+	for (i = 0; i < room_count(); i++) {
+		struct dpr_conf_room *r = room_at(i);
 
-	conf->engine.burst = 32;
-	conf->engine.mbufs = 0;
-	/* Yield by default: the default runs on virtual devices on machines
-	 * shared with other work. A box with a core per worker sets busy. */
-	conf->engine.idle = DPR_IDLE_YIELD;
-	conf->engine.idle_sleep_us = 100;
-	conf->engine.stats_interval = 0;
-	conf->engine.zero_copy = 256;
-
-	for (i = 0; i < DPR_MAX_PORTS; i++) {
-		conf->port[i].mtu = 1500;
-		conf->port[i].rx_desc = 1024;
-		conf->port[i].tx_desc = 1024;
+		for (p = 0; p < (r->per_port ? DPR_MAX_PORTS : 1); p++)
+			if (r->defaults != NULL)
+				r->defaults(dpr_config_room(conf, r, p),
+					    r->per_port ? (int)p : -1);
 	}
-	conf->port[0].ip = htonl(0x0a4d0001); /* 10.77.0.1 */
-	conf->port[0].prefix_len = 24;
-
-	snprintf(conf->control.socket, sizeof(conf->control.socket), "%s",
-		 DPR_DEFAULT_SOCKET);
-	conf->control.socket_mode = 0660;
-	conf->control.max_clients = 256;
 }
 
-/* "port3" -> 3; anything else -> -1 */
+/* "port3" -> 3 with *base "port"; a name without a number -> -1 with
+ * *base the name; a number out of range or with a leading zero -> -2 */
 static int
-port_section_index(const char *section)
+section_port(const char *section, char *base, size_t len)
 {
+	size_t n = strcspn(section, "0123456789");
+	unsigned long v;
 	char *end;
-	unsigned long n;
 
-	if (strncmp(section, "port", 4) != 0 || !isdigit((unsigned char)section[4]))
+	snprintf(base, len, "%s", section);
+	if (section[n] == '\0')
 		return -1;
-	n = strtoul(section + 4, &end, 10);
-	if (*end != '\0' || n >= DPR_MAX_PORTS)
-		return -1;
-	return (int)n;
+	if (n == 0)
+		return -2;
+	v = strtoul(section + n, &end, 10);
+	if (*end != '\0' || v >= DPR_MAX_PORTS ||
+	    (section[n] == '0' && section[n + 1] != '\0'))
+		return -2;
+	if (n < len)
+		base[n] = '\0';
+	return (int)v;
 }
 
+/* The rooms of a section name, per-port or not, or none: @return true if
+ * the section (as written, e.g. "port3") is one. */
 static bool
 section_known(const char *section)
 {
+	char base[CFG_NAME_LEN];
+	int port = section_port(section, base, sizeof(base));
 	unsigned int i;
 
-	if (port_section_index(section) >= 0)
-		return true;
-	for (i = 0; i < RTE_DIM(section_names); i++)
-		if (strcmp(section, section_names[i]) == 0 &&
-		    strcmp(section, "port") != 0)
+	if (port == -2)
+		return false;
+	for (i = 0; i < room_count(); i++) {
+		const struct dpr_conf_room *r = room_at(i);
+
+		if (r->per_port == (port >= 0) &&
+		    strcmp(r->section, port >= 0 ? base : section) == 0)
 			return true;
+	}
 	return false;
 }
 
-static const struct key_def *
-key_find(const char *section, const char *key)
+/* The sections there are, for "unknown section" messages. */
+static void
+known_sections(char *buf, size_t len)
 {
-	const char *sec = port_section_index(section) >= 0 ? "port" : section;
-	unsigned int i;
+	size_t used = 0;
+	unsigned int i, j;
 
-	for (i = 0; i < RTE_DIM(key_defs); i++)
-		if (strcmp(key_defs[i].section, sec) == 0 &&
-		    strcmp(key_defs[i].key, key) == 0)
-			return &key_defs[i];
+	buf[0] = '\0';
+	for (i = 0; i < room_count() && used < len; i++) {
+		const struct dpr_conf_room *r = room_at(i);
+		bool seen = false;
+
+		for (j = 0; j < i; j++)
+			seen |= strcmp(room_at(j)->section, r->section) == 0 &&
+				room_at(j)->per_port == r->per_port;
+		if (seen)
+			continue;
+		if (r->per_port)
+			used += snprintf(buf + used, len - used, "%s[%s0] to [%s%d]",
+					 used ? ", " : "", r->section, r->section,
+					 DPR_MAX_PORTS - 1);
+		else
+			used += snprintf(buf + used, len - used, "%s[%s]",
+					 used ? ", " : "", r->section);
+	}
+}
+
+static const struct dpr_conf_key *
+key_find(const char *section, const char *key, struct dpr_conf_room **room,
+	 int *port_out)
+{
+	char base[CFG_NAME_LEN];
+	int port = section_port(section, base, sizeof(base));
+	unsigned int i, k;
+
+	for (i = 0; i < room_count() && port != -2; i++) {
+		struct dpr_conf_room *r = room_at(i);
+
+		if (r->per_port != (port >= 0) ||
+		    strcmp(r->section, port >= 0 ? base : section) != 0)
+			continue;
+		for (k = 0; k < r->n_keys; k++)
+			if (strcmp(r->keys[k].key, key) == 0) {
+				if (room != NULL)
+					*room = r;
+				if (port_out != NULL)
+					*port_out = port;
+				return &r->keys[k];
+			}
+	}
 	return NULL;
 }
 
@@ -217,72 +246,22 @@ key_find(const char *section, const char *key)
 static void
 section_keys(const char *section, char *buf, size_t len)
 {
-	const char *sec = port_section_index(section) >= 0 ? "port" : section;
+	char base[CFG_NAME_LEN];
+	int port = section_port(section, base, sizeof(base));
 	size_t used = 0;
-	unsigned int i;
+	unsigned int i, k;
 
 	buf[0] = '\0';
-	for (i = 0; i < RTE_DIM(key_defs) && used < len; i++)
-		if (strcmp(key_defs[i].section, sec) == 0)
+	for (i = 0; i < room_count(); i++) {
+		const struct dpr_conf_room *r = room_at(i);
+
+		if (r->per_port != (port >= 0) ||
+		    strcmp(r->section, port >= 0 ? base : section) != 0)
+			continue;
+		for (k = 0; k < r->n_keys && used < len; k++)
 			used += snprintf(buf + used, len - used, "%s%s",
-					 used ? ", " : "", key_defs[i].key);
-}
-
-int
-dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
-{
-	char buf[DPR_CONF_VALUE_LEN], *item, *save;
-
-	memset(f, 0, sizeof(*f));
-	f->seed = 1;
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (item = strtok_r(buf, ",", &save); item != NULL;
-	     item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '='), *end;
-		double *p = NULL;
-
-		if (eq == NULL) {
-			snprintf(why, len, "'%s' is not name=value", item);
-			return -1;
-		}
-		*eq++ = '\0';
-		if (strcmp(item, "loss") == 0)
-			p = &f->loss;
-		else if (strcmp(item, "reorder") == 0)
-			p = &f->reorder;
-		else if (strcmp(item, "dup") == 0)
-			p = &f->dup;
-		else if (strcmp(item, "corrupt") == 0)
-			p = &f->corrupt;
-		if (p != NULL) {
-			*p = strtod(eq, &end);
-			if (*eq == '\0' || *end != '\0' || !(*p >= 0 && *p <= 1)) {
-				snprintf(why, len, "%s must be a probability from 0 to 1",
-					 item);
-				return -1;
-			}
-		} else if (strcmp(item, "delay_us") == 0 || strcmp(item, "seed") == 0) {
-			unsigned long long v = strtoull(eq, &end, 0);
-
-			if (*eq == '\0' || *eq == '-' || *end != '\0' ||
-			    (item[0] == 'd' && v > 1000000)) {
-				snprintf(why, len, "%s must be a whole number%s", item,
-					 item[0] == 'd' ? " up to 1000000" : "");
-				return -1;
-			}
-			if (item[0] == 'd')
-				f->delay_us = (uint32_t)v;
-			else
-				f->seed = v;
-		} else {
-			snprintf(why, len, "unknown fault '%s' (known: loss, reorder, "
-				 "dup, corrupt, delay_us, seed)", item);
-			return -1;
-		}
+					 used ? ", " : "", r->keys[k].key);
 	}
-	f->on = f->loss > 0 || f->reorder > 0 || f->dup > 0 || f->corrupt > 0 ||
-		f->delay_us > 0;
-	return 0;
 }
 
 int
@@ -397,6 +376,27 @@ check_lcores(const char *value, char *why, size_t whylen)
 	return 0;
 }
 
+static int
+parse_lcores(void *area, const char *value, char *why, size_t len)
+{
+	struct dpr_eal_conf *e = area;
+
+	if (check_lcores(value, why, len) != 0)
+		return -1;
+	if (strlen(value) >= sizeof(e->lcores)) {
+		snprintf(why, len, "too long");
+		return -1;
+	}
+	snprintf(e->lcores, sizeof(e->lcores), "%s", value);
+	return 0;
+}
+
+static void
+format_lcores(const void *area, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", ((const struct dpr_eal_conf *)area)->lcores);
+}
+
 static void
 store_uint(void *field, size_t size, unsigned long v)
 {
@@ -432,26 +432,28 @@ int
 dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 	       const char *value, const char *origin, char *err, size_t errlen)
 {
-	const struct key_def *k;
-	int port = port_section_index(section);
-	char *base, *field, why[256], list[256];
+	const struct dpr_conf_key *k;
+	struct dpr_conf_room *r = NULL;
+	char *area, *field, why[256], list[256];
 	unsigned long v;
+	int port = -1;
 	char *end;
 
-	if (!section_known(section))
-		ERR("%s: unknown section [%s] (known: [eal], [engine], [port0] to "
-		    "[port%d], [control])", origin, section, DPR_MAX_PORTS - 1);
-	k = key_find(section, key);
+	if (!section_known(section)) {
+		known_sections(list, sizeof(list));
+		ERR("%s: unknown section [%s] (known: %s)", origin, section, list);
+	}
+	k = key_find(section, key, &r, &port);
 	if (k == NULL) {
 		section_keys(section, list, sizeof(list));
 		ERR("%s: [%s] has no key '%s' (known: %s)", origin, section, key,
 		    list);
 	}
-	base = port >= 0 ? (char *)&conf->port[port] : (char *)conf;
-	field = base + k->off;
+	area = dpr_config_room(conf, r, port >= 0 ? (unsigned int)port : 0);
+	field = area + k->off;
 
 	switch (k->type) {
-	case KT_UINT:
+	case DPR_CONF_UINT:
 		errno = 0;
 		v = strtoul(value, &end, 0);
 		if (value[0] == '\0' || value[0] == '-' || *end != '\0' ||
@@ -463,7 +465,7 @@ dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 			    "to %lu", origin, section, key, value, k->min, k->max);
 		store_uint(field, k->size, v);
 		break;
-	case KT_STR:
+	case DPR_CONF_STR:
 		/* min: the shortest value allowed (file_prefix names a folder:
 		 * an empty one would reach the EAL as --file-prefix '') */
 		if (strlen(value) < k->min)
@@ -474,8 +476,8 @@ dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 			    origin, section, key, strlen(value), k->size - 1);
 		snprintf(field, k->size, "%s", value);
 		break;
-	case KT_MULTI: {
-		unsigned int *count = (unsigned int *)(base + k->count_off);
+	case DPR_CONF_MULTI: {
+		unsigned int *count = (unsigned int *)(area + k->count_off);
 
 		if (*count >= DPR_MAX_EAL_DEVS)
 			ERR("%s: [%s] %s: more than %d entries", origin, section,
@@ -483,11 +485,14 @@ dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 		if (value[0] == '\0')
 			ERR("%s: [%s] %s: empty value; expected a device name "
 			    "and its arguments", origin, section, key);
+		if (strlen(value) >= k->size)
+			ERR("%s: [%s] %s: value is %zu characters; at most %zu",
+			    origin, section, key, strlen(value), k->size - 1);
 		snprintf(field + *count * k->size, k->size, "%s", value);
 		(*count)++;
 		break;
 	}
-	case KT_ENUM: {
+	case DPR_CONF_ENUM: {
 		unsigned int i;
 
 		for (i = 0; k->names[i] != NULL; i++)
@@ -501,52 +506,10 @@ dpr_config_set(struct dpr_config *conf, const char *section, const char *key,
 		store_uint(field, k->size, i);
 		break;
 	}
-	case KT_IPV4_PREFIX: {
-		struct dpr_port_conf *pc = &conf->port[port];
-		uint32_t ip;
-		uint8_t len;
-		uint32_t h;
-
-		if (dpr_parse_ipv4_prefix(value, &ip, &len) != 0)
-			ERR("%s: [%s] %s = '%s': expected an IPv4 address with "
-			    "prefix length, e.g. 10.77.0.1/24", origin, section,
-			    key, value);
-		h = ntohl(ip);
-		if (h == 0 || (h >> 24) == 127 || (h >> 28) >= 0xe ||
-		    (len < 31 && (h | (0xffffffffu >> len)) == h && len > 0) ||
-		    (len < 31 && (h & (0xffffffffu >> len)) == 0 && len > 0))
-			ERR("%s: [%s] %s = '%s': not a usable unicast host "
-			    "address (not 0, loopback, multicast, or the subnet's "
-			    "network or broadcast address)", origin, section, key,
-			    value);
-		pc->ip = ip;
-		pc->prefix_len = len;
-		break;
-	}
-	case KT_LCORES:
-		if (check_lcores(value, why, sizeof(why)) != 0)
+	case DPR_CONF_CUSTOM:
+		if (k->parse(area, value, why, sizeof(why)) != 0)
 			ERR("%s: [%s] %s = '%s' %s", origin, section, key, value,
 			    why);
-		if (strlen(value) >= k->size)
-			ERR("%s: [%s] %s: value too long", origin, section, key);
-		snprintf(field, k->size, "%s", value);
-		break;
-	case KT_FAULTS: {
-		struct dpr_fault_conf fc;
-
-		if (dpr_parse_faults(value, &fc, why, sizeof(why)) != 0)
-			ERR("%s: [%s] %s = '%s': %s (expected e.g. loss=0.01,"
-			    "reorder=0.01,dup=0.001,corrupt=0.001,delay_us=0,seed=1)",
-			    origin, section, key, value, why);
-		conf->port[port].faults = fc;
-		break;
-	}
-	case KT_SOCKET:
-		if (value[0] != '/' || strlen(value) >= k->size)
-			ERR("%s: [%s] %s = '%s': expected an absolute path shorter "
-			    "than %zu characters", origin, section, key, value,
-			    k->size);
-		snprintf(field, k->size, "%s", value);
 		break;
 	}
 	return 0;
@@ -622,10 +585,11 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 			*close = '\0';
 			snprintf(section, sizeof(section), "%s", trim(line + 1));
 			if (!section_known(section)) {
+				char list[256];
+
+				known_sections(list, sizeof(list));
 				snprintf(err, errlen, "%s:%u: unknown section [%s] "
-					 "(known: [eal], [engine], [port0] to "
-					 "[port%d], [control])", path, lineno,
-					 section, DPR_MAX_PORTS - 1);
+					 "(known: %s)", path, lineno, section, list);
 				goto fail;
 			}
 			continue;
@@ -651,7 +615,7 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 				 CFG_VALUE_LEN - 1);
 			goto fail;
 		}
-		if (key_find(section, key) == NULL) {
+		if (key_find(section, key, NULL, NULL) == NULL) {
 			char list[256];
 
 			section_keys(section, list, sizeof(list));
@@ -662,7 +626,7 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 		for (i = 0; i < n; i++)
 			if (strcmp(refs[i].section, section) == 0 &&
 			    strcmp(refs[i].key, key) == 0 &&
-			    key_find(section, key)->type != KT_MULTI) {
+			    key_find(section, key, NULL, NULL)->type != DPR_CONF_MULTI) {
 				snprintf(err, errlen, "%s:%u: [%s] %s is set twice "
 					 "(first at line %u)", path, lineno,
 					 section, key, refs[i].line);
@@ -909,120 +873,155 @@ dpr_config_eal_args(const struct dpr_config *conf, const char *prog,
 }
 
 static void
-format_value(const struct dpr_config *conf, int port, const struct key_def *k,
-	     unsigned int idx, char *buf, size_t len)
+format_value(const char *area, const struct dpr_conf_key *k, unsigned int idx,
+	     char *buf, size_t len)
 {
-	const char *base = port >= 0 ? (const char *)&conf->port[port] :
-		(const char *)conf;
-	const char *field = base + k->off;
+	const char *field = area + k->off;
 
 	switch (k->type) {
-	case KT_UINT:
-		snprintf(buf, len, "%lu", load_uint(field, k->size));
+	case DPR_CONF_UINT:
+		snprintf(buf, len, k->octal ? "%#lo" : "%lu",
+			 load_uint(field, k->size));
 		break;
-	case KT_ENUM:
+	case DPR_CONF_ENUM:
 		snprintf(buf, len, "%s", k->names[load_uint(field, k->size)]);
 		break;
-	case KT_MULTI:
+	case DPR_CONF_MULTI:
 		snprintf(buf, len, "%s", field + idx * k->size);
 		break;
-	case KT_IPV4_PREFIX: {
-		char a[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &conf->port[port].ip, a, sizeof(a));
-		snprintf(buf, len, "%s/%u", a, conf->port[port].prefix_len);
+	case DPR_CONF_CUSTOM:
+		k->format(area, buf, len);
 		break;
-	}
-	case KT_FAULTS: {
-		const struct dpr_fault_conf *f = &conf->port[port].faults;
-
-		if (!f->on)
-			buf[0] = '\0';
-		else
-			snprintf(buf, len, "loss=%g,reorder=%g,dup=%g,corrupt=%g,"
-				 "delay_us=%u,seed=%llu", f->loss, f->reorder, f->dup,
-				 f->corrupt, f->delay_us, (unsigned long long)f->seed);
-		break;
-	}
 	default:
 		snprintf(buf, len, "%s", field);
 		break;
 	}
 }
 
+/* The keys @p r keeps in @p area, as "key = value" lines; empty strings
+ * and custom values that format as "" are left out. */
 static void
-dump_section(const struct dpr_config *conf, const char *section, int port,
-	     FILE *f)
+dump_keys(const struct dpr_conf_room *r, const char *area, FILE *f)
 {
-	const char *sec = port >= 0 ? "port" : section;
 	char val[DPR_CONF_VALUE_LEN + 32];
 	unsigned int i, j;
 
-	fprintf(f, "[%s]\n", section);
-	for (i = 0; i < RTE_DIM(key_defs); i++) {
-		const struct key_def *k = &key_defs[i];
+	for (i = 0; i < r->n_keys; i++) {
+		const struct dpr_conf_key *k = &r->keys[i];
 
-		if (strcmp(k->section, sec) != 0)
-			continue;
-		if (k->type == KT_MULTI) {
-			unsigned int n = *(const unsigned int *)
-				((const char *)conf + k->count_off);
+		if (k->type == DPR_CONF_MULTI) {
+			unsigned int n = *(const unsigned int *)(area + k->count_off);
 
 			for (j = 0; j < n; j++) {
-				format_value(conf, port, k, j, val, sizeof(val));
+				format_value(area, k, j, val, sizeof(val));
 				fprintf(f, "%s = %s\n", k->key, val);
 			}
 			continue;
 		}
-		if (k->type == KT_IPV4_PREFIX && conf->port[port].ip == 0)
-			continue;
-		format_value(conf, port, k, 0, val, sizeof(val));
-		if ((k->type == KT_STR || k->type == KT_FAULTS) && val[0] == '\0')
+		format_value(area, k, 0, val, sizeof(val));
+		if ((k->type == DPR_CONF_STR || k->type == DPR_CONF_CUSTOM) &&
+		    val[0] == '\0')
 			continue;
 		fprintf(f, "%s = %s\n", k->key, val);
 	}
-	fprintf(f, "\n");
+}
+
+/* Rooms of one section come together: the first of each name leads. */
+static bool
+leads(unsigned int i)
+{
+	unsigned int j;
+
+	for (j = 0; j < i; j++)
+		if (strcmp(room_at(j)->section, room_at(i)->section) == 0 &&
+		    room_at(j)->per_port == room_at(i)->per_port)
+			return false;
+	return true;
+}
+
+/* Does port @p p differ, in any room of the per-port section of room
+ * @p lead, from the compiled-in default? */
+static bool
+port_set(const struct dpr_config *conf, unsigned int lead, unsigned int p)
+{
+	static struct dpr_config def;
+	unsigned int i;
+
+	dpr_config_defaults(&def);
+	for (i = lead; i < room_count(); i++) {
+		const struct dpr_conf_room *r = room_at(i);
+
+		if (r->per_port && strcmp(r->section, room_at(lead)->section) == 0 &&
+		    memcmp(dpr_config_room(conf, r, p), dpr_config_room(&def, r, p),
+			   r->size) != 0)
+			return true;
+	}
+	return false;
 }
 
 void
 dpr_config_dump(const struct dpr_config *conf, FILE *f)
 {
-	char name[16];
-	int p;
+	unsigned int i, j, p;
 
-	dump_section(conf, "eal", -1, f);
-	dump_section(conf, "engine", -1, f);
-	for (p = 0; p < DPR_MAX_PORTS; p++) {
-		if (p > 0 && conf->port[p].ip == 0)
+	for (i = 0; i < room_count(); i++) {
+		const struct dpr_conf_room *r = room_at(i);
+
+		if (!leads(i))
 			continue;
-		snprintf(name, sizeof(name), "port%d", p);
-		dump_section(conf, name, p, f);
+		for (p = 0; p < (r->per_port ? DPR_MAX_PORTS : 1); p++) {
+			/* a port is written when it is the first or set */
+			if (r->per_port && p > 0 && !port_set(conf, i, p))
+				continue;
+			if (r->per_port)
+				fprintf(f, "[%s%u]\n", r->section, p);
+			else
+				fprintf(f, "[%s]\n", r->section);
+			for (j = i; j < room_count(); j++)
+				if (strcmp(room_at(j)->section, r->section) == 0 &&
+				    room_at(j)->per_port == r->per_port)
+					dump_keys(room_at(j),
+						  dpr_config_room(conf, room_at(j), p), f);
+			fprintf(f, "\n");
+		}
 	}
-	dump_section(conf, "control", -1, f);
 }
 
 void
 dpr_config_help(FILE *f)
 {
-	const char *last = "";
-	unsigned int i;
+	unsigned int i, j, k;
 	char list[128];
 
-	for (i = 0; i < RTE_DIM(key_defs); i++) {
-		const struct key_def *k = &key_defs[i];
+	for (i = 0; i < room_count(); i++) {
+		const struct dpr_conf_room *r = room_at(i);
 
-		if (strcmp(k->section, last) != 0) {
-			fprintf(f, "  [%s]\n", strcmp(k->section, "port") == 0 ?
-				"port0] .. [port7" : k->section);
-			last = k->section;
+		if (!leads(i))
+			continue;
+		if (r->per_port)
+			fprintf(f, "  [%s0] .. [%s%d]\n", r->section, r->section,
+				DPR_MAX_PORTS - 1);
+		else
+			fprintf(f, "  [%s]\n", r->section);
+		for (j = i; j < room_count(); j++) {
+			const struct dpr_conf_room *q = room_at(j);
+
+			if (strcmp(q->section, r->section) != 0 ||
+			    q->per_port != r->per_port)
+				continue;
+			for (k = 0; k < q->n_keys; k++) {
+				const struct dpr_conf_key *key = &q->keys[k];
+
+				fprintf(f, "    %-15s %s", key->key, key->help);
+				if (key->type == DPR_CONF_UINT)
+					fprintf(f, key->octal ? " (%#lo-%#lo)" :
+						" (%lu-%lu)", key->min, key->max);
+				if (key->type == DPR_CONF_ENUM) {
+					enum_list(key->names, list, sizeof(list));
+					fprintf(f, " (%s)", list);
+				}
+				fprintf(f, "\n");
+			}
 		}
-		fprintf(f, "    %-15s %s", k->key, k->help);
-		if (k->type == KT_UINT)
-			fprintf(f, " (%lu-%lu)", k->min, k->max);
-		if (k->type == KT_ENUM) {
-			enum_list(k->names, list, sizeof(list));
-			fprintf(f, " (%s)", list);
-		}
-		fprintf(f, "\n");
 	}
 }

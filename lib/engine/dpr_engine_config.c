@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The engine's part of the configuration: the [engine] section and the
+ * engine's keys of [port0]..[port7] (address, MTU, rings), registered with
+ * lib/config, defaults and checks included.
+ */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_common.h>
+
+#include "dpr_engine.h"
+
+static const char *const idle_names[] = { "busy", "yield", NULL };
+
+#define G_OFF(f) offsetof(struct dpr_engine_conf, f)
+#define G_SZ(f) sizeof(((struct dpr_engine_conf *)0)->f)
+#define P_OFF(f) offsetof(struct dpr_port_conf, f)
+#define P_SZ(f) sizeof(((struct dpr_port_conf *)0)->f)
+
+static const struct dpr_conf_key engine_keys[] = {
+	{ "burst", DPR_CONF_UINT, G_OFF(burst), G_SZ(burst), 1, DPR_MAX_BURST,
+	  .help = "packets per RX/TX burst" },
+	{ "mbufs", DPR_CONF_UINT, G_OFF(mbufs), G_SZ(mbufs), 0, 4194304,
+	  .help = "mbufs in the packet pool, 0 = sized from the ports' rings "
+		  "and the worker count" },
+	{ "idle", DPR_CONF_ENUM, G_OFF(idle), G_SZ(idle), .names = idle_names,
+	  .help = "what a worker does with nothing to do: busy (spin, one "
+		  "core per worker, lowest latency) or yield (sleep, shares cores)" },
+	{ "idle_sleep_us", DPR_CONF_UINT, G_OFF(idle_sleep_us), G_SZ(idle_sleep_us),
+	  1, 100000, .help = "microseconds a yielding worker sleeps when idle" },
+	{ "zero_copy", DPR_CONF_UINT, G_OFF(zero_copy), G_SZ(zero_copy), 0, 65536,
+	  .help = "payload pieces of at least this many bytes are sent from "
+		  "the MR where they lie (external buffers), smaller ones are "
+		  "copied; 0: always copy" },
+	{ "stats_interval", DPR_CONF_UINT, G_OFF(stats_interval),
+	  G_SZ(stats_interval), 0, 86400,
+	  .help = "seconds between counter lines on stdout, 0 = none" },
+};
+
+static void
+engine_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_engine_conf *g = area;
+
+	g->burst = 32;
+	g->mbufs = 0;
+	/* Yield by default: the default runs on virtual devices on machines
+	 * shared with other work. A box with a core per worker sets busy. */
+	g->idle = DPR_IDLE_YIELD;
+	g->idle_sleep_us = 100;
+	g->stats_interval = 0;
+	g->zero_copy = 256;
+}
+
+static struct dpr_conf_room engine_room = {
+	.section = "engine",
+	.size = sizeof(struct dpr_engine_conf),
+	.keys = engine_keys,
+	.n_keys = RTE_DIM(engine_keys),
+	.defaults = engine_defaults,
+};
+
+/* ip: A.B.C.D/LEN, a usable unicast host address */
+static int
+parse_ip(void *area, const char *value, char *why, size_t len)
+{
+	struct dpr_port_conf *pc = area;
+	uint32_t ip, h;
+	uint8_t plen;
+
+	if (dpr_parse_ipv4_prefix(value, &ip, &plen) != 0) {
+		snprintf(why, len, ": expected an IPv4 address with prefix length, "
+			 "e.g. 10.77.0.1/24");
+		return -1;
+	}
+	h = ntohl(ip);
+	if (h == 0 || (h >> 24) == 127 || (h >> 28) >= 0xe ||
+	    (plen < 31 && (h | (0xffffffffu >> plen)) == h && plen > 0) ||
+	    (plen < 31 && (h & (0xffffffffu >> plen)) == 0 && plen > 0)) {
+		snprintf(why, len, ": not a usable unicast host address (not 0, "
+			 "loopback, multicast, or the subnet's network or broadcast "
+			 "address)");
+		return -1;
+	}
+	pc->ip = ip;
+	pc->prefix_len = plen;
+	return 0;
+}
+
+static void
+format_ip(const void *area, char *buf, size_t len)
+{
+	const struct dpr_port_conf *pc = area;
+	char a[INET_ADDRSTRLEN];
+
+	if (pc->ip == 0) {
+		buf[0] = '\0';
+		return;
+	}
+	inet_ntop(AF_INET, &pc->ip, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, pc->prefix_len);
+}
+
+static const struct dpr_conf_key port_keys[] = {
+	{ "ip", DPR_CONF_CUSTOM, .parse = parse_ip, .format = format_ip,
+	  .help = "IPv4 address and prefix length, e.g. 10.77.0.1/24; the "
+		  "port answers ARP and ping for it and speaks RoCEv2 from it" },
+	{ "mtu", DPR_CONF_UINT, P_OFF(mtu), P_SZ(mtu), 576, 9216,
+	  .help = "Ethernet MTU; the RoCE path MTU follows as rxe computes it "
+		  "(1500 -> 1024, 4200 -> 4096)" },
+	{ "rx_desc", DPR_CONF_UINT, P_OFF(rx_desc), P_SZ(rx_desc), 64, 16384,
+	  .pow2 = true, .help = "RX descriptors per queue (power of two)" },
+	{ "tx_desc", DPR_CONF_UINT, P_OFF(tx_desc), P_SZ(tx_desc), 64, 16384,
+	  .pow2 = true, .help = "TX descriptors per queue (power of two)" },
+};
+
+static void
+port_defaults(void *area, int port)
+{
+	struct dpr_port_conf *pc = area;
+
+	pc->mtu = 1500;
+	pc->rx_desc = 1024;
+	pc->tx_desc = 1024;
+	if (port == 0) {
+		pc->ip = htonl(0x0a4d0001); /* 10.77.0.1 */
+		pc->prefix_len = 24;
+	}
+}
+
+static struct dpr_conf_room port_room = {
+	.section = "port",
+	.per_port = true,
+	.size = sizeof(struct dpr_port_conf),
+	.keys = port_keys,
+	.n_keys = RTE_DIM(port_keys),
+	.defaults = port_defaults,
+};
+
+void
+dpr_engine_config_register(void)
+{
+	/* two rooms of a few dozen bytes: they fit */
+	dpr_config_register(&engine_room);
+	dpr_config_register(&port_room);
+}
+
+const struct dpr_engine_conf *
+dpr_engine_conf(const struct dpr_config *conf)
+{
+	return dpr_config_room(conf, &engine_room, 0);
+}
+
+const struct dpr_port_conf *
+dpr_port_conf(const struct dpr_config *conf, unsigned int port)
+{
+	return dpr_config_room(conf, &port_room, port);
+}
