@@ -566,12 +566,13 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 	while (cl->active && cl->posted < cl->count &&
 	       cl->posted - cl->completed < cl->depth &&
 	       (cl->op != C_PINGPONG || cl->posted < cl->pp_credit)) {
-		struct dpr_sge sge = { cl->mr->iova + cl->loff, cl->msg, cl->mr->lkey };
 		struct dpr_send_wr wr = {
-			.wr_id = cl->posted, .sg_list = &sge, .num_sge = 1,
+			.wr_id = cl->posted, .num_sge = cl->msg != 0,
 			.send_flags = DPR_SEND_SIGNALED,
 			.imm_data = rte_cpu_to_be_32((uint32_t)cl->posted),
-		}, *bad;
+			.remote_addr = cl->rva, .rkey = cl->rkey,
+			.sge[0] = { cl->mr->iova + cl->loff, cl->msg, cl->mr->lkey },
+		};
 		static const enum dpr_wr_opcode wr_op[C_NUM] = {
 			DPR_WR_SEND, DPR_WR_SEND_WITH_IMM, DPR_WR_RDMA_WRITE,
 			DPR_WR_RDMA_WRITE_WITH_IMM, DPR_WR_RDMA_READ,
@@ -581,29 +582,23 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 
 		wr.opcode = wr_op[cl->op];
 		if (cl->op >= C_FADD) {
-			wr.wr.atomic.remote_addr = cl->rva;
-			wr.wr.atomic.rkey = cl->rkey;
 			/* fadd adds 1; cas moves k to k + 1 */
-			wr.wr.atomic.compare_add = cl->op == C_FADD ? 1 : cl->posted;
-			wr.wr.atomic.swap = cl->posted + 1;
-		} else {
-			wr.wr.rdma.remote_addr = cl->rva;
-			wr.wr.rdma.rkey = cl->rkey;
+			wr.compare_add = cl->op == C_FADD ? 1 : cl->posted;
+			wr.swap = cl->posted + 1;
 		}
-		if (cl->msg == 0)
-			wr.num_sge = 0;
-		if (dpr_post_send(cl->qp[cl->qp_i], &wr, &bad) != 0)
+		if (dpr_post_send(cl->qp[cl->qp_i], &wr, 1, NULL) != 0)
 			break;
 		cl->posted++;
 	}
 	while (cl->recv_posted < cl->recv_target &&
 	       cl->recv_posted - cl->recv_done < 512) {
-		struct dpr_sge sge = { cl->mr->iova + cl->recv_off, cl->recv_len,
-				       cl->mr->lkey };
-		struct dpr_recv_wr wr = { .wr_id = cl->recv_posted, .sg_list = &sge,
-					  .num_sge = 1 }, *bad;
+		struct dpr_recv_wr wr = {
+			.wr_id = cl->recv_posted, .num_sge = 1,
+			.sge[0] = { cl->mr->iova + cl->recv_off, cl->recv_len,
+				    cl->mr->lkey },
+		};
 
-		if (dpr_post_recv(cl->qp[cl->recv_qp], &wr, &bad) != 0)
+		if (dpr_post_recv(cl->qp[cl->recv_qp], &wr, 1, NULL) != 0)
 			break;
 		cl->recv_posted++;
 	}

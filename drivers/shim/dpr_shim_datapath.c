@@ -12,6 +12,7 @@
  * from shared memory is copied before it is checked.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -143,7 +144,7 @@ shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
 }
 
 static void
-flush_error(struct shim_qp *q, const struct dpr_shm_swqe *w)
+flush_error(struct shim_qp *q, const struct dpr_send_wr *w)
 {
 	struct dpr_cqe e = {
 		.wr_id = w->wr_id,
@@ -155,55 +156,41 @@ flush_error(struct shim_qp *q, const struct dpr_shm_swqe *w)
 	dpr_cq_push(q->scq->cq, &e);
 }
 
-/*
- * A send WQE from the client's ring into a work request: the header is
- * copied, then only the SGEs or inline bytes it says are used (the count
- * is checked on the copy: nothing is read twice from shared memory).
- * Inline bytes land in @p w, which the transport copies from at post.
- * @return 0, or -EINVAL for a count over the limits.
- */
-static int
-swqe_to_wr(const struct dpr_shm_swqe *src, struct dpr_shm_swqe *w,
-	   struct dpr_sge *sge, struct dpr_send_wr *wr)
-{
-	uint32_t i;
+/* The ring entries are the transport's work requests, field for field:
+ * one shape from the client to dpr_post_send(), which checks them. */
+static_assert(sizeof(struct dpr_shm_swqe) == sizeof(struct dpr_send_wr), "swqe");
+static_assert(offsetof(struct dpr_shm_swqe, num_sge) ==
+	      offsetof(struct dpr_send_wr, num_sge), "swqe num_sge");
+static_assert(offsetof(struct dpr_shm_swqe, rkey) ==
+	      offsetof(struct dpr_send_wr, rkey), "swqe rkey");
+static_assert(offsetof(struct dpr_shm_swqe, sge) ==
+	      offsetof(struct dpr_send_wr, sge), "swqe sge");
+static_assert(sizeof(struct dpr_shm_sge) == sizeof(struct dpr_sge), "sge");
+static_assert(DPR_SHM_MAX_SEND_SGE == DPR_WR_MAX_SGE &&
+	      DPR_SHM_MAX_INLINE == DPR_WR_MAX_INLINE &&
+	      DPR_SHM_MAX_RECV_SGE == DPR_RECV_WR_MAX_SGE, "limits");
+static_assert(sizeof(struct dpr_shm_rwqe) == sizeof(struct dpr_recv_wr), "rwqe");
+static_assert(offsetof(struct dpr_shm_rwqe, sge) ==
+	      offsetof(struct dpr_recv_wr, sge), "rwqe sge");
 
-	memcpy(w, src, offsetof(struct dpr_shm_swqe, sge));
-	memset(wr, 0, sizeof(*wr));
-	wr->wr_id = w->wr_id;
-	wr->opcode = (enum dpr_wr_opcode)w->opcode;
-	wr->send_flags = w->send_flags;
-	wr->imm_data = w->imm_data;
-	wr->sg_list = sge;
-	if (w->send_flags & DPR_SEND_INLINE) {
-		if (w->num_sge > DPR_SHM_MAX_INLINE)
-			return -EINVAL;
-		memcpy(w->inline_data, src->inline_data, w->num_sge);
-		sge[0].addr = (uintptr_t)w->inline_data;
-		sge[0].length = w->num_sge;
-		sge[0].lkey = 0;
-		wr->num_sge = w->num_sge != 0;
-	} else {
-		if (w->num_sge > DPR_SHM_MAX_SEND_SGE)
-			return -EINVAL;
-		for (i = 0; i < w->num_sge; i++) {
-			sge[i].addr = src->sge[i].addr;
-			sge[i].length = src->sge[i].length;
-			sge[i].lkey = src->sge[i].lkey;
-		}
-		wr->num_sge = (int)w->num_sge;
-	}
-	if (w->opcode == DPR_WR_ATOMIC_CMP_AND_SWP ||
-	    w->opcode == DPR_WR_ATOMIC_FETCH_AND_ADD) {
-		wr->wr.atomic.remote_addr = w->remote_addr;
-		wr->wr.atomic.compare_add = w->compare_add;
-		wr->wr.atomic.swap = w->swap;
-		wr->wr.atomic.rkey = w->rkey;
-	} else {
-		wr->wr.rdma.remote_addr = w->remote_addr;
-		wr->wr.rdma.rkey = w->rkey;
-	}
-	return 0;
+/* Ring entries taken per post (a copy on the worker's stack). */
+#define DRAIN_BATCH 16
+
+/*
+ * A send ring entry into @p wr: the header, then only the SGEs or inline
+ * bytes it names, at most what the request holds (the count as copied is
+ * what dpr_post_send() checks: nothing is read twice from shared memory).
+ */
+static void
+copy_swqe(struct dpr_send_wr *wr, const struct dpr_shm_swqe *src)
+{
+	memcpy(wr, src, offsetof(struct dpr_send_wr, sge));
+	if (wr->send_flags & DPR_SEND_INLINE)
+		memcpy(wr->inline_data, src->inline_data,
+		       RTE_MIN(wr->num_sge, (uint32_t)DPR_WR_MAX_INLINE));
+	else
+		memcpy(wr->sge, src->sge, RTE_MIN(wr->num_sge,
+		       (uint32_t)DPR_WR_MAX_SGE) * sizeof(wr->sge[0]));
 }
 
 /* Take what the client posted to its SQ into the transport. @return true
@@ -221,30 +208,31 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 		q->broken = true;
 		return false;
 	}
-	while (cons != prod) {
-		struct dpr_shm_swqe w;
-		struct dpr_sge sge[DPR_SHM_MAX_SEND_SGE];
-		struct dpr_send_wr wr, *bad;
-		int rc;
+	while (cons != prod && !left) {
+		struct dpr_send_wr wr[DRAIN_BATCH];
+		unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH), k, done;
 
-		rc = swqe_to_wr(dpr_shm_ring_entry(q->sq, sizeof(w), q->sq_size - 1,
-						   cons), &w, sge, &wr);
-		if (rc == 0)
-			rc = dpr_post_send(q->qp, &wr, &bad);
-		if (rc == -ENOMEM) {
-			left = true;    /* full: again on the next poll */
-			break;
+		for (k = 0; k < n; k++)
+			copy_swqe(&wr[k], dpr_shm_ring_entry(q->sq, sizeof(wr[0]),
+							     q->sq_size - 1, cons + k));
+		for (k = 0; k < n; k += done) {
+			int rc = dpr_post_send(q->qp, &wr[k], n - k, &done);
+
+			shim.ws[wi].send_wqes += done;
+			q->send_wqes += done;
+			if (rc == -ENOMEM) {
+				left = true;    /* full: again on the next poll */
+				break;
+			}
+			if (rc != 0) {
+				/* the library checks what it can before it
+				 * posts: what gets here was made by hand */
+				shim.ws[wi].bad_wqes++;
+				flush_error(q, &wr[k + done]);
+				done++;
+			}
 		}
-		if (rc != 0) {
-			/* the library checks what it can before it posts:
-			 * what gets here was made by hand */
-			shim.ws[wi].bad_wqes++;
-			flush_error(q, &w);
-		} else {
-			shim.ws[wi].send_wqes++;
-			q->send_wqes++;
-		}
-		cons++;
+		cons += k;
 	}
 	q->sq_cons = cons;
 	__atomic_store_n(&q->sq->cons, cons, __ATOMIC_RELEASE);
@@ -264,41 +252,29 @@ drain_rq(struct shim_qp *q, unsigned int wi)
 		q->broken = true;
 		return false;
 	}
-	while (cons != prod) {
-		struct dpr_shm_rwqe w;
-		struct dpr_sge sge[DPR_SHM_MAX_RECV_SGE];
-		struct dpr_recv_wr wr, *bad;
-		uint32_t i;
-		int rc;
+	while (cons != prod && !left) {
+		struct dpr_recv_wr wr[DRAIN_BATCH];
+		unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH), k, done;
 
-		memcpy(&w, dpr_shm_ring_entry(q->rq, sizeof(w), q->rq_size - 1, cons),
-		       sizeof(w));
-		if (w.num_sge > DPR_SHM_MAX_RECV_SGE) {
-			shim.ws[wi].bad_wqes++;
-			cons++;
-			continue;
+		for (k = 0; k < n; k++)
+			memcpy(&wr[k], dpr_shm_ring_entry(q->rq, sizeof(wr[0]),
+							  q->rq_size - 1, cons + k),
+			       sizeof(wr[0]));
+		for (k = 0; k < n; k += done) {
+			int rc = dpr_post_recv(q->qp, &wr[k], n - k, &done);
+
+			shim.ws[wi].recv_wqes += done;
+			q->recv_wqes += done;
+			if (rc == -ENOMEM) {
+				left = true;
+				break;
+			}
+			if (rc != 0) {
+				shim.ws[wi].bad_wqes++;
+				done++;
+			}
 		}
-		for (i = 0; i < w.num_sge; i++) {
-			sge[i].addr = w.sge[i].addr;
-			sge[i].length = w.sge[i].length;
-			sge[i].lkey = w.sge[i].lkey;
-		}
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = w.wr_id;
-		wr.sg_list = sge;
-		wr.num_sge = (int)w.num_sge;
-		rc = dpr_post_recv(q->qp, &wr, &bad);
-		if (rc == -ENOMEM) {
-			left = true;
-			break;
-		}
-		if (rc != 0) {
-			shim.ws[wi].bad_wqes++;
-		} else {
-			shim.ws[wi].recv_wqes++;
-			q->recv_wqes++;
-		}
-		cons++;
+		cons += k;
 	}
 	q->rq_cons = cons;
 	__atomic_store_n(&q->rq->cons, cons, __ATOMIC_RELEASE);

@@ -88,7 +88,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	if (ia->pd == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
 	    ia->max_send_wr == 0 || ia->max_send_wr > lim->max_qp_wr ||
 	    ia->max_recv_wr > lim->max_qp_wr ||
-	    ia->max_send_sge > lim->max_sge || ia->max_recv_sge > lim->max_sge ||
+	    ia->max_send_sge > lim->max_sge ||
+	    ia->max_recv_sge > RTE_MIN(lim->max_sge, (uint32_t)DPR_RECV_WR_MAX_SGE) ||
 	    ia->max_inline_data > lim->max_inline) {
 		errno = EINVAL;
 		return NULL;
@@ -566,36 +567,45 @@ dpr_qp_timer_fire(struct dpr_tqp *qp)
 }
 
 int
-dpr_post_send(struct dpr_tqp *qp, struct dpr_send_wr *wr,
-	      struct dpr_send_wr **bad)
+dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
+	      unsigned int *n_posted)
 {
+	unsigned int k;
 	int rc = 0;
 
-	for (; wr != NULL; wr = wr->next) {
+	for (k = 0; k < n; k++) {
+		const struct dpr_send_wr *wr = &wrs[k];
+		const bool inl = wr->send_flags & DPR_SEND_INLINE;
 		struct dpr_send_wqe *w;
 		uint64_t len = 0;
-		int i;
+		uint32_t i;
 
-		if (qp->state < DPR_QPS_RTS) {
+		if (qp->state < DPR_QPS_RTS || wr->opcode > DPR_WR_ATOMIC_FETCH_AND_ADD) {
 			rc = -EINVAL;
 			break;
 		}
-		if (wr->opcode > DPR_WR_ATOMIC_FETCH_AND_ADD || wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->sq.max_sge) {
+		if (inl) {
+			/* num_sge counts the inline bytes */
+			if (wr->num_sge > qp->sq.max_inline || wr_is_rd_atomic(wr->opcode)) {
+				rc = -EINVAL;
+				break;
+			}
+			len = wr->num_sge;
+		} else {
+			if (wr->num_sge > qp->sq.max_sge) {
+				rc = -EINVAL;
+				break;
+			}
+			for (i = 0; i < wr->num_sge; i++)
+				len += wr->sge[i].length;
+		}
+		if (len > (1ull << 31) ||
+		    (wr_is_atomic(wr->opcode) && (inl || wr->num_sge != 1 || len != 8))) {
 			rc = -EINVAL;
 			break;
 		}
 		if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
 			rc = -ENOMEM;
-			break;
-		}
-		for (i = 0; i < wr->num_sge; i++)
-			len += wr->sg_list[i].length;
-		if (len > (1ull << 31) ||
-		    (wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || len != 8)) ||
-		    ((wr->send_flags & DPR_SEND_INLINE) &&
-		     (len > qp->sq.max_inline || wr_is_rd_atomic(wr->opcode)))) {
-			rc = -EINVAL;
 			break;
 		}
 		w = sq_wqe(qp, qp->sq.prod);
@@ -608,57 +618,44 @@ dpr_post_send(struct dpr_tqp *qp, struct dpr_send_wr *wr,
 		w->started = false;
 		w->offset = 0;
 		w->read_done = 0;
-		if (wr_is_atomic(wr->opcode)) {
-			w->remote_addr = wr->wr.atomic.remote_addr;
-			w->rkey = wr->wr.atomic.rkey;
-			w->compare_add = wr->wr.atomic.compare_add;
-			w->swap = wr->wr.atomic.swap;
-		} else {
-			w->remote_addr = wr->wr.rdma.remote_addr;
-			w->rkey = wr->wr.rdma.rkey;
-		}
-		if (wr->send_flags & DPR_SEND_INLINE) {
-			uint32_t off = 0;
-
-			/* inline data is copied now, from this process */
-			for (i = 0; i < wr->num_sge; i++) {
-				memcpy(w->inline_data + off,
-				       (const void *)(uintptr_t)wr->sg_list[i].addr,
-				       wr->sg_list[i].length);
-				off += wr->sg_list[i].length;
-			}
+		w->remote_addr = wr->remote_addr;
+		w->rkey = wr->rkey;
+		w->compare_add = wr->compare_add;
+		w->swap = wr->swap;
+		if (inl) {
+			/* copied now: the request may be gone by the time it is sent */
+			memcpy(w->inline_data, wr->inline_data, len);
 			w->num_sge = 0;
 		} else {
 			for (i = 0; i < wr->num_sge; i++)
-				w->sge[i] = wr->sg_list[i];
+				w->sge[i] = wr->sge[i];
 			w->num_sge = (uint8_t)wr->num_sge;
 		}
 		qp->sq.prod++;
-		if (qp->state == DPR_QPS_ERR) {
+		if (qp->state == DPR_QPS_ERR)
 			flush_send(qp);
-			continue;
-		}
 	}
-	if (rc != 0 && bad != NULL)
-		*bad = wr;
+	if (n_posted != NULL)
+		*n_posted = k;
 	if (qp->state == DPR_QPS_RTS)
 		qp_work(qp);
 	return rc;
 }
 
 int
-dpr_post_recv(struct dpr_tqp *qp, struct dpr_recv_wr *wr,
-	      struct dpr_recv_wr **bad)
+dpr_post_recv(struct dpr_tqp *qp, const struct dpr_recv_wr *wrs, unsigned int n,
+	      unsigned int *n_posted)
 {
+	unsigned int k;
 	int rc = 0;
 
-	for (; wr != NULL; wr = wr->next) {
+	for (k = 0; k < n; k++) {
+		const struct dpr_recv_wr *wr = &wrs[k];
 		struct dpr_recv_wqe *r;
 		uint64_t len = 0;
-		int i;
+		uint32_t i;
 
-		if (qp->state == DPR_QPS_RESET || wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->rq.max_sge) {
+		if (qp->state == DPR_QPS_RESET || wr->num_sge > qp->rq.max_sge) {
 			rc = -EINVAL;
 			break;
 		}
@@ -668,17 +665,17 @@ dpr_post_recv(struct dpr_tqp *qp, struct dpr_recv_wr *wr,
 		}
 		r = &qp->rq.wqe[qp->rq.prod & qp->rq.mask];
 		r->wr_id = wr->wr_id;
-		r->num_sge = (uint32_t)wr->num_sge;
+		r->num_sge = wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++) {
-			r->sge[i] = wr->sg_list[i];
-			len += wr->sg_list[i].length;
+			r->sge[i] = wr->sge[i];
+			len += wr->sge[i].length;
 		}
 		r->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 		qp->rq.prod++;
 		if (qp->state == DPR_QPS_ERR)
 			flush_recv(qp);
 	}
-	if (rc != 0 && bad != NULL)
-		*bad = wr;
+	if (n_posted != NULL)
+		*n_posted = k;
 	return rc;
 }

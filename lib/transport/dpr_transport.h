@@ -110,37 +110,6 @@ struct dpr_qp_init_attr {
 	bool sq_sig_all;
 };
 
-/** A send work request (ibv_send_wr). */
-struct dpr_send_wr {
-	uint64_t wr_id;
-	struct dpr_send_wr *next;
-	struct dpr_sge *sg_list;
-	int num_sge;
-	enum dpr_wr_opcode opcode;
-	unsigned int send_flags;
-	rte_be32_t imm_data;
-	union {
-		struct {
-			uint64_t remote_addr;
-			uint32_t rkey;
-		} rdma;
-		struct {
-			uint64_t remote_addr;
-			uint64_t compare_add;
-			uint64_t swap;
-			uint32_t rkey;
-		} atomic;
-	} wr;
-};
-
-/** A receive work request (ibv_recv_wr). */
-struct dpr_recv_wr {
-	uint64_t wr_id;
-	struct dpr_recv_wr *next;
-	struct dpr_sge *sg_list;
-	int num_sge;
-};
-
 /* Counters of one QP (what `rdma statistic show` gives per QP); each is
  * also counted in its transport's total of the same name. */
 #define DPR_QP_STATS(_) \
@@ -311,16 +280,20 @@ int dpr_transport_foreach_qp(struct dpr_transport *tp,
 		int (*fn)(struct dpr_tqp *qp, void *arg), void *arg);
 
 /**
- * ibv_post_send. @return 0, or a negative errno with *bad the first WR
- * not posted: EINVAL (QP not in RTS/SQD/ERR... as ibv says: RESET, INIT,
- * RTR refuse; bad opcode; too many SGEs; inline too long), ENOMEM (queue
- * full). In ERR, WRs are accepted and complete with WR_FLUSH_ERR.
+ * ibv_post_send of @p n work requests in order (struct dpr_send_wr: every
+ * field is checked here, whoever made it). @return 0 with all posted, or
+ * a negative errno for wr[*n_posted], the first not posted: EINVAL (QP in
+ * RESET, INIT or RTR; a bad opcode; more SGEs than the QP takes; a message
+ * over 2^31 bytes; an atomic not of one 8-byte SGE; inline data too long,
+ * or with a READ or an atomic), ENOMEM (queue full). In ERR, requests are
+ * accepted and complete with WR_FLUSH_ERR.
  */
-int dpr_post_send(struct dpr_tqp *qp, struct dpr_send_wr *wr,
-		struct dpr_send_wr **bad);
-/** ibv_post_recv: refused (EINVAL) in RESET. */
-int dpr_post_recv(struct dpr_tqp *qp, struct dpr_recv_wr *wr,
-		struct dpr_recv_wr **bad);
+int dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wr,
+		unsigned int n, unsigned int *n_posted);
+/** ibv_post_recv of @p n work requests: as dpr_post_send(); EINVAL in
+ * RESET or for more SGEs than the QP takes. */
+int dpr_post_recv(struct dpr_tqp *qp, const struct dpr_recv_wr *wr,
+		unsigned int n, unsigned int *n_posted);
 
 #ifdef __cplusplus
 }

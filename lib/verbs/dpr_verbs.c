@@ -91,8 +91,8 @@ dpr_verbs_default_limits(struct dpr_verbs_limits *l)
 	l->max_qp = 4096;
 	l->max_cqe = 1 << 17;
 	l->max_qp_wr = 1 << 14;
-	l->max_sge = 32;
-	l->max_inline = 256;
+	l->max_sge = DPR_WR_MAX_SGE;
+	l->max_inline = DPR_WR_MAX_INLINE;
 	/* as rxe (RXE_MAX_QP_RD_ATOM): perftest sets a QP's max_rd_atomic
 	 * to what the *peer* can take, so a smaller limit here fails its
 	 * READ and atomic tests against rxe at RTS */

@@ -246,6 +246,44 @@ struct dpr_sge {
 	uint32_t lkey;
 };
 
+/* ------------------------------------------------------ work requests */
+
+#define DPR_WR_MAX_SGE 8          /**< SGEs of a send work request */
+#define DPR_WR_MAX_INLINE 256     /**< inline bytes of one */
+#define DPR_RECV_WR_MAX_SGE 7     /**< SGEs of a receive work request */
+
+/**
+ * A send work request: the one shape a request has from a client's send
+ * ring (lib/shm's struct dpr_shm_swqe is this, field for field; the shim
+ * asserts it) to the transport's dpr_post_send(), which checks it.
+ * Values as ibv_send_wr has them.
+ */
+struct dpr_send_wr {
+	uint64_t wr_id;
+	uint32_t opcode;          /**< enum dpr_wr_opcode */
+	uint32_t send_flags;      /**< enum dpr_send_flags */
+	uint32_t imm_data;        /**< wire order */
+	uint32_t num_sge;         /**< SGEs, or inline bytes with DPR_SEND_INLINE */
+	uint64_t remote_addr;     /**< RDMA and atomics */
+	uint64_t compare_add;     /**< atomics */
+	uint64_t swap;            /**< CMP_AND_SWP */
+	uint32_t rkey;
+	uint32_t pad;
+	uint64_t reserved;
+	union {
+		struct dpr_sge sge[DPR_WR_MAX_SGE];
+		uint8_t inline_data[DPR_WR_MAX_INLINE];
+	};
+};
+
+/** A receive work request (struct dpr_shm_rwqe, field for field). */
+struct dpr_recv_wr {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t pad;
+	struct dpr_sge sge[DPR_RECV_WR_MAX_SGE];
+};
+
 /* -------------------------------------------------------- the context */
 
 typedef void (*dpr_event_cb)(void *arg, enum dpr_event_type type,

@@ -60,18 +60,18 @@ requester_side(struct rte_mbuf **acks, uint16_t n, struct rte_mbuf **out,
 
 	dpr_transport_rx(H.side[0].tp, acks, n, 0);
 	while (posted < n_msgs && posted - completed < 256) {
-		struct dpr_sge sge = { lmr->iova, size, lmr->lkey };
-		struct dpr_send_wr wr = {
-			.wr_id = posted, .sg_list = &sge, .num_sge = 1,
-			.opcode = DPR_WR_RDMA_WRITE,
-			/* one completion per 32, as perftest's CQ moderation */
-			.send_flags = (posted % 32 == 31 || posted + 1 == n_msgs) ?
-				DPR_SEND_SIGNALED : 0,
-		}, *bad;
+		/* one work request, changed per post, as perftest does */
+		static struct dpr_send_wr wr = { .num_sge = 1,
+						 .opcode = DPR_WR_RDMA_WRITE };
 
-		wr.wr.rdma.remote_addr = rmr->iova;
-		wr.wr.rdma.rkey = rmr->rkey;
-		if (dpr_post_send(qp[0], &wr, &bad) != 0)
+		wr.wr_id = posted;
+		/* one completion per 32, as perftest's CQ moderation */
+		wr.send_flags = (posted % 32 == 31 || posted + 1 == n_msgs) ?
+			DPR_SEND_SIGNALED : 0;
+		wr.remote_addr = rmr->iova;
+		wr.rkey = rmr->rkey;
+		wr.sge[0] = (struct dpr_sge){ lmr->iova, size, lmr->lkey };
+		if (dpr_post_send(qp[0], &wr, 1, NULL) != 0)
 			break;
 		posted++;
 	}

@@ -126,11 +126,11 @@ make_qp(void)
 	};
 	struct dpr_qp_attr a;
 	struct dpr_tqp *qp = dpr_qp_create(tp, &ia);
-	struct dpr_sge sge = { 0x100000 + 4096, 8192, mr->lkey };
-	struct dpr_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
-	struct dpr_recv_wr *bad;
-	struct dpr_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
-				   .send_flags = DPR_SEND_SIGNALED };
+	struct dpr_recv_wr rwr = { .wr_id = 1, .num_sge = 1,
+				   .sge[0] = { 0x100000 + 4096, 8192, mr->lkey } };
+	struct dpr_send_wr swr = { .wr_id = 2, .num_sge = 1,
+				   .send_flags = DPR_SEND_SIGNALED,
+				   .remote_addr = 0x700000, .rkey = 0x1234 };
 	static const struct {
 		enum dpr_wr_opcode op;
 		uint32_t off, len;
@@ -142,7 +142,6 @@ make_qp(void)
 		{ DPR_WR_ATOMIC_CMP_AND_SWP, 32776, 8 },
 		{ DPR_WR_SEND_WITH_IMM, 0, 0 },
 	};
-	struct dpr_send_wr *sbad;
 	unsigned int i;
 
 	memset(&a, 0, sizeof(a));
@@ -170,26 +169,20 @@ make_qp(void)
 	a.max_rd_atomic = 4;
 	dpr_qp_modify(qp, &a, DPR_QP_STATE | DPR_QP_TIMEOUT | DPR_QP_RETRY_CNT |
 		      DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN | DPR_QP_MAX_QP_RD_ATOMIC);
-	dpr_post_recv(qp, &rwr, &bad);
+	dpr_post_recv(qp, &rwr, 1, NULL);
 	/* work in flight, for responses and ACKs to land on */
 	for (i = 0; i < RTE_DIM(work); i++) {
-		sge.addr = 0x100000 + work[i].off;
-		sge.length = work[i].len;
+		bool atomic = work[i].op == DPR_WR_ATOMIC_FETCH_AND_ADD ||
+			work[i].op == DPR_WR_ATOMIC_CMP_AND_SWP;
+
+		swr.sge[0] = (struct dpr_sge){ 0x100000 + work[i].off, work[i].len,
+					       mr->lkey };
 		swr.wr_id = 2 + i;
 		swr.opcode = work[i].op;
 		swr.num_sge = work[i].len ? 1 : 0;
-		memset(&swr.wr, 0, sizeof(swr.wr));
-		if (work[i].op == DPR_WR_ATOMIC_FETCH_AND_ADD ||
-		    work[i].op == DPR_WR_ATOMIC_CMP_AND_SWP) {
-			swr.wr.atomic.remote_addr = 0x700000;
-			swr.wr.atomic.rkey = 0x1234;
-			swr.wr.atomic.compare_add = 1;
-			swr.wr.atomic.swap = 2;
-		} else {
-			swr.wr.rdma.remote_addr = 0x700000;
-			swr.wr.rdma.rkey = 0x1234;
-		}
-		dpr_post_send(qp, &swr, &sbad);
+		swr.compare_add = atomic ? 1 : 0;
+		swr.swap = atomic ? 2 : 0;
+		dpr_post_send(qp, &swr, 1, NULL);
 	}
 	dpr_transport_poll(tp, 0);
 	return qp;

@@ -165,8 +165,8 @@ post_one(struct dir *d, uint32_t slot)
 	struct msg *m = &d->slot[slot];
 	uint64_t off = region(d, slot);
 	struct dpr_sge sge, rsge;
-	struct dpr_send_wr wr, *bad;
-	struct dpr_recv_wr rwr, *rbad;
+	struct dpr_send_wr wr;
+	struct dpr_recv_wr rwr;
 	uint32_t s;
 	int rc;
 
@@ -180,7 +180,6 @@ post_one(struct dir *d, uint32_t slot)
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = m->id;
 	wr.send_flags = DPR_SEND_SIGNALED;
-	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.imm_data = rte_cpu_to_be_32((uint32_t)m->id);
 	sge.length = m->size;
@@ -195,19 +194,19 @@ post_one(struct dir *d, uint32_t slot)
 		rsge.addr = peer->dst->iova + off;
 		rsge.length = max_size;
 		rsge.lkey = peer->dst->lkey;
+		memset(&rwr, 0, sizeof(rwr));
 		rwr.wr_id = m->id;
-		rwr.next = NULL;
-		rwr.sg_list = &rsge;
 		rwr.num_sge = m->op == OP_WRITE_IMM ? 0 : 1;
-		if (dpr_post_recv(d->peer, &rwr, &rbad) != 0)
+		rwr.sge[0] = rsge;
+		if (dpr_post_recv(d->peer, &rwr, 1, NULL) != 0)
 			FAIL("post_recv");
 		d->rq_order[d->rq_head++ % RTE_DIM(d->rq_order)] = m->id;
 		m->need_recv = true;
 		pattern(me->src->addr + off, m->size, m->pattern);
 		if (m->op == OP_WRITE_IMM) {
 			wr.opcode = DPR_WR_RDMA_WRITE_WITH_IMM;
-			wr.wr.rdma.remote_addr = peer->dst->iova + off;
-			wr.wr.rdma.rkey = peer->dst->rkey;
+			wr.remote_addr = peer->dst->iova + off;
+			wr.rkey = peer->dst->rkey;
 		} else {
 			wr.opcode = m->op == OP_SEND ? DPR_WR_SEND : DPR_WR_SEND_WITH_IMM;
 		}
@@ -215,16 +214,16 @@ post_one(struct dir *d, uint32_t slot)
 	case OP_WRITE:
 		pattern(me->src->addr + off, m->size, m->pattern);
 		wr.opcode = DPR_WR_RDMA_WRITE;
-		wr.wr.rdma.remote_addr = peer->dst->iova + off;
-		wr.wr.rdma.rkey = peer->dst->rkey;
+		wr.remote_addr = peer->dst->iova + off;
+		wr.rkey = peer->dst->rkey;
 		break;
 	case OP_READ:
 		pattern(peer->src->addr + off, m->size, m->pattern);
 		sge.addr = me->dst->iova + off;
 		sge.lkey = me->dst->lkey;
 		wr.opcode = DPR_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = peer->src->iova + off;
-		wr.wr.rdma.rkey = peer->src->rkey;
+		wr.remote_addr = peer->src->iova + off;
+		wr.rkey = peer->src->rkey;
 		break;
 	default: {
 		/* 8 bytes per slot at the start of the peer's region */
@@ -233,26 +232,27 @@ post_one(struct dir *d, uint32_t slot)
 
 		sge.addr = me->dst->iova + off;
 		sge.lkey = me->dst->lkey;
-		wr.wr.atomic.remote_addr = peer->atom->iova +
+		wr.remote_addr = peer->atom->iova +
 			((uint64_t)(d - dirs) * SLOTS + slot) * 8;
-		wr.wr.atomic.rkey = peer->atom->rkey;
+		wr.rkey = peer->atom->rkey;
 		m->expect_orig = cur;
 		if (m->op == OP_CAS) {
 			bool hit = rc_rand(&H.rng) % 2;
 
 			wr.opcode = DPR_WR_ATOMIC_CMP_AND_SWP;
-			wr.wr.atomic.compare_add = hit ? cur : cur + 1;
-			wr.wr.atomic.swap = arg;
+			wr.compare_add = hit ? cur : cur + 1;
+			wr.swap = arg;
 			d->atomic_val[slot] = hit ? arg : cur;
 		} else {
 			wr.opcode = DPR_WR_ATOMIC_FETCH_AND_ADD;
-			wr.wr.atomic.compare_add = arg;
+			wr.compare_add = arg;
 			d->atomic_val[slot] = cur + arg;
 		}
 		break;
 	}
 	}
-	rc = dpr_post_send(d->qp, &wr, &bad);
+	wr.sge[0] = sge;
+	rc = dpr_post_send(d->qp, &wr, 1, NULL);
 	if (rc != 0)
 		FAIL("post_send: %d", rc);
 	d->sq_order[d->sq_head++ % RTE_DIM(d->sq_order)] = m->id;

@@ -99,37 +99,31 @@ post_send(struct dpr_tqp *qp, enum dpr_wr_opcode op, struct dpr_mr *lmr,
 	  uint64_t loff, uint32_t len, uint64_t raddr, uint32_t rkey,
 	  uint64_t wr_id, unsigned int flags)
 {
-	struct dpr_sge sge = { lmr ? lmr->iova + loff : 0, len, lmr ? lmr->lkey : 0 };
 	struct dpr_send_wr wr = {
 		.wr_id = wr_id,
-		.sg_list = &sge,
 		.num_sge = len || is_atomic(op) ? 1 : 0,
 		.opcode = op,
 		.send_flags = flags,
 		.imm_data = rte_cpu_to_be_32(0xabc000u + (uint32_t)wr_id),
+		.remote_addr = raddr,
+		.rkey = rkey,
+		/* fetch_add: add 5 */
+		.compare_add = is_atomic(op) ? 5 : 0,
+		.sge[0] = { lmr ? lmr->iova + loff : 0, len, lmr ? lmr->lkey : 0 },
 	};
-	struct dpr_send_wr *bad;
 
-	if (is_atomic(op)) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 5;    /* fetch_add: add 5 */
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return dpr_post_send(qp, &wr, &bad);
+	return dpr_post_send(qp, &wr, 1, NULL);
 }
 
 static int
 post_recv(struct dpr_tqp *qp, struct dpr_mr *mr, uint64_t off, uint32_t len,
 	  uint64_t wr_id)
 {
-	struct dpr_sge sge = { mr->iova + off, len, mr->lkey };
-	struct dpr_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
-	struct dpr_recv_wr *bad;
+	struct dpr_recv_wr wr = {
+		.wr_id = wr_id, .num_sge = 1, .sge[0] = { mr->iova + off, len, mr->lkey },
+	};
 
-	return dpr_post_recv(qp, &wr, &bad);
+	return dpr_post_recv(qp, &wr, 1, NULL);
 }
 
 struct cq_wait {
@@ -379,10 +373,10 @@ test_state_machine(void)
 	CHECK_EQ(dpr_qp_modify(q, &a, rtr_mask), 0, "INIT -> RTR");
 	{
 		struct dpr_send_wr wr = { .opcode = DPR_WR_SEND };
-		struct dpr_send_wr *bad = NULL;
+		unsigned int posted = 9;
 
-		CHECK_EQ(dpr_post_send(q, &wr, &bad), -EINVAL, "post send in RTR");
-		CHECK(bad == &wr, "bad WR returned");
+		CHECK_EQ(dpr_post_send(q, &wr, 1, &posted), -EINVAL, "post send in RTR");
+		CHECK(posted == 0, "none posted: the first WR is the bad one");
 	}
 	a.qp_state = DPR_QPS_RTS;
 	for (bit = 1; bit < 21; bit++) {
@@ -520,18 +514,17 @@ test_write_read_atomic(void)
 	CHECK_EQ(post_send(qa, DPR_WR_ATOMIC_FETCH_AND_ADD, l, 0, 8, r->iova + 64,
 			   r->rkey, 1, DPR_SEND_SIGNALED), 0, "fetch add");
 	{
-		struct dpr_sge sge = { l->iova + 8, 8, l->lkey };
 		struct dpr_send_wr wr = {
-			.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+			.wr_id = 2, .num_sge = 1,
 			.opcode = DPR_WR_ATOMIC_CMP_AND_SWP,
 			.send_flags = DPR_SEND_SIGNALED,
-		}, *bad;
+			.remote_addr = r->iova + 64, .rkey = r->rkey,
+			.compare_add = 10 + 5,       /* after the add */
+			.swap = 1000,
+			.sge[0] = { l->iova + 8, 8, l->lkey },
+		};
 
-		wr.wr.atomic.remote_addr = r->iova + 64;
-		wr.wr.atomic.rkey = r->rkey;
-		wr.wr.atomic.compare_add = 10 + 5;   /* after the add */
-		wr.wr.atomic.swap = 1000;
-		CHECK_EQ(dpr_post_send(qa, &wr, &bad), 0, "cmp swap");
+		CHECK_EQ(dpr_post_send(qa, &wr, 1, NULL), 0, "cmp swap");
 	}
 	CHECK_EQ(wait_cq(H.side[0].scq, 2, c, SEC), 2, "atomics done");
 	CHECK(c[0].opcode == DPR_WC_FETCH_ADD && c[1].opcode == DPR_WC_COMP_SWAP &&
@@ -1268,8 +1261,8 @@ test_remote_op_error(void)
 {
 	struct dpr_mr *l, *r;
 	struct dpr_cqe c[2];
+	struct dpr_recv_wr wr = { .wr_id = 8, .num_sge = 1 };
 	struct dpr_sge sge;
-	struct dpr_recv_wr wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	CHECK(conn(NULL, NULL, 22) == 0, "connect");
 	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
@@ -1277,7 +1270,8 @@ test_remote_op_error(void)
 	sge.addr = r->iova;
 	sge.length = 4096;
 	sge.lkey = r->lkey ^ 0x5a;          /* no such key */
-	CHECK_EQ(dpr_post_recv(qb, &wr, &bad), 0, "recv");
+	wr.sge[0] = sge;
+	CHECK_EQ(dpr_post_recv(qb, &wr, 1, NULL), 0, "recv");
 	CHECK_EQ(post_send(qa, DPR_WR_SEND, l, 0, 100, 0, 0, 1, DPR_SEND_SIGNALED),
 		 0, "send");
 	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "completion");
