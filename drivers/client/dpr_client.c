@@ -258,6 +258,7 @@ cmd_setup(struct client_cmd *c)
 		goto nomem;
 	for (i = 0; i < v[0]; i++) {
 		struct dpr_qp_init_attr ia = {
+			.qp_type = DPR_QPT_RC,
 			.pd = cl->pd, .send_cq = cl->cq, .recv_cq = cl->cq,
 			.max_send_wr = 1024, .max_recv_wr = 1024,
 			.max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64,

@@ -45,7 +45,7 @@ void dpr_shim_poll(int timeout_ms);
 void dpr_shim_stop(void);
 
 /** Serve an already connected SOCK_SEQPACKET socket as a client (as if
- * accepted; the fuzz target uses it). @return 0, or -EMFILE (max_clients
+ * accepted; the fuzz target uses it). @return 0, or -EUSERS (max_clients
  * reached), -ENOMEM; on failure the caller keeps @p fd. */
 int dpr_shim_adopt(int fd);
 

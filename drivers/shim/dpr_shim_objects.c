@@ -384,8 +384,11 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	void *ring;
 	int fd, rc;
 
-	if (m->create_qp.qp_type != 2 /* IBV_QPT_RC */)
-		return -EOPNOTSUPP;     /* UC, UD, XRC: the transport-breadth work */
+	/* refused before its rings are made: a UD or UC QP's rings would not
+	 * be an RC one's (the transport refuses the type too, for its other
+	 * callers) */
+	if (m->create_qp.qp_type != DPR_QPT_RC)
+		return -EOPNOTSUPP;
 	pd = shim_obj_get(c, m->create_qp.pd, OBJ_PD);
 	scq = shim_obj_get(c, m->create_qp.send_cq, OBJ_CQ);
 	rcq = shim_obj_get(c, m->create_qp.recv_cq, OBJ_CQ);
@@ -437,6 +440,7 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	}
 	q->handle = h;
 	j.p = q;
+	j.ia.qp_type = DPR_QPT_RC;
 	j.ia.pd = pd;
 	j.ia.send_cq = scq->cq;
 	j.ia.recv_cq = rcq->cq;

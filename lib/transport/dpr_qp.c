@@ -85,6 +85,10 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	struct dpr_tqp *qp;
 	uint32_t sq_size, rq_size, i;
 
+	if (ia->qp_type != DPR_QPT_RC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (ia->pd == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
 	    ia->max_send_wr == 0 || ia->max_send_wr > lim->max_qp_wr ||
 	    ia->max_recv_wr > lim->max_qp_wr ||

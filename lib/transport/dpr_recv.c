@@ -108,10 +108,15 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		tp->stats.rx_no_qp++;
 		return;
 	}
-	/* rxe hdr_check order: the QP's state first (IBA 10.3.1: a responder
-	 * works from RTR on, a requester's completer in RTS/SQD; a QP in
-	 * RESET or INIT has no peer yet), then check_addr/check_keys: from
-	 * the QP's peer, default P_Key */
+	/* After the QP lookup, rxe's hdr_check checks the opcode's class
+	 * against the QP's type and the QP's state (check_type_state), then
+	 * the addresses (check_addr) and the P_Key (check_keys); it checks the
+	 * ICRC last, once the header passed, where dpr_wire_parse above
+	 * checked it first (a corrupt frame then never reaches a QP's
+	 * counters). The state: IBA 10.3.1, a responder works from RTR on, a
+	 * requester's completer in RTS/SQD; a QP in RESET or INIT has no peer
+	 * yet. The peer: the QP's destination GID, our GID, the default
+	 * P_Key. */
 	if ((pi.mask & DPR_REQ_MASK) ?
 	    qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
 	    qp->state != DPR_QPS_SQD :

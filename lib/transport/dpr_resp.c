@@ -315,7 +315,9 @@ rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 		nak_access(qp, h->psn);
 		return;
 	}
-	/* C9-?? (rxe: misaligned atomic): an atomic needs 8-byte alignment */
+	/* an atomic works on an 8-byte aligned VA (IBA 9.4.5); a misaligned
+	 * one is a class C error, NAK Invalid Request (9.9.3.1, as rxe's
+	 * RESPST_ERR_MISALIGNED_ATOMIC) */
 	if (h->atomic.va & 7) {
 		nak_invalid(qp, h->psn);
 		return;

@@ -11,8 +11,9 @@
 
 #include "transport_private.h"
 
-/* IBA 9.7.5.2.8 table 45: RNR NAK timer field -> microseconds x 100 */
-static const uint32_t rnr_us100[32] = {
+/* IBA 9.7.5.2.8 table 45: RNR NAK timer field -> its wait in units of
+ * 10 us (the table's 0.01 ms to 655.36 ms) */
+static const uint32_t rnr_10us[32] = {
 	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
 	12288, 16384, 24576, 32768, 49152,
@@ -21,7 +22,7 @@ static const uint32_t rnr_us100[32] = {
 uint64_t
 dpr_rnr_timer_ns(uint8_t code)
 {
-	return (uint64_t)rnr_us100[code & 0x1f] * 10000;
+	return (uint64_t)rnr_10us[code & 0x1f] * 10000;
 }
 
 void

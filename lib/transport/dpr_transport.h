@@ -99,6 +99,7 @@ struct dpr_qp_attr {
 };
 
 struct dpr_qp_init_attr {
+	enum dpr_qp_type qp_type;       /**< DPR_QPT_RC; others: EOPNOTSUPP */
 	struct dpr_pd *pd;
 	struct dpr_cq *send_cq;
 	struct dpr_cq *recv_cq;
@@ -250,8 +251,8 @@ const struct dpr_transport_stats *dpr_transport_stats(const struct dpr_transport
 
 /* ------------------------------------------------------------------ QPs */
 
-/** @return a QP in RESET, or NULL with errno (EINVAL: caps over the
- * limits or missing objects; ENOMEM). */
+/** @return a QP in RESET, or NULL with errno (EOPNOTSUPP: a type other
+ * than RC; EINVAL: caps over the limits or missing objects; ENOMEM). */
 struct dpr_tqp *dpr_qp_create(struct dpr_transport *tp,
 		const struct dpr_qp_init_attr *ia);
 /** Destroy (any state); outstanding work is dropped without completions. */

@@ -89,6 +89,16 @@ enum dpr_access_flags {
 #define DPR_ACCESS_ALL (DPR_ACCESS_LOCAL_WRITE | DPR_ACCESS_REMOTE_WRITE | \
 			DPR_ACCESS_REMOTE_READ | DPR_ACCESS_REMOTE_ATOMIC)
 
+/** QP transport services, numbered as ibv_qp_type: the one name for them
+ * in lib/verbs, lib/transport, the shim's messages and the drop-in. Only RC
+ * is served today; UC and UD are named so that their refusal says what it
+ * refuses (the transport-breadth work adds them). */
+enum dpr_qp_type {
+	DPR_QPT_RC = 2,
+	DPR_QPT_UC = 3,
+	DPR_QPT_UD = 4,
+};
+
 /** QP states (ibv_qp_state). */
 enum dpr_qp_state {
 	DPR_QPS_RESET = 0,

@@ -121,6 +121,7 @@ static struct dpr_tqp *
 make_qp(void)
 {
 	struct dpr_qp_init_attr ia = {
+		.qp_type = DPR_QPT_RC,
 		.pd = pd, .send_cq = cq, .recv_cq = cq, .max_send_wr = 16,
 		.max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
 	};

@@ -143,6 +143,7 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 
 	for (i = 0; i < 2; i++) {
 		struct dpr_qp_init_attr ia = {
+			.qp_type = DPR_QPT_RC,
 			.pd = h->side[i].pd,
 			.send_cq = h->side[i].scq,
 			.recv_cq = h->side[i].rcq,

@@ -311,7 +311,15 @@ test_state_machine(void)
 
 	CHECK(rc_harness_init(&H, pool, 1, NULL) == 0, "harness");
 	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = DPR_QPT_UD;
 	ia.pd = H.side[0].pd;
+	ia.send_cq = ia.recv_cq = H.side[0].scq;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	errno = 0;
+	CHECK(dpr_qp_create(H.side[0].tp, &ia) == NULL && errno == EOPNOTSUPP,
+	      "a UD QP is refused with EOPNOTSUPP");
+	ia.qp_type = DPR_QPT_RC;
 	ia.send_cq = ia.recv_cq = H.side[0].scq;
 	ia.max_send_wr = 16;
 	ia.max_recv_wr = 16;
@@ -1355,6 +1363,7 @@ qp_in(enum dpr_qp_state st)
 						  DPR_QPS_RTS, DPR_QPS_SQD };
 	static const uint32_t masks[] = { REQ_INIT, REQ_RTR, REQ_RTS, 0 };
 	struct dpr_qp_init_attr ia = {
+		.qp_type = DPR_QPT_RC,
 		.pd = H.side[0].pd, .send_cq = H.side[0].scq,
 		.recv_cq = H.side[0].rcq, .max_send_wr = 4, .max_recv_wr = 4,
 	};

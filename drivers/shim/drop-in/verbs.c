@@ -1245,7 +1245,7 @@ ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 	memset(event, 0, sizeof(*event));
 	rc = dprdma_get_async_event(dv_ctx(ctx)->c, &type, &obj);
 	if (rc != 0) {
-		errno = -rc;
+		errno = rc;
 		return -1;
 	}
 	event->event_type = (enum ibv_event_type)type;

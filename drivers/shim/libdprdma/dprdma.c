@@ -307,7 +307,7 @@ dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj)
 		}
 		/* wait (or EAGAIN on a non-blocking fd) */
 		if (read(ctx->async_fd, &v, sizeof(v)) < 0 && errno != EINTR)
-			return -errno;
+			return errno;
 	}
 }
 
@@ -343,7 +343,7 @@ int
 dprdma_query_port(struct dprdma_context *ctx, struct dpr_shm_port *out)
 {
 	struct dpr_shm_msg m = { .op = DPR_SHM_QUERY_PORT };
-	int rc = call(ctx, &m, -1, NULL);
+	int rc = -call(ctx, &m, -1, NULL);
 
 	if (rc == 0)
 		ctx->port = m.port_resp;

@@ -32,6 +32,11 @@
  *
  * Threads: every call may be made from any thread (a context serializes
  * its control calls; a QP its posts; a CQ its polls).
+ *
+ * Errors, as libibverbs gives them: a call that returns int returns 0 or
+ * a positive errno (as ibv_modify_qp, ibv_dealloc_pd); one that returns a
+ * count returns the count or a negative errno (as ibv_poll_cq); one that
+ * returns a pointer returns NULL with errno set.
  */
 
 #ifndef DPRDMA_H
@@ -57,7 +62,7 @@ struct dprdma_channel;
 typedef struct dpr_shm_cqe dprdma_wc;
 
 /** The devices (ports) a daemon serves: @return how many (<= @p max),
- * or -errno (ECONNREFUSED/ENOENT: no daemon at that socket). */
+ * or a negative errno (ECONNREFUSED/ENOENT: no daemon at that socket). */
 int dprdma_list_devices(uint64_t *guids, int max);
 
 /** Open device (port) @p index. NULL with errno on failure: ENOENT or
@@ -76,10 +81,11 @@ int dprdma_async_fd(const struct dprdma_context *ctx);
  * was made non-blocking. @p type: ibv_event_type (CQ_ERR on overflow,
  * QP_FATAL for the QPs that complete into it, COMM_EST, SQ_DRAINED, ...);
  * @p obj: the CQ or QP (its user pointer when one is set).
- * @return 0, or -errno (-EAGAIN: none waiting on a non-blocking fd).
+ * @return 0, or an errno (EAGAIN: none waiting on a non-blocking fd).
  */
 int dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj);
-/** Refresh and return the port's attributes. */
+/** Refresh and return the port's attributes. @return 0 or an errno (the
+ * last attributes known are returned all the same). */
 int dprdma_query_port(struct dprdma_context *ctx, struct dpr_shm_port *out);
 
 struct dprdma_pd *dprdma_alloc_pd(struct dprdma_context *ctx);
@@ -111,7 +117,8 @@ int dprdma_cq_size(const struct dprdma_cq *cq);
 /** A pointer of the caller's kept with the CQ (the verbs layer's CQ). */
 void dprdma_cq_set_user(struct dprdma_cq *cq, void *user);
 void *dprdma_cq_user(const struct dprdma_cq *cq);
-/** @return completions taken (0..n), or -EIO once the CQ overflowed. */
+/** @return completions taken (0..n), or -EIO once the CQ overflowed (a
+ * count: a negative errno). */
 int dprdma_poll_cq(struct dprdma_cq *cq, int n, dprdma_wc *wc);
 /** Arm: the channel fires on the next completion (any, or solicited). */
 int dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only);
