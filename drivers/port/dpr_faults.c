@@ -142,13 +142,23 @@ faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 
 /* ------------------------------------------------- its configuration */
 
+/* No faults, as an empty value gives (so that a port whose faults are set
+ * to nothing is a port left at its default, and dumps as one). */
+static void
+fault_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_fault_conf *f = area;
+
+	memset(f, 0, sizeof(*f));
+	f->seed = 1;
+}
+
 int
 dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
 {
 	char buf[DPR_CONF_VALUE_LEN], *item, *save;
 
-	memset(f, 0, sizeof(*f));
-	f->seed = 1;
+	fault_defaults(f, -1);
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (item = strtok_r(buf, ",", &save); item != NULL;
 	     item = strtok_r(NULL, ",", &save)) {
@@ -196,6 +206,8 @@ dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
 	}
 	f->on = f->loss > 0 || f->reorder > 0 || f->dup > 0 || f->corrupt > 0 ||
 		f->delay_us > 0;
+	if (!f->on)
+		fault_defaults(f, -1);  /* no faults: a seed says nothing */
 	return 0;
 }
 
@@ -239,6 +251,7 @@ static struct dpr_conf_room fault_room = {
 	.size = sizeof(struct dpr_fault_conf),
 	.keys = fault_keys,
 	.n_keys = RTE_DIM(fault_keys),
+	.defaults = fault_defaults,
 };
 
 void
