@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -181,6 +182,7 @@ rx_port(struct dpr_worker *w, unsigned int pi, uint16_t burst)
 	n = rte_eth_rx_burst(port->port_id, w->queue, pkts, burst);
 	if (n == 0)
 		return 0;
+	w->rx_bursts++;
 	if (unlikely(w->tap[pi] != NULL))
 		w->tap[pi](w->tap_state[pi], port->port_id, w->queue, pkts, n, false);
 	c->rx_packets += n;
@@ -214,12 +216,18 @@ rx_handover(struct dpr_worker *w)
 	return total;
 }
 
-/* Nanoseconds since the engine started, from the TSC: no system call. */
+/* Nanoseconds since the engine started at TSC @p tsc: no system call. */
+static inline uint64_t
+tsc_ns(uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)(tsc - dpr_engine.start_tsc) *
+			   dpr_engine.ns_mul) >> 32);
+}
+
 static inline uint64_t
 engine_ns(void)
 {
-	return (uint64_t)(((unsigned __int128)(rte_rdtsc() - dpr_engine.start_tsc) *
-			   dpr_engine.ns_mul) >> 32);
+	return tsc_ns(rte_rdtsc());
 }
 
 /* Frames to our own MAC (loopback QPs) leave the TX buffer for the loop. */
@@ -369,12 +377,20 @@ worker_main(void *arg)
 
 	ENGINE_LOG(INFO, "worker on lcore %u polls queue %u of %u port(s)",
 		   w->lcore_id, w->queue, n_ports);
+	w->loop_tsc = rte_rdtsc();
 	while (!dpr_engine.quit) {
+		const uint64_t tsc = rte_rdtsc();
 		uint32_t got = 0;
 		bool busy = false;
 
+		/* the last loop's cycles, busy or idle (its sleep included) */
+		if (w->loop_busy)
+			w->busy_tsc += tsc - w->loop_tsc;
+		else
+			w->idle_tsc += tsc - w->loop_tsc;
+		w->loop_tsc = tsc;
 		w->polls++;
-		w->now = engine_ns();
+		w->now = tsc_ns(tsc);
 		for (pi = 0; pi < n_ports; pi++)
 			got += rx_port(w, pi, burst);
 		if (dpr_engine.n_workers > 1)
@@ -396,7 +412,8 @@ worker_main(void *arg)
 			run_commands(w);
 		for (pi = 0; pi < n_ports; pi++)
 			tx_flush(w, pi);
-		if (got != 0 || busy) {
+		w->loop_busy = got != 0 || busy;
+		if (w->loop_busy) {
 			idle_run = 0;
 			continue;
 		}
@@ -917,7 +934,9 @@ dpr_engine_print_setup(FILE *f)
 			p->mtu, dpr_active_mtu(p->mtu), p->nb_queues,
 			link.link_status ? "up" : "down");
 	}
+	/* the prefix the EAL runs with (EAL options given by hand after
+	 * '--' override the configuration's): its runtime folder's name */
 	fprintf(f, "  telemetry: dpdk-telemetry.py -f %s, commands under "
-		"/dprdma/\n", e->conf.eal.file_prefix);
+		"/dprdma/\n", strrchr(rte_eal_get_runtime_dir(), '/') + 1);
 	fflush(f);
 }

@@ -18,6 +18,10 @@
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
+#ifdef DPR_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#endif
+
 #include "dpr_engine.h"
 #include "engine_private.h"
 
@@ -388,7 +392,127 @@ tel_lcore_stats(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "handover_tx", w->handover_tx);
 	rte_tel_data_add_dict_u64(d, "handover_rx", w->handover_rx);
 	rte_tel_data_add_dict_u64(d, "handover_drop", w->handover_drop);
+	/* how loaded it is: TSC cycles of loops that had work, of loops that
+	 * had none (their sleeps included), frames per non-empty burst */
+	rte_tel_data_add_dict_u64(d, "busy_cycles", w->busy_tsc);
+	rte_tel_data_add_dict_u64(d, "idle_cycles", w->idle_tsc);
+	rte_tel_data_add_dict_u64(d, "busy_percent", w->busy_tsc + w->idle_tsc == 0 ? 0 :
+				  100 * w->busy_tsc / (w->busy_tsc + w->idle_tsc));
+	rte_tel_data_add_dict_u64(d, "rx_bursts", w->rx_bursts);
+	{
+		char ppb[32];
+
+		snprintf(ppb, sizeof(ppb), "%.2f",
+			 w->rx_bursts ? (double)rx / (double)w->rx_bursts : 0.0);
+		rte_tel_data_add_dict_string(d, "rx_packets_per_burst", ppb);
+	}
 	return 0;
+}
+
+/*
+ * /dprdma/lcore/callgrind,L,on|off: the window in which callgrind counts
+ * the instructions of worker L (dprdmad run under valgrind --tool=callgrind
+ * --collect-atstart=no; tools/count-instructions.py). The toggle runs on
+ * the worker between two loops, and so does the snapshot of its counters
+ * returned with it: the instructions and the frames of a window are those
+ * of the same loops, whole.
+ */
+#define CG_COUNTERS(_) \
+	_(polls) _(idle_polls) _(busy_cycles) _(idle_cycles) _(rx_packets) _(tx_packets)
+
+struct cg_cmd {
+	struct dpr_cmd c;
+	bool on;
+	int rc;
+#define _(n) uint64_t n;
+	CG_COUNTERS(_)
+#undef _
+	struct dpr_transport_stats tp;
+};
+
+static int
+cmd_callgrind(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	struct cg_cmd *g = (struct cg_cmd *)c;
+	unsigned int pi;
+
+	g->rc = 0;
+	if (g->on == w->counting) {
+		g->rc = -EALREADY;
+		return 0;
+	}
+#ifdef DPR_HAVE_CALLGRIND
+	if (!RUNNING_ON_VALGRIND) {
+		g->rc = -ENOTSUP;
+		return 0;
+	}
+	CALLGRIND_TOGGLE_COLLECT;
+#else
+	g->rc = -ENOTSUP;
+	return 0;
+#endif
+	w->counting = g->on;
+	g->polls = w->polls;
+	g->idle_polls = w->idle_polls;
+	g->busy_cycles = w->busy_tsc;
+	g->idle_cycles = w->idle_tsc;
+	memset(&g->tp, 0, sizeof(g->tp));
+	g->rx_packets = g->tx_packets = 0;
+	for (pi = 0; pi < dpr_engine.n_ports; pi++) {
+		const struct dpr_transport_stats *st = dpr_transport_stats(w->tp[pi]);
+
+		g->rx_packets += w->ctr[pi].rx_packets;
+		g->tx_packets += w->ctr[pi].tx_packets;
+#define _(n) g->tp.n += st->n;
+		DPR_TRANSPORT_STATS(_)
+#undef _
+	}
+	return 0;
+}
+
+static int
+tel_callgrind(const char *cmd __rte_unused, const char *params,
+	      struct rte_tel_data *d)
+{
+	struct cg_cmd *g;
+	char buf[32], *end;
+	unsigned int i;
+	long lcore;
+	int rc, wi = -1;
+
+	if (params == NULL || strlen(params) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, params);
+	lcore = strtol(buf, &end, 10);
+	if (*end != ',' || (strcmp(end + 1, "on") != 0 && strcmp(end + 1, "off") != 0))
+		return -EINVAL;
+	for (i = 0; i < dpr_engine.n_workers; i++)
+		if ((long)dpr_engine.workers[i].lcore_id == lcore)
+			wi = (int)i;
+	if (wi < 0)
+		return -EINVAL;
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return -ENOMEM;
+	g->c.fn = cmd_callgrind;
+	g->on = strcmp(end + 1, "on") == 0;
+	/* a worker under valgrind is slow: a patient time limit */
+	rc = dpr_engine_cmd_submit((unsigned int)wi, &g->c, 30000);
+	if (rc != 0)
+		return rc;      /* the command is no longer ours */
+	rc = g->rc;
+	if (rc == 0) {
+		rte_tel_data_start_dict(d);
+		rte_tel_data_add_dict_string(d, "collect", g->on ? "on" : "off");
+#define _(n) rte_tel_data_add_dict_u64(d, #n, g->n);
+		CG_COUNTERS(_)
+#undef _
+#define _(n) rte_tel_data_add_dict_u64(d, "tp_" #n, g->tp.n);
+		DPR_TRANSPORT_STATS(_)
+#undef _
+	}
+	free(g);
+	return rc;
 }
 
 void
@@ -417,6 +541,9 @@ dpr_engine_register_telemetry(void)
 		"Worker lcore ids. No parameters");
 	rte_telemetry_register_cmd("/dprdma/lcore/stats", tel_lcore_stats,
 		"Poll and packet counters of a worker. Parameter: lcore id");
+	rte_telemetry_register_cmd("/dprdma/lcore/callgrind", tel_callgrind,
+		"Callgrind counts a worker from on to off (its counters at "
+		"each). Parameters: LCORE,on|off");
 }
 
 void

@@ -170,6 +170,12 @@ struct dpr_worker {
 	uint64_t polls;               /**< loop iterations */
 	uint64_t idle_polls;          /**< iterations that received nothing */
 	uint64_t sleeps;              /**< yield-mode sleeps */
+	uint64_t rx_bursts;           /**< rx_burst calls that returned frames */
+	uint64_t busy_tsc;            /**< TSC cycles of loops with work */
+	uint64_t idle_tsc;            /**< ... without (sleeps included) */
+	uint64_t loop_tsc;            /**< when the current loop started */
+	bool loop_busy;               /**< the last loop had work */
+	bool counting;                /**< callgrind collects this worker */
 	uint64_t now;                 /**< ns since the engine started */
 	struct rte_ring *cmd;         /**< commands for this worker */
 	struct dpr_transport *tp[DPR_MAX_PORTS];

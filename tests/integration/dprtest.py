@@ -132,7 +132,9 @@ def link_stats(ns, ifname):
 class Daemon:
     """dprdmad in a namespace (or in this one), output collected."""
 
-    def __init__(self, args, ns=None, prefix=None, ready=True, timeout=60):
+    def __init__(self, args, ns=None, prefix=None, ready=True, timeout=60,
+                 wrapper=()):
+        """@wrapper: a command that runs dprdmad (valgrind ...), or none."""
         self.prefix = prefix
         args = list(args)
         # each daemon serves verbs clients on its own socket (several run
@@ -142,7 +144,7 @@ class Daemon:
             self.socket = "/tmp/dprt-%s.sock" % prefix
             args[args.index("--") + 1:args.index("--") + 1] = [
                 "--socket", self.socket]
-        cmd = [DPRDMAD] + args
+        cmd = list(wrapper) + [DPRDMAD] + args
         if ns is not None:
             cmd = ns.cmd(cmd)
         log("start: " + " ".join(cmd))
@@ -222,11 +224,11 @@ def telemetry_path(prefix):
     return "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
 
 
-def telemetry(prefix, command):
+def telemetry(prefix, command, timeout=10):
     """One telemetry command, straight over the socket; returns the value
     of the reply (the dict or list under the command's name)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(10)
+    s.settimeout(timeout)
     s.connect(telemetry_path(prefix))
     hello = json.loads(s.recv(16384).decode())
     s.send(command.encode())

@@ -5,7 +5,9 @@
 port 'dprdma0' at 10.77.0.1/24 in its own network namespace, answering
 the kernel's ping from the tap's other end. SIGINT stops it cleanly."""
 
+import glob
 import os
+import re
 import signal
 
 import dprtest as t
@@ -33,6 +35,25 @@ def main():
         s = t.telemetry("dprdmad", "/dprdma/port/stats,0")
         t.check(s["icmp_echo_reply_tx"] == 10, "telemetry under the default "
                 "file prefix 'dprdmad' counts 10 replies")
+        # every command the code registers is served (DPDK refuses, and
+        # the code does not see, a help text of 128 characters or more),
+        # and every one README.rst names
+        served = set(t.telemetry("dprdmad", "/"))
+        src = ""
+        for f in glob.glob(os.path.join(t.SOURCE_ROOT, "lib", "**", "*.c"), recursive=True) + \
+                glob.glob(os.path.join(t.SOURCE_ROOT, "drivers", "**", "*.c"), recursive=True):
+            with open(f) as fh:
+                src += fh.read()
+        registered = set(re.findall(r'rte_telemetry_register_cmd\(\s*"([^"]+)"', src))
+        t.check(len(registered) >= 20, "found the registrations (%d)" % len(registered))
+        t.check(registered <= served, "every registered command is served: "
+                "missing %s" % sorted(registered - served))
+        with open(os.path.join(t.SOURCE_ROOT, "README.rst")) as fh:
+            named = set(m.rstrip(",")
+                        for m in re.findall(r"``(/dprdma/[a-z/_]+)", fh.read()))
+        named = {n for n in named if not n.endswith("/")}
+        t.check(named <= served, "every command README.rst names is served: "
+                "missing %s" % sorted(named - served))
         rc = d.stop(signal.SIGINT)
         t.check(rc == 0, "SIGINT: exit status 0 (got %d)" % rc)
         t.check("dprdmad: stopped cleanly" in d.output(), "clean stop")

@@ -112,8 +112,20 @@ def main():
         t.check(pstats["/dprdma/port/stats"]["icmp_echo_reply_tx"] ==
                 s["icmp_echo_reply_tx"], "/dprdma/port/stats via the script")
         t.check(lcores["/dprdma/lcores"] == [1], "worker on lcore 1")
-        t.check(lstats["/dprdma/lcore/stats"]["rx_packets"] ==
-                s["rx_packets"], "/dprdma/lcore/stats")
+        ls = lstats["/dprdma/lcore/stats"]
+        t.check(ls["rx_packets"] == s["rx_packets"], "/dprdma/lcore/stats")
+        # a yielding worker that answered some pings is mostly idle, and
+        # its bursts were small
+        t.check(ls["busy_cycles"] > 0 and ls["idle_cycles"] > ls["busy_cycles"] and
+                ls["busy_percent"] < 50,
+                "the worker's cycles: %d busy, %d idle (%d%% busy)"
+                % (ls["busy_cycles"], ls["idle_cycles"], ls["busy_percent"]))
+        t.check(0 < ls["rx_bursts"] <= ls["rx_packets"] and
+                1.0 <= float(ls["rx_packets_per_burst"]) <= 32.0,
+                "%d non-empty bursts, %s frames per burst"
+                % (ls["rx_bursts"], ls["rx_packets_per_burst"]))
+        t.check(t.telemetry(PREFIX, "/dprdma/lcore/callgrind,1,on") is None,
+                "the callgrind window is refused outside callgrind")
         t.check(bad["/dprdma/port/stats"] is None,
                 "a port that does not exist gets null")
 
