@@ -547,6 +547,9 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 	struct line_ref *refs = NULL, *r;
 	unsigned int n = 0, cap = 0, lineno = 0, i;
 	char section[CFG_NAME_LEN] = "";
+	/* the sections seen, and where: each may appear once */
+	struct { char name[CFG_NAME_LEN]; unsigned int line; } seen[64];
+	unsigned int n_seen = 0;
 	char buf[1024];
 	FILE *f;
 
@@ -564,8 +567,23 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 			goto fail;
 		}
 		c = strchr(buf, ';');
+		/* rte_cfgfile keeps a ';' after a backslash in the value, so
+		 * the two readers would disagree on such a line: refused */
+		if (c != NULL && c > buf && c[-1] == '\\') {
+			snprintf(err, errlen, "%s:%u: '\\;': ';' always starts a "
+				 "comment here and cannot be escaped", path, lineno);
+			goto fail;
+		}
 		if (c != NULL)
 			*c = '\0';
+		for (c = buf; *c != '\0'; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\t' && *c != '\n' &&
+			     *c != '\r') || *c == 0x7f) {
+				snprintf(err, errlen, "%s:%u: a control character "
+					 "(0x%02x) in the line", path, lineno,
+					 (unsigned char)*c);
+				goto fail;
+			}
 		line = trim(buf);
 		if (*line == '\0')
 			continue;
@@ -584,6 +602,18 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 			}
 			*close = '\0';
 			snprintf(section, sizeof(section), "%s", trim(line + 1));
+			for (i = 0; i < n_seen; i++)
+				if (strcmp(seen[i].name, section) == 0) {
+					snprintf(err, errlen, "%s:%u: [%s] again (first "
+						 "at line %u): each section once",
+						 path, lineno, section, seen[i].line);
+					goto fail;
+				}
+			if (n_seen < RTE_DIM(seen)) {
+				snprintf(seen[n_seen].name, sizeof(seen[0].name), "%s",
+					 section);
+				seen[n_seen++].line = lineno;
+			}
 			if (!section_known(section)) {
 				char list[256];
 

@@ -147,6 +147,11 @@ test_errors_name_file_line_key(void)
 	r |= expect_error("[engine]\nburst = 8\nburst = 9\n", ":3:",
 			  "first at line 2");
 	r |= expect_error("[port9]\n", "unknown section", "[port7]");
+	/* what would not read back the same (fuzz_config's findings) */
+	r |= expect_error("[eal]\nvdev = net_null0\n[engine]\n[eal]\n", ":4:",
+			  "first at line 1");
+	r |= expect_error("[eal]\nvdev = net_null0,a=b\\; c\n", ":2:", "escaped");
+	r |= expect_error("[eal]\nvdev = net\x05null0\n", ":2:", "control character");
 	r |= expect_error("[control]\nsocket = relative.sock\n", "absolute", NULL);
 	return r ? TEST_FAILED : TEST_SUCCESS;
 }
