@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dprdma authors
 """tools/count-instructions.py [--seconds S] [--cases C,...] [--sides S,...]
-[--top N] [--json FILE]: instructions per message of a whole dprdmad worker
+[--top N] [--json FILE] [--keep DIR]: instructions per message of a whole dprdmad worker
 (rx_burst to tx_burst, the transport, the client hooks: everything the
 worker runs), per side, counted by callgrind.
 
@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -43,6 +44,7 @@ import dprtest as t  # noqa: E402
 PID = os.getpid()
 MEMIF = "/tmp/dprdma-count-%d.sock" % PID
 PMTU = 1024
+KEEP = None
 CASES = {
     "write64": ("write", 64),
     "send64": ("send", 64),
@@ -146,7 +148,13 @@ def run_case(case, side, seconds, top):
     }
     if top:
         res["top"] = top_functions(out, top)
-    os.unlink(out)
+    if KEEP:
+        os.makedirs(KEEP, exist_ok=True)
+        kept = os.path.join(KEEP, "%s-%s.callgrind" % (case, side))
+        shutil.move(out, kept)
+        res["callgrind"] = kept
+    else:
+        os.unlink(out)
     return res
 
 
@@ -158,7 +166,12 @@ def main():
     ap.add_argument("--sides", default="requester,responder")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--json", help="write the results here too")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="keep the callgrind files there (callgrind_annotate "
+                         "--auto=yes FILE shows the cost of each line)")
     args = ap.parse_args()
+    global KEEP
+    KEEP = args.keep
     if os.geteuid() != 0:
         sys.exit("count: needs root (DPDK's EAL)")
     if subprocess.run(["which", "valgrind"], capture_output=True).returncode != 0:

@@ -52,6 +52,9 @@
 #include "dpr_wire.h"
 
 #define CLIENT_MAX_QPS 64
+/* A stream signals one WR in this many (perftest's --cq-mod, smaller: it
+ * must stay under half of the depth) */
+#define CLIENT_SIGNAL_EVERY 32
 #define CLIENT_MAX_MR (1ull << 30)
 
 enum client_op { C_SEND, C_SEND_IMM, C_WRITE, C_WRITE_IMM, C_READ, C_FADD,
@@ -78,6 +81,11 @@ struct dpr_client {
 	uint32_t msg;
 	uint64_t count, posted, completed, errors, bytes;
 	uint32_t first_error;
+	/* one completion per `signal` WRs (perftest's CQ moderation): a
+	 * completion's wr_id says how many are done, as WRs complete in
+	 * order; errors and flushes complete every WR. The WR, made once. */
+	uint32_t signal;
+	struct dpr_send_wr wr;
 	uint64_t loff, rva;
 	uint32_t rkey, depth;
 	uint64_t t_start, t_end;
@@ -89,6 +97,8 @@ struct dpr_client {
 	uint64_t recv_off;
 	uint32_t recv_len;
 };
+
+static void make_wr(struct dpr_client *cl);
 
 /* ------------------------------------------------------------ commands */
 
@@ -457,6 +467,12 @@ cmd_run(struct client_cmd *c)
 	cl->depth = n >= 7 && v[6] ? (uint32_t)RTE_MIN(v[6], 512ull) : 64;
 	if (op == C_CAS)
 		cl->depth = 1;           /* each CAS expects the previous result */
+	/* a completion at least every half of the depth keeps it full */
+	cl->signal = cl->depth / 2 < CLIENT_SIGNAL_EVERY ? cl->depth / 2 :
+		CLIENT_SIGNAL_EVERY;
+	if (cl->signal == 0)
+		cl->signal = 1;
+	make_wr(cl);
 	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
 	cl->first_error = 0;
 	cl->t_start = cl->now;
@@ -488,6 +504,8 @@ cmd_pingpong(struct client_cmd *c)
 	cl->count = v[2];
 	cl->loff = 0;
 	cl->depth = 1;
+	cl->signal = 1;
+	make_wr(cl);
 	cl->pp_credit = v[3] ? 1 : 0;   /* the initiator speaks first */
 	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
 	cl->first_error = 0;
@@ -512,9 +530,11 @@ cmd_stop(struct client_cmd *c)
 		cmd_str(c, "error", "setup first");
 		return -EINVAL;
 	}
-	/* no more posts: the stream ends when what is in flight completes */
+	/* no more posts than up to the next signaled one: the stream ends
+	 * when that completes */
 	if (cl->active)
-		cl->count = cl->posted;
+		cl->count = RTE_MIN(cl->count, RTE_ALIGN_CEIL(cl->posted,
+							      (uint64_t)cl->signal));
 	return 0;
 }
 
@@ -547,6 +567,27 @@ cmd_status(struct client_cmd *c)
 	return 0;
 }
 
+/* The stream's work request, the same for every message but for its id,
+ * flags, immediate and atomic operands. */
+static void
+make_wr(struct dpr_client *cl)
+{
+	static const enum dpr_wr_opcode wr_op[C_NUM] = {
+		DPR_WR_SEND, DPR_WR_SEND_WITH_IMM, DPR_WR_RDMA_WRITE,
+		DPR_WR_RDMA_WRITE_WITH_IMM, DPR_WR_RDMA_READ,
+		DPR_WR_ATOMIC_FETCH_AND_ADD, DPR_WR_ATOMIC_CMP_AND_SWP,
+		DPR_WR_SEND,
+	};
+
+	memset(&cl->wr, 0, sizeof(cl->wr));
+	cl->wr.opcode = wr_op[cl->op];
+	cl->wr.num_sge = cl->msg != 0;
+	cl->wr.remote_addr = cl->rva;
+	cl->wr.rkey = cl->rkey;
+	cl->wr.sge[0] = (struct dpr_sge){ cl->mr->iova + cl->loff, cl->msg,
+					  cl->mr->lkey };
+}
+
 /* Keep the stream and the receives going; read completions (worker 0's
  * hook). */
 bool
@@ -567,27 +608,18 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 	while (cl->active && cl->posted < cl->count &&
 	       cl->posted - cl->completed < cl->depth &&
 	       (cl->op != C_PINGPONG || cl->posted < cl->pp_credit)) {
-		struct dpr_send_wr wr = {
-			.wr_id = cl->posted, .num_sge = cl->msg != 0,
-			.send_flags = DPR_SEND_SIGNALED,
-			.imm_data = rte_cpu_to_be_32((uint32_t)cl->posted),
-			.remote_addr = cl->rva, .rkey = cl->rkey,
-			.sge[0] = { cl->mr->iova + cl->loff, cl->msg, cl->mr->lkey },
-		};
-		static const enum dpr_wr_opcode wr_op[C_NUM] = {
-			DPR_WR_SEND, DPR_WR_SEND_WITH_IMM, DPR_WR_RDMA_WRITE,
-			DPR_WR_RDMA_WRITE_WITH_IMM, DPR_WR_RDMA_READ,
-			DPR_WR_ATOMIC_FETCH_AND_ADD, DPR_WR_ATOMIC_CMP_AND_SWP,
-			DPR_WR_SEND,
-		};
+		struct dpr_send_wr *wr = &cl->wr;
 
-		wr.opcode = wr_op[cl->op];
+		wr->wr_id = cl->posted;
+		wr->send_flags = (cl->posted + 1) % cl->signal == 0 ||
+			cl->posted + 1 == cl->count ? DPR_SEND_SIGNALED : 0;
+		wr->imm_data = rte_cpu_to_be_32((uint32_t)cl->posted);
 		if (cl->op >= C_FADD) {
 			/* fadd adds 1; cas moves k to k + 1 */
-			wr.compare_add = cl->op == C_FADD ? 1 : cl->posted;
-			wr.swap = cl->posted + 1;
+			wr->compare_add = cl->op == C_FADD ? 1 : cl->posted;
+			wr->swap = cl->posted + 1;
 		}
-		if (dpr_post_send(cl->qp[cl->qp_i], &wr, 1, NULL) != 0)
+		if (dpr_post_send(cl->qp[cl->qp_i], wr, 1, NULL) != 0)
 			break;
 		cl->posted++;
 	}
@@ -616,13 +648,13 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 					cl->pp_credit++;
 				continue;
 			}
-			cl->completed++;
+			/* every WR up to this one is done (in order) */
+			cl->completed = cqe[i].wr_id + 1;
 			if (cqe[i].status != DPR_WC_SUCCESS) {
 				if (cl->errors++ == 0)
 					cl->first_error = cqe[i].status;
-			} else {
-				cl->bytes += cqe[i].byte_len;
 			}
+			cl->bytes = (cl->completed - cl->errors) * cl->msg;
 		}
 	}
 	if (cl->active && cl->op == C_PINGPONG) {

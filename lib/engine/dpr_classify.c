@@ -127,6 +127,64 @@ rx_icmp(const struct dpr_port *port, struct rte_mbuf *m,
 	return DPR_RX_REPLY;
 }
 
+/* A RoCEv2 frame for the receive stage, counted. What was measured and
+ * checked is not done again: the header lengths for the QP lookup
+ * (dpr_wire_dqpn), the IPv4 checksum for dpr_wire_parse (as a NIC's
+ * offload says it). */
+static inline enum dpr_rx_action
+roce(struct rte_mbuf *m, struct dpr_port_counters *c, uint16_t ihl)
+{
+	c->roce_rx_packets++;
+	c->roce_rx_bytes += rte_pktmbuf_pkt_len(m);
+	m->l2_len = RTE_ETHER_HDR_LEN;
+	m->l3_len = ihl;
+	m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_RX_IP_CKSUM_MASK) |
+		RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+	return DPR_RX_ROCE;
+}
+
+/*
+ * The usual frame first: untagged IPv4 without options to the port's MAC
+ * and address, not fragmented, UDP to 4791, lengths that hold, its header
+ * checksum good. Exactly what the general path below takes as RoCEv2
+ * (which also takes broadcast and options), in one pass over the headers;
+ * whatever else, or whatever is wrong, goes the general way, which counts
+ * why.
+ */
+static inline bool
+roce_fast(const struct dpr_port *port, const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
+	uint32_t ip_len, udp_len;
+
+	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip) + sizeof(*udp)))
+		return false;
+	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+	    ((ip->version_ihl ^ 0x45) | (ip->next_proto_id ^ IPPROTO_UDP)) != 0 ||
+	    ip->dst_addr != port->ip || port->ip == 0 ||
+	    (ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG |
+					    RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
+	    udp->dst_port != RTE_BE16(DPR_ROCEV2_PORT) ||
+	    !rte_is_same_ether_addr(&eth->dst_addr, &port->mac))
+		return false;
+	ip_len = rte_be_to_cpu_16(ip->total_length);
+	udp_len = rte_be_to_cpu_16(udp->dgram_len);
+	if (ip_len < sizeof(*ip) + sizeof(*udp) ||
+	    ip_len > rte_pktmbuf_pkt_len(m) - sizeof(*eth) ||
+	    udp_len < sizeof(*udp) || udp_len > ip_len - sizeof(*ip))
+		return false;
+	switch (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_IP_CKSUM_GOOD:
+		return true;
+	case RTE_MBUF_F_RX_IP_CKSUM_BAD:
+		return false;
+	default:
+		return dpr_ipv4_sum20(ip) == 0xffff;
+	}
+}
+
 static enum dpr_rx_action
 rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
 	struct rte_ether_hdr *eth, struct dpr_port_counters *c)
@@ -176,16 +234,7 @@ rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
 			return drop(c, DPR_DROP_UDP_MALFORMED);
 		if (udp->dst_port != RTE_BE16(DPR_ROCEV2_PORT))
 			return drop(c, DPR_DROP_UDP_PORT);
-		c->roce_rx_packets++;
-		c->roce_rx_bytes += rte_pktmbuf_pkt_len(m);
-		/* what was measured and checked here is not done again: the
-		 * header lengths for the QP lookup (dpr_wire_dqpn), the IPv4
-		 * checksum for dpr_wire_parse (as a NIC's offload says it) */
-		m->l2_len = sizeof(*eth);
-		m->l3_len = ihl;
-		m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_RX_IP_CKSUM_MASK) |
-			RTE_MBUF_F_RX_IP_CKSUM_GOOD;
-		return DPR_RX_ROCE;
+		return roce(m, c, ihl);
 	}
 	default:
 		return drop(c, DPR_DROP_IP_PROTO);
@@ -198,6 +247,8 @@ dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
 {
 	struct rte_ether_hdr *eth;
 
+	if (likely(roce_fast(port, m)))
+		return roce(m, c, sizeof(struct rte_ipv4_hdr));
 	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth)))
 		return drop(c, DPR_DROP_RUNT);
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);

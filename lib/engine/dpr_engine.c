@@ -100,6 +100,31 @@ handover(struct dpr_worker *w, unsigned int to, struct rte_mbuf *m)
 	w->handover_tx++;
 }
 
+/* Frames the receive fast path took (one segment each: it takes no
+ * other) back to the pool: the direct, unshared ones of the engine's pool
+ * in one put, as rte_pktmbuf_free_bulk() would after the checks it makes
+ * per frame; any other the ordinary way. */
+static inline void
+free_taken(struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mempool *pool = dpr_engine.pool;
+	void *put[DPR_MAX_BURST];
+	unsigned int k = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (likely(m->pool == pool && RTE_MBUF_DIRECT(m) &&
+			   rte_mbuf_refcnt_read(m) == 1))
+			put[k++] = m;
+		else
+			rte_pktmbuf_free(m);
+	}
+	if (k != 0)
+		rte_mempool_put_bulk(pool, put, k);
+}
+
 /*
  * Classify and answer frames, and give RoCEv2 ones to the transport of the
  * worker that owns their QP: a QP belongs to one worker for its whole
@@ -115,8 +140,9 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 	struct dpr_txbuf *tb = &w->tx[pi];
 	struct rte_mbuf *roce[DPR_MAX_BURST];
 	struct rte_mbuf *dropped[DPR_MAX_BURST];
+	struct rte_mbuf *taken[DPR_MAX_BURST];
 	const bool several = dpr_engine.n_workers > 1;
-	uint16_t i, n_roce = 0, n_drop = 0;
+	uint16_t i, n_roce = 0, n_drop = 0, n_taken = 0;
 	unsigned int k;
 
 	for (i = 0; i < n && i < PREFETCH_OFFSET; i++)
@@ -127,6 +153,21 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		if (i + PREFETCH_OFFSET < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_OFFSET],
 						       void *));
+		/* the usual RC frame of one of this worker's QPs: matched
+		 * against its QP's header template and handled at once; it is
+		 * exactly a frame the classification below would give the
+		 * transport, and counted the same. The transport sees frames
+		 * in their order: those of the general way before it. */
+		if (n_roce != 0) {
+			dpr_transport_rx(w->tp[pi], roce, n_roce, w->now);
+			n_roce = 0;
+		}
+		if (dpr_transport_rx_fast(w->tp[pi], m, w->now)) {
+			c->roce_rx_packets++;
+			c->roce_rx_bytes += rte_pktmbuf_pkt_len(m);
+			taken[n_taken++] = m;
+			continue;
+		}
 		switch (dpr_rx_classify(port, m, c, &w->neigh[pi])) {
 		case DPR_RX_REPLY:
 			tb->pkts[tb->n++] = m;
@@ -169,6 +210,8 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		dpr_transport_rx(w->tp[pi], roce, n_roce, w->now);
 	if (n_drop != 0)
 		rte_pktmbuf_free_bulk(dropped, n_drop);
+	if (n_taken != 0)
+		free_taken(taken, n_taken);
 }
 
 static inline uint16_t

@@ -358,8 +358,15 @@ build_encap(struct dpr_tqp *qp)
 	e->sport = dpr_udp_sport_rc(qp->qpn, qp->attr.dest_qp_num,
 				    qp->attr.ah_attr.flow_label);
 	e->flow_label = qp->attr.ah_attr.flow_label;
+	qp->tmpl_fresh = false;
 	qp->mac_resolved = tp->conf.resolve == NULL ||
 		tp->conf.resolve(tp->conf.resolve_arg, &e->dgid, &e->dst_mac) == 0;
+	/* the peer's frames, for the receive fast path (IPv4 only) */
+	qp->rxt.on = false;
+	if (!e->ipv6 && dpr_gid_is_ipv4(&e->sgid))
+		dpr_wire_rx_tmpl_make(&qp->rxt, dpr_gid_to_ipv4(&e->dgid),
+				      &e->src_mac, dpr_gid_to_ipv4(&e->sgid),
+				      qp->qpn, DPR_DEFAULT_PKEY);
 }
 
 static void

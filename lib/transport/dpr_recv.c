@@ -17,6 +17,10 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include <rte_ip.h>
+#include <rte_prefetch.h>
+#include <rte_udp.h>
+
 #include "transport_private.h"
 
 RTE_LOG_REGISTER(dpr_logtype_transport, dprdma.transport, INFO);
@@ -55,6 +59,7 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	}
 	tp->txq_mask = ring - 1;
 	tp->ctx = c->ctx;
+	tp->mr_gen = dpr_verbs_mr_gen(c->ctx);
 	tp->pool = c->pool;
 	/* external buffers carry an IOVA: the MR's own address in VA mode */
 	if (rte_eal_iova_mode() != RTE_IOVA_VA)
@@ -74,6 +79,8 @@ dpr_transport_destroy(struct dpr_transport *tp)
 		return;
 	while (tp->txq_tail != tp->txq_head)
 		rte_pktmbuf_free(tp->txq[tp->txq_tail++ & tp->txq_mask]);
+	if (tp->n_stash != 0)
+		rte_pktmbuf_free_bulk(tp->stash, tp->n_stash);
 	free(tp->txq);
 	free(tp);
 }
@@ -82,6 +89,16 @@ const struct dpr_transport_stats *
 dpr_transport_stats(const struct dpr_transport *tp)
 {
 	return &tp->stats;
+}
+
+/* Does @p qp take a frame of this class in its state? */
+static inline bool
+state_takes(const struct dpr_tqp *qp, uint32_t mask)
+{
+	return (mask & DPR_REQ_MASK) ?
+		qp->state == DPR_QPS_RTR || qp->state == DPR_QPS_RTS ||
+		qp->state == DPR_QPS_SQD :
+		qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
 }
 
 static void
@@ -117,10 +134,7 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 	 * requester's completer in RTS/SQD; a QP in RESET or INIT has no peer
 	 * yet. The peer: the QP's destination GID, our GID, the default
 	 * P_Key. */
-	if ((pi.mask & DPR_REQ_MASK) ?
-	    qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
-	    qp->state != DPR_QPS_SQD :
-	    qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) {
+	if (!state_takes(qp, pi.mask)) {
 		tp->stats.rx_qp_state++;
 		return;
 	}
@@ -144,10 +158,16 @@ dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t n,
 
 	tp->now = now;
 	for (i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		/* the usual frame the fast way (dpr_fast.c), the rest here */
+		if (dpr_transport_rx_fast(tp, pkts[i], now))
+			continue;
 		tp->stats.rx_frames++;
 		rx_one(tp, pkts[i]);
-		rte_pktmbuf_free(pkts[i]);
 	}
+	/* no stage keeps a received frame: all back to their pools at once */
+	rte_pktmbuf_free_bulk(pkts, n);
 }
 
 void

@@ -41,16 +41,42 @@ req_opcode(const struct dpr_send_wqe *w, bool first, bool last)
 /* Check the WQE's local buffers before its first packet (IBA 10.7.2.3:
  * a bad local key is a Local Protection Error). */
 static bool
-local_sges_ok(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
+local_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 {
 	uint32_t access = wr_is_rd_atomic(w->opcode) ? DPR_ACCESS_LOCAL_WRITE : 0;
 	uint32_t i;
 
-	for (i = 0; i < w->num_sge; i++)
-		if (w->sge[i].length != 0 &&
-		    dpr_mr_check(qp->tp->ctx, w->sge[i].lkey, qp->pd,
-				 w->sge[i].addr, w->sge[i].length, access) == NULL)
+	w->mr = NULL;
+	w->mr_gen = __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE);
+	for (i = 0; i < w->num_sge; i++) {
+		struct dpr_mr *mr;
+
+		if (w->sge[i].length == 0)
+			continue;
+		mr = dpr_mr_check(qp->tp->ctx, w->sge[i].lkey, qp->pd,
+				  w->sge[i].addr, w->sge[i].length, access);
+		if (mr == NULL)
 			return false;
+		if (w->num_sge == 1)
+			w->mr = mr;     /* the key once per message, not per packet */
+	}
+	return true;
+}
+
+/* The payload of packet bytes [off, off + len) of a one-SGE WQE from the
+ * MR found when it started, while no MR has gone since: the same segment
+ * dpr_sge_gather() gives. @return false: ask dpr_sge_gather(). */
+static inline bool
+cached_seg(struct dpr_tqp *qp, const struct dpr_send_wqe *w, uint32_t off,
+	   uint32_t len, struct dpr_wire_seg *seg)
+{
+	if (w->mr == NULL ||
+	    __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE) != w->mr_gen)
+		return false;
+	seg->addr = dpr_mr_ptr(w->mr, w->sge[0].addr + off);
+	seg->iova = (rte_iova_t)(uintptr_t)seg->addr;
+	seg->len = len;
+	dpr_payload_seg(qp, w->mr, seg);
 	return true;
 }
 
@@ -162,6 +188,8 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 			segs[0].len = paylen;
 			segs[0].shinfo = NULL;
 			nseg = 1;
+		} else if (paylen != 0 && cached_seg(qp, w, w->offset, paylen, segs)) {
+			nseg = 1;
 		} else if (paylen != 0 &&
 			   dpr_sge_gather(qp, w->sge, w->num_sge, w->offset, paylen,
 					  segs, RTE_DIM(segs), &nseg) != 0) {
@@ -177,6 +205,8 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	rc = dpr_xmit(tp, qp, &h, segs, nseg);
 	if (rc != 0)
 		return rc;
+	/* the builder made the template for the encapsulation as it is */
+	qp->tmpl_fresh = !qp->encap.ipv6 && !qp->encap.vlan;
 	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
 	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode)) {
 		w->offset = w->length;
@@ -184,6 +214,107 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	} else {
 		w->offset += paylen;
 	}
+	if (last) {
+		w->state = WQE_PENDING;
+		qp->req.index++;
+	}
+	return 0;
+}
+
+/* An mbuf for the fast path: from the transport's stash, refilled from
+ * the pool in bulk. */
+static inline struct rte_mbuf *
+stash_get(struct dpr_transport *tp)
+{
+	if (unlikely(tp->n_stash == 0)) {
+		if (rte_pktmbuf_alloc_bulk(tp->pool, tp->stash, RTE_DIM(tp->stash)) != 0)
+			return rte_pktmbuf_alloc(tp->pool);
+		tp->n_stash = RTE_DIM(tp->stash);
+	}
+	return tp->stash[--tp->n_stash];
+}
+
+/*
+ * The send fast path: the next packet of a SEND or WRITE (with or without
+ * immediate) whose payload is copied -- inline, or from the one SGE whose
+ * MR was found when the WQE started -- into an untagged IPv4 frame whose
+ * headers up to UDP are the connection's template: built in one segment
+ * (dpr_wire_build_one), its ICRC in one pass. The frame, the counters and
+ * the state are send_packet()'s for the same packet (the oracle test
+ * compares them). @return 0 sent; -ENOBUFS/-ENOMEM as send_packet() (try
+ * later); 1: not the usual case, send_packet() does it.
+ */
+static int
+fast_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+{
+	struct dpr_transport *tp = qp->tp;
+	const bool write = w->opcode == DPR_WR_RDMA_WRITE ||
+		w->opcode == DPR_WR_RDMA_WRITE_WITH_IMM;
+	uint32_t paylen, psn;
+	const void *src = NULL;
+	bool first, last;
+	struct rte_mbuf *m;
+
+	if (!qp->tmpl_fresh || (!write && w->opcode != DPR_WR_SEND &&
+				w->opcode != DPR_WR_SEND_WITH_IMM))
+		return 1;
+	paylen = RTE_MIN(qp->pmtu, w->length - w->offset);
+	if (paylen != 0) {
+		if (w->flags & DPR_SEND_INLINE) {
+			src = w->inline_data + w->offset;
+		} else {
+			/* copied, not attached; its MR still the one found */
+			if ((tp->conf.zero_copy_min != 0 && paylen >= tp->conf.zero_copy_min) ||
+			    w->mr == NULL ||
+			    __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE) != w->mr_gen)
+				return 1;
+			src = dpr_mr_ptr(w->mr, w->sge[0].addr + w->offset);
+		}
+	}
+	if (txq_room(tp) == 0)
+		return -ENOBUFS;
+	m = stash_get(tp);
+	if (m == NULL) {
+		tp->stats.tx_no_mbuf++;
+		return -ENOMEM;
+	}
+	first = w->offset == 0;
+	last = w->offset + paylen >= w->length;
+	psn = dpr_psn_add(w->first_psn, (int32_t)(w->offset / qp->pmtu));
+	{
+		struct dpr_wire_hdrs h = {
+			.opcode = req_opcode(w, first, last),
+			.pkey = DPR_DEFAULT_PKEY,
+			.dqpn = qp->attr.dest_qp_num,
+			.psn = psn,
+			.imm = w->imm,
+			.se = last && (w->flags & DPR_SEND_SOLICITED),
+			/* AckReq as send_packet() sets it (counted once sent) */
+			.ackreq = last || qp->req.noack_pkts + 1 >= tp->conf.ack_every,
+		};
+
+		if (first && write) {
+			h.reth.va = w->remote_addr;
+			h.reth.rkey = w->rkey;
+			h.reth.len = w->length;
+		}
+		if (dpr_wire_build_one(m, &qp->tmpl, qp->encap.ip_id, &h, src,
+				       paylen) == NULL) {
+			/* a frame past the mbuf's room: the general way */
+			tp->stash[tp->n_stash++] = m;
+			return 1;
+		}
+		qp->req.noack_pkts = h.ackreq ? 0 : qp->req.noack_pkts + 1;
+	}
+	qp->encap.ip_id++;
+	tp->txq[tp->txq_head & tp->txq_mask] = m;
+	tp->txq_head++;
+	tp->stats.tx_frames++;
+	tp->stats.tx_fast++;
+	if (paylen != 0 && !(w->flags & DPR_SEND_INLINE))
+		tp->stats.tx_payload_copied += paylen;
+	count_send(qp, psn, psn);
+	w->offset += paylen;
 	if (last) {
 		w->state = WQE_PENDING;
 		qp->req.index++;
@@ -204,6 +335,7 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 				     &qp->encap.dst_mac) != 0)
 			return qp->req.index != qp->sq.prod; /* ask again */
 		qp->mac_resolved = true;
+		qp->tmpl_fresh = false;        /* a new destination MAC */
 	}
 	while (qp->req.index != qp->sq.prod) {
 		struct dpr_send_wqe *w = sq_wqe(qp, qp->req.index);
@@ -227,8 +359,14 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 			return false;
 		if (budget == 0 || txq_room(tp) == 0)
 			return true;
-		if (send_packet(qp, w) != 0)
-			return qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
+		{
+			int rc = tp->conf.slow_only ? 1 : fast_packet(qp, w);
+
+			if (rc > 0)
+				rc = send_packet(qp, w);
+			if (rc != 0)
+				return qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
+		}
 		budget--;
 	}
 	return false;

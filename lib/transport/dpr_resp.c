@@ -165,6 +165,7 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
 {
 	struct dpr_verbs_ctx *ctx = qp->tp->ctx;
+	struct dpr_mr *mr = NULL;
 
 	/* WRITE with immediate consumes a receive WQE: check before placing */
 	if ((pi->mask & DPR_RWR_MASK) && qp->rq.cons == qp->rq.prod) {
@@ -174,8 +175,8 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	if (pi->mask & DPR_START_MASK) {
 		if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE) ||
 		    (h->reth.len != 0 &&
-		     dpr_mr_check(ctx, h->reth.rkey, qp->pd, h->reth.va,
-				  h->reth.len, DPR_ACCESS_REMOTE_WRITE) == NULL)) {
+		     (mr = dpr_mr_check(ctx, h->reth.rkey, qp->pd, h->reth.va,
+					h->reth.len, DPR_ACCESS_REMOTE_WRITE)) == NULL)) {
 			nak_access(qp, h->psn);
 			return;
 		}
@@ -191,13 +192,16 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		return;
 	}
 	if (pi->paylen != 0) {
-		/* the key again: it may have been deregistered since FIRST */
-		struct dpr_mr *mr = dpr_mr_check(ctx, qp->resp.write_rkey, qp->pd,
-						 qp->resp.write_va, pi->paylen,
-						 DPR_ACCESS_REMOTE_WRITE);
 		uint8_t *dst;
 		const void *src;
 
+		/* the key again after the first packet (checked with the whole
+		 * DMA length just above for it): it may have been deregistered
+		 * since */
+		if (!(pi->mask & DPR_START_MASK))
+			mr = dpr_mr_check(ctx, qp->resp.write_rkey, qp->pd,
+					  qp->resp.write_va, pi->paylen,
+					  DPR_ACCESS_REMOTE_WRITE);
 		if (mr == NULL) {
 			nak_access(qp, h->psn);
 			return;

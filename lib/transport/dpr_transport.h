@@ -54,6 +54,10 @@ struct dpr_transport_conf {
 	 * smaller ones, and all with 0, are copied. Needs IOVA-as-VA (the
 	 * MR's addresses are what a device reads): otherwise always copied. */
 	uint32_t zero_copy_min;
+	/** Every frame through the full parse and the general builder (the
+	 * fast path off): the oracle the differential test compares the
+	 * fast path with. */
+	bool slow_only;
 };
 
 /**
@@ -140,11 +144,13 @@ struct dpr_qp_init_attr {
  * QPs in the middle. */
 #define DPR_TRANSPORT_STATS(_) \
 	_(rx_frames) \
+	_(rx_fast) \
 	_(rx_invalid) \
 	_(rx_no_qp) \
 	_(rx_qp_state) \
 	_(rx_wrong_peer) \
 	_(tx_frames) \
+	_(tx_fast) \
 	_(tx_no_mbuf) \
 	DPR_QP_STATS(_) \
 	_(tx_payload_copied) \
@@ -233,6 +239,19 @@ void dpr_transport_destroy(struct dpr_transport *tp);
  */
 void dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts,
 		uint16_t n, uint64_t now);
+
+/**
+ * The receive fast path alone, for a frame nobody has looked at yet: the
+ * usual RC frame of one of this transport's QPs from its peer, to our MAC
+ * and address (matched against the QP's template, checksum and ICRC
+ * checked in one pass). @return true: taken and handled (the caller still
+ * frees @p m); false: untouched, to be classified and, if RoCEv2, given
+ * to dpr_transport_rx(), which decides (it takes nothing this one would
+ * have handled differently). In order: a frame declined here must reach
+ * dpr_transport_rx() before the next frame is offered here.
+ */
+bool dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf *m,
+		uint64_t now);
 
 /** Run the requesters with work, pending responses and expired timers. */
 void dpr_transport_poll(struct dpr_transport *tp, uint64_t now);

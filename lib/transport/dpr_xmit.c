@@ -25,7 +25,9 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 
 	if (txq_room(tp) == 0)
 		return -ENOBUFS;
-	m = dpr_wire_build_tmpl(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg);
+	m = tp->conf.slow_only ?
+		dpr_wire_build_chain(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg) :
+		dpr_wire_build_tmpl(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg);
 	if (m == NULL) {
 		tp->stats.tx_no_mbuf++;
 		return -rte_errno;

@@ -64,6 +64,10 @@ struct dpr_send_wqe {
 	uint64_t swap;
 	struct dpr_sge *sge;      /**< num_sge entries, or NULL */
 	uint8_t *inline_data;     /**< with DPR_SEND_INLINE */
+	/* one SGE: its MR, found when the WQE started, good while the MR
+	 * generation is still mr_gen (else its key is looked up again) */
+	struct dpr_mr *mr;
+	uint64_t mr_gen;
 	/* requester */
 	uint32_t first_psn;
 	uint32_t last_psn;
@@ -114,6 +118,8 @@ struct dpr_tqp {
 	uint32_t pmtu;                 /**< bytes */
 	struct dpr_wire_encap encap;   /**< prebuilt at RTR */
 	struct dpr_wire_tmpl tmpl;     /**< its Ethernet..UDP, made on use */
+	bool tmpl_fresh;               /**< tmpl holds encap as it is now */
+	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
 	bool mac_resolved;
 	bool comm_established;
 
@@ -170,6 +176,11 @@ struct dpr_tqp {
 		uint32_t write_rkey;
 		uint32_t write_left;
 		uint32_t write_len;
+		/* the MR of the last remote key, while the device's MR
+		 * generation is mr_gen (dpr_fast.c) */
+		struct dpr_mr *mr;
+		uint32_t mr_rkey;
+		uint64_t mr_gen;
 		struct dpr_resp_res *res;
 		uint32_t res_num;
 		uint32_t res_head;     /**< next slot to allocate: the oldest */
@@ -199,6 +210,10 @@ struct dpr_transport {
 	struct dpr_tqp_list work;       /**< QPs with something to send */
 	struct dpr_tqp_list all;
 	struct dpr_wheel wheel;
+	const uint64_t *mr_gen;         /**< the device's (dpr_verbs_mr_gen) */
+	/* mbufs for the send fast path, taken from the pool 32 at a time */
+	struct rte_mbuf *stash[32];
+	uint32_t n_stash;
 	struct dpr_transport_stats stats;
 };
 

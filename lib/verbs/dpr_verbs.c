@@ -46,6 +46,8 @@ struct dpr_verbs_ctx {
 	struct slot_fifo mr_free;
 	void **qps;                 /**< by qpn - QPN_BASE */
 	struct slot_fifo qp_free;
+	uint64_t mr_gen;            /**< MRs deregistered so far */
+	uint64_t key_seed;          /**< 0: keys from arc4random() */
 };
 
 static int
@@ -249,7 +251,16 @@ dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	if (owner != NULL)
 		mr->owner = *owner;
 	do {
-		mr->lkey = arc4random() << ctx->mr_idx_bits | (slot + 1);
+		uint32_t r = arc4random();
+
+		if (ctx->key_seed != 0) {
+			/* xorshift64*: a test's runs draw the same keys */
+			ctx->key_seed ^= ctx->key_seed >> 12;
+			ctx->key_seed ^= ctx->key_seed << 25;
+			ctx->key_seed ^= ctx->key_seed >> 27;
+			r = (uint32_t)((ctx->key_seed * 2685821657736338717ULL) >> 32);
+		}
+		mr->lkey = r << ctx->mr_idx_bits | (slot + 1);
 	} while (mr->lkey == ctx->mr_keys[slot]);
 	ctx->mr_keys[slot] = mr->lkey;
 	mr->rkey = mr->lkey;
@@ -266,6 +277,8 @@ dpr_mr_dereg(struct dpr_mr *mr)
 	struct dpr_verbs_ctx *ctx = mr->pd->ctx;
 
 	mr->valid = false;
+	/* every MR a cache holds is suspect from now on */
+	__atomic_store_n(&ctx->mr_gen, ctx->mr_gen + 1, __ATOMIC_RELEASE);
 	if (mr->priv != NULL && ctx->mr_release != NULL)
 		ctx->mr_release(mr);       /* it calls the owner in the end */
 	else if (mr->owner.release != NULL)
@@ -276,6 +289,18 @@ dpr_mr_dereg(struct dpr_mr *mr)
 	mr->pd->refs--;
 	free(mr);
 	return 0;
+}
+
+void
+dpr_verbs_seed_keys(struct dpr_verbs_ctx *ctx, uint64_t seed)
+{
+	ctx->key_seed = seed;
+}
+
+const uint64_t *
+dpr_verbs_mr_gen(const struct dpr_verbs_ctx *ctx)
+{
+	return &ctx->mr_gen;
 }
 
 struct dpr_mr *

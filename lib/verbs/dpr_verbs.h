@@ -335,6 +335,19 @@ struct dpr_mr *dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova,
 /** Invalidate at once (its keys are refused from now on) and free. */
 int dpr_mr_dereg(struct dpr_mr *mr);
 
+/** For tests that compare two runs: MR keys drawn from @p seed from now
+ * on, the same in every run, instead of unpredictable ones (0: back to
+ * arc4random). Never for a device peers can reach. */
+void dpr_verbs_seed_keys(struct dpr_verbs_ctx *ctx, uint64_t seed);
+
+/**
+ * The device's MR generation: it changes whenever an MR is deregistered.
+ * An MR found by dpr_mr_check() may be kept and used without another
+ * check while the generation read then is still the one read now (the
+ * transport resolves a WQE's keys once, not per packet).
+ */
+const uint64_t *dpr_verbs_mr_gen(const struct dpr_verbs_ctx *ctx);
+
 /** MR for a key, or NULL; O(1): the key's index bits pick the slot. */
 struct dpr_mr *dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key);
 

@@ -51,17 +51,6 @@ static const uint8_t mask_ipv6[128] __rte_aligned(16) = {
 	[40 + 8 + 4] = 0xff,              /* BTH FECN, BECN, Resv6 */
 };
 
-typedef uint8_t v16 __attribute__((vector_size(16)));
-
-static inline v16
-loadu(const uint8_t *p)
-{
-	v16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /*
  * Copy @p n (16 to 108) header bytes from @p src to @p dst with the mask
  * ORed in, 16 bytes at a time in registers, so that the CRC's 16-byte
@@ -73,12 +62,12 @@ copy_masked(uint8_t *dst, const uint8_t *src, const uint8_t *mask, uint32_t n)
 	uint32_t i;
 
 	for (i = 0; i + 16 <= n; i += 16) {
-		v16 v = loadu(src + i) | loadu(mask + i);
+		dpr_v16 v = dpr_load16(src + i) | dpr_load16(mask + i);
 
 		memcpy(dst + i, &v, sizeof(v));
 	}
 	if (i < n) {
-		v16 v = loadu(src + n - 16) | loadu(mask + n - 16);
+		dpr_v16 v = dpr_load16(src + n - 16) | dpr_load16(mask + n - 16);
 
 		memcpy(dst + n - 16, &v, sizeof(v));
 	}
@@ -125,6 +114,34 @@ dpr_icrc_hdrs(const uint8_t *l3, bool ipv6, uint32_t hdr_len)
 		return 0;
 	return crc32_gzip_refl(ICRC_LRH_SEED, ps,
 			       masked_hdrs(ps, l3, ipv6, hdr_len));
+}
+
+uint32_t
+dpr_icrc_ipv4_inplace(uint8_t *l3, uint32_t len)
+{
+	/* the bytes the ICRC reads as ones: TOS, TTL, header checksum, UDP
+	 * checksum, BTH byte 4 (FECN, BECN, Resv6); kept, then put back */
+	uint8_t *const tos = l3 + 1, *const ttl = l3 + 8;
+	uint8_t *const b4 = l3 + 20 + 8 + 4;
+	uint8_t k_tos = *tos, k_ttl = *ttl, k_b4 = *b4;
+	uint16_t k_sum, k_udp;
+	uint32_t crc;
+
+	memcpy(&k_sum, l3 + 10, 2);
+	memcpy(&k_udp, l3 + 20 + 6, 2);
+	*tos = 0xff;
+	*ttl = 0xff;
+	*b4 = 0xff;
+	memset(l3 + 10, 0xff, 2);
+	memset(l3 + 20 + 6, 0xff, 2);
+	/* one call over the whole packet: ISA-L's fixed cost once */
+	crc = crc32_gzip_refl(ICRC_LRH_SEED, l3, len);
+	*tos = k_tos;
+	*ttl = k_ttl;
+	*b4 = k_b4;
+	memcpy(l3 + 10, &k_sum, 2);
+	memcpy(l3 + 20 + 6, &k_udp, 2);
+	return crc;
 }
 
 /* Continue @p crc over @p len bytes from offset @p off of a chain. */

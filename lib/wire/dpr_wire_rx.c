@@ -194,19 +194,14 @@ dpr_wire_parse(const struct rte_mbuf *m, struct dpr_pkt_info *pi,
 	return DPR_WIRE_OK;
 }
 
-void
-dpr_wire_decode(const struct rte_mbuf *m, const struct dpr_pkt_info *pi,
-		struct dpr_wire_hdrs *h)
+/* Every header field of the BTH at @p bth, whose opcode is described by
+ * @p oi, into @p h (zeroed first). */
+static inline void
+decode_hdrs(const struct dpr_bth *bth, const struct dpr_opcode_info *oi,
+	    struct dpr_wire_hdrs *h)
 {
-	const struct dpr_bth *bth = rte_pktmbuf_mtod_offset(m,
-			const struct dpr_bth *, pi->bth_off);
-	const struct dpr_reth *reth = dpr_hdr(bth, DPR_HDR_RETH);
-	const struct dpr_aeth *aeth = dpr_hdr(bth, DPR_HDR_AETH);
-	const struct dpr_atmeth *atm = dpr_hdr(bth, DPR_HDR_ATMETH);
-	const struct dpr_atmack *ack = dpr_hdr(bth, DPR_HDR_ATMACK);
-	const struct dpr_immdt *imm = dpr_hdr(bth, DPR_HDR_IMMDT);
-	const struct dpr_ieth *ieth = dpr_hdr(bth, DPR_HDR_IETH);
-	const struct dpr_deth *deth = dpr_hdr(bth, DPR_HDR_DETH);
+	const uint8_t *b = (const uint8_t *)bth;
+	const uint32_t mask = oi->mask;
 
 	memset(h, 0, sizeof(*h));
 	h->opcode = bth->opcode;
@@ -219,29 +214,152 @@ dpr_wire_decode(const struct rte_mbuf *m, const struct dpr_pkt_info *pi,
 	h->dqpn = dpr_bth_qpn(bth);
 	h->ackreq = dpr_bth_ackreq(bth);
 	h->psn = dpr_bth_psn(bth);
-	if (reth != NULL) {
+	if (mask & (1u << DPR_HDR_RETH)) {
+		const struct dpr_reth *reth = (const void *)(b + oi->offset[DPR_HDR_RETH]);
+
 		h->reth.va = dpr_reth_va(reth);
 		h->reth.rkey = dpr_reth_rkey(reth);
 		h->reth.len = dpr_reth_len(reth);
 	}
-	if (aeth != NULL) {
+	if (mask & (1u << DPR_HDR_AETH)) {
+		const struct dpr_aeth *aeth = (const void *)(b + oi->offset[DPR_HDR_AETH]);
+
 		h->aeth.syndrome = dpr_aeth_syn(aeth);
 		h->aeth.msn = dpr_aeth_msn(aeth);
 	}
-	if (atm != NULL) {
+	if (mask & (1u << DPR_HDR_ATMETH)) {
+		const struct dpr_atmeth *atm = (const void *)(b + oi->offset[DPR_HDR_ATMETH]);
+
 		h->atomic.va = dpr_atmeth_va(atm);
 		h->atomic.rkey = dpr_atmeth_rkey(atm);
 		h->atomic.swap_add = dpr_atmeth_swap_add(atm);
 		h->atomic.compare = dpr_atmeth_compare(atm);
 	}
-	if (ack != NULL)
-		h->atomic_orig = dpr_atmack_orig(ack);
-	if (imm != NULL)
-		h->imm = imm->imm;
-	if (ieth != NULL)
-		h->ieth_rkey = dpr_ieth_rkey(ieth);
-	if (deth != NULL) {
+	if (mask & (1u << DPR_HDR_ATMACK))
+		h->atomic_orig = dpr_atmack_orig((const void *)(b + oi->offset[DPR_HDR_ATMACK]));
+	if (mask & (1u << DPR_HDR_IMMDT))
+		h->imm = ((const struct dpr_immdt *)(b + oi->offset[DPR_HDR_IMMDT]))->imm;
+	if (mask & (1u << DPR_HDR_IETH))
+		h->ieth_rkey = dpr_ieth_rkey((const void *)(b + oi->offset[DPR_HDR_IETH]));
+	if (mask & (1u << DPR_HDR_DETH)) {
+		const struct dpr_deth *deth = (const void *)(b + oi->offset[DPR_HDR_DETH]);
+
 		h->deth.qkey = dpr_deth_qkey(deth);
 		h->deth.sqpn = dpr_deth_sqpn(deth);
 	}
+}
+
+void
+dpr_wire_decode(const struct rte_mbuf *m, const struct dpr_pkt_info *pi,
+		struct dpr_wire_hdrs *h)
+{
+	const struct dpr_bth *bth = rte_pktmbuf_mtod_offset(m,
+			const struct dpr_bth *, pi->bth_off);
+
+	decode_hdrs(bth, &dpr_opcode[bth->opcode], h);
+}
+
+/* ------------------------------------------------ the common frame */
+
+/* Offsets in the shape the fast paths take (dpr_wire.h); the template's
+ * windows (dpr_wire_rx_tmpl_match). */
+#define F_L3 DPR_F_L3
+#define F_L4 DPR_F_L4
+#define F_BTH DPR_F_BTH
+#define F_MIN DPR_F_MIN
+static const uint8_t tmpl_at[4] = { 0, 16, 32, 38 };
+
+void
+dpr_wire_rx_tmpl_make(struct dpr_wire_rx_tmpl *t, rte_be32_t peer_ip,
+		      const struct rte_ether_addr *local_mac, rte_be32_t local_ip,
+		      uint32_t qpn, uint16_t pkey)
+{
+	uint8_t val[64] = { 0 }, mask[64] = { 0 };
+	unsigned int w;
+
+	if (local_mac != NULL) {
+		memcpy(val, local_mac->addr_bytes, RTE_ETHER_ADDR_LEN);
+		memset(mask, 0xff, RTE_ETHER_ADDR_LEN);
+	}
+
+	/* EtherType IPv4 */
+	val[12] = 0x08; val[13] = 0x00; mask[12] = mask[13] = 0xff;
+	/* version 4, 20-byte header */
+	val[14] = 0x45; mask[14] = 0xff;
+	/* fragment offset and MF zero (DF either way) */
+	mask[20] = 0x3f; mask[21] = 0xff;
+	/* UDP */
+	val[23] = IPPROTO_UDP; mask[23] = 0xff;
+	memcpy(&val[26], &peer_ip, 4);
+	memcpy(&val[30], &local_ip, 4);
+	memset(&mask[26], 0xff, 8);
+	/* UDP destination port 4791 */
+	val[36] = DPR_ROCEV2_PORT >> 8; val[37] = DPR_ROCEV2_PORT & 0xff;
+	mask[36] = mask[37] = 0xff;
+	/* BTH: TVer 0 (low nibble of byte 1), P_Key, destination QP */
+	mask[43] = 0x0f;
+	val[44] = (uint8_t)(pkey >> 8); val[45] = (uint8_t)pkey;
+	mask[44] = mask[45] = 0xff;
+	val[47] = (uint8_t)(qpn >> 16); val[48] = (uint8_t)(qpn >> 8);
+	val[49] = (uint8_t)qpn;
+	mask[47] = mask[48] = mask[49] = 0xff;
+	for (w = 0; w < 4; w++) {
+		memcpy(t->val[w], &val[tmpl_at[w]], 16);
+		memcpy(t->mask[w], &mask[tmpl_at[w]], 16);
+		/* the overlap is checked once, in the third window */
+		if (w == 3)
+			memset(t->mask[w], 0, 32 + 16 - 38);
+	}
+	t->on = true;
+}
+
+bool
+dpr_wire_parse_fast(struct rte_mbuf *m, const struct dpr_wire_rx_tmpl *t,
+		    uint32_t max_payload, struct dpr_pkt_info *pi,
+		    struct dpr_wire_hdrs *h)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	const struct dpr_bth *bth = (const struct dpr_bth *)(p + F_BTH);
+	const struct dpr_opcode_info *oi;
+	uint32_t ip_len, udp_len, body, pad, paylen, icrc;
+
+	if (!t->on || m->nb_segs != 1 || m->data_len < F_MIN ||
+	    !dpr_wire_rx_tmpl_match(t, p))
+		return false;
+	oi = &dpr_opcode[bth->opcode];
+	if (!(oi->mask & DPR_RC_MASK))
+		return false;
+	/* the lengths, as dpr_wire_parse() checks them */
+	ip_len = (uint32_t)p[F_L3 + 2] << 8 | p[F_L3 + 3];
+	udp_len = (uint32_t)p[F_L4 + 4] << 8 | p[F_L4 + 5];
+	if (F_L3 + ip_len > m->data_len || udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
+	    udp_len < sizeof(struct rte_udp_hdr) + oi->length + DPR_ICRC_LEN)
+		return false;
+	body = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - oi->length - DPR_ICRC_LEN;
+	pad = dpr_bth_pad(bth);
+	if (pad > body || (!(oi->mask & DPR_PAYLOAD_MASK) && body != 0))
+		return false;
+	paylen = body - pad;
+	if (max_payload != 0 && paylen > max_payload)
+		return false;
+	if (!dpr_wire_ipv4_sound(p + F_L3, ip_len, m->ol_flags))
+		return false;
+	memcpy(&icrc, p + F_L3 + ip_len - DPR_ICRC_LEN, sizeof(icrc));
+	icrc = rte_le_to_cpu_32(icrc);
+
+	pi->opcode = bth->opcode;
+	pi->mask = oi->mask;
+	pi->l3_off = F_L3;
+	pi->l4_off = F_L4;
+	pi->bth_off = F_BTH;
+	pi->hdr_len = oi->length;
+	pi->payload_off = F_BTH + oi->length;
+	pi->paylen = paylen;
+	pi->pad = (uint8_t)pad;
+	pi->ecn = p[F_L3 + 1] & 0x3;
+	pi->ce = pi->ecn == 0x3;
+	pi->frame_len = F_L3 + ip_len;
+	pi->icrc = icrc;
+	decode_hdrs(bth, oi, h);
+	return true;
 }

@@ -316,7 +316,7 @@ write_hdrs_tmpl(uint8_t *dst, struct dpr_wire_tmpl *t,
 static struct rte_mbuf *
 build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
       const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
-      const struct dpr_wire_seg *segs, unsigned int nseg)
+      const struct dpr_wire_seg *segs, unsigned int nseg, bool general)
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
 	struct rte_mbuf *m, *tail, *t;
@@ -337,6 +337,33 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 	if (m == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
+	}
+	/* The usual frame: IPv4, untagged, every piece copied, all of it in
+	 * the one mbuf. Headers, payload and pad written in a row, then the
+	 * ICRC in one pass over them (dpr_icrc_ipv4_inplace): the same bytes
+	 * as the general case below, in fewer instructions. */
+	if (!general && !e->ipv6 && !e->vlan &&
+	    hl + paylen + pad + DPR_ICRC_LEN <= rte_pktmbuf_tailroom(m)) {
+		for (i = 0; i < nseg && segs[i].shinfo == NULL; i++)
+			;
+		if (i == nseg) {
+			uint32_t len = hl + paylen + pad + DPR_ICRC_LEN, off = hl;
+
+			p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+			if (tmpl != NULL)
+				write_hdrs_tmpl(p, tmpl, e, h, paylen);
+			else
+				dpr_wire_write_hdrs(p, e, h, paylen);
+			for (i = 0; i < nseg; i++) {
+				memcpy(p + off, segs[i].addr, segs[i].len);
+				off += segs[i].len;
+			}
+			memset(p + off, 0, pad);
+			crc = dpr_icrc_ipv4_inplace(p + RTE_ETHER_HDR_LEN,
+						    len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN);
+			put_le32(p + off + pad, crc);
+			return m;
+		}
 	}
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)hl);
 	if (p == NULL) {
@@ -415,7 +442,7 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 	       const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
 	       unsigned int nseg)
 {
-	return build(pool, NULL, e, h, segs, nseg);
+	return build(pool, NULL, e, h, segs, nseg, false);
 }
 
 struct rte_mbuf *
@@ -423,7 +450,85 @@ dpr_wire_build_tmpl(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
 		    const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
 		    const struct dpr_wire_seg *segs, unsigned int nseg)
 {
-	return build(pool, t, e, h, segs, nseg);
+	return build(pool, t, e, h, segs, nseg, false);
+}
+
+struct rte_mbuf *
+dpr_wire_build_chain(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
+		     const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+		     const struct dpr_wire_seg *segs, unsigned int nseg)
+{
+	return build(pool, t, e, h, segs, nseg, true);
+}
+
+/* The BTH and the RETH/immediate of an RC request (the headers
+ * write_transport() writes for it, in fewer instructions). */
+static inline void
+write_request(uint8_t *p, const struct dpr_opcode_info *oi,
+	      const struct dpr_wire_hdrs *h, uint32_t pad)
+{
+	struct dpr_bth *bth = (struct dpr_bth *)p;
+
+	bth->opcode = h->opcode;
+	bth->flags = (h->se ? DPR_BTH_SE : 0) | (uint8_t)(pad << DPR_BTH_PAD_SHIFT);
+	bth->pkey = rte_cpu_to_be_16(h->pkey);
+	bth->qpn = rte_cpu_to_be_32(h->dqpn & DPR_BTH_QPN_MASK);
+	bth->apsn = rte_cpu_to_be_32((h->ackreq ? DPR_BTH_ACKREQ : 0) |
+				     (h->psn & DPR_PSN_MASK));
+	if (oi->mask & DPR_RETH_MASK) {
+		struct dpr_reth *reth = (struct dpr_reth *)(p + oi->offset[DPR_HDR_RETH]);
+
+		reth->va = rte_cpu_to_be_64(h->reth.va);
+		reth->rkey = rte_cpu_to_be_32(h->reth.rkey);
+		reth->len = rte_cpu_to_be_32(h->reth.len);
+	}
+	if (oi->mask & DPR_IMMDT_MASK)
+		((struct dpr_immdt *)(p + oi->offset[DPR_HDR_IMMDT]))->imm = h->imm;
+}
+
+struct rte_mbuf *
+dpr_wire_build_one(struct rte_mbuf *m, const struct dpr_wire_tmpl *t,
+		   uint16_t ip_id, const struct dpr_wire_hdrs *h,
+		   const void *payload, uint32_t paylen)
+{
+	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
+	const uint32_t pad = pad_of(paylen);
+	const uint32_t hl = t->len + oi->length;
+	const uint32_t len = hl + paylen + pad + DPR_ICRC_LEN;
+	const uint16_t udp_len = (uint16_t)(sizeof(struct rte_udp_hdr) + oi->length +
+					    paylen + pad + DPR_ICRC_LEN);
+	struct rte_ipv4_hdr *ip;
+	uint32_t sum;
+	uint8_t *p;
+
+	/* RC requests whose only headers after the BTH are a RETH and an
+	 * immediate (SEND, WRITE, READ request) */
+	if (t->len != RTE_ETHER_HDR_LEN + sizeof(*ip) + sizeof(struct rte_udp_hdr) ||
+	    (oi->mask & (DPR_RC_MASK | DPR_REQ_MASK)) != (DPR_RC_MASK | DPR_REQ_MASK) ||
+	    (oi->mask & (DPR_DETH_MASK | DPR_ATMETH_MASK | DPR_AETH_MASK |
+			 DPR_ATMACK_MASK | DPR_IETH_MASK | DPR_CNP_MASK)) != 0 ||
+	    (paylen != 0 && !(oi->mask & DPR_PAYLOAD_MASK)) ||
+	    rte_pktmbuf_tailroom(m) < len)
+		return NULL;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	/* Ethernet, IPv4 and UDP from the template, as write_hdrs_tmpl() */
+	memcpy(p, t->hdr, 48);
+	ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + udp_len));
+	ip->packet_id = rte_cpu_to_be_16(ip_id);
+	sum = t->ip_sum + ip->total_length + ip->packet_id;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip->hdr_checksum = ipv4_cksum_field((uint16_t)sum);
+	((struct rte_udp_hdr *)(ip + 1))->dgram_len = rte_cpu_to_be_16(udp_len);
+	write_request(p + t->len, oi, h, pad);
+	if (paylen != 0)        /* (payload may be NULL then) */
+		memcpy(p + hl, payload, paylen);
+	memset(p + hl + paylen, 0, pad);
+	put_le32(p + hl + paylen + pad,
+		 dpr_icrc_ipv4_inplace(p + RTE_ETHER_HDR_LEN,
+				       len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN));
+	return m;
 }
 
 struct rte_mbuf *

@@ -68,6 +68,8 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		if (s->ctx == NULL)
 			return -1;
 		dpr_verbs_set_event_cb(s->ctx, on_event, s);
+		/* a seed's runs draw the same keys (rc_oracle.sh compares them) */
+		dpr_verbs_seed_keys(s->ctx, seed * 2 + (uint64_t)i + 1);
 		memset(&c, 0, sizeof(c));
 		c.ctx = s->ctx;
 		c.pool = pool;
@@ -76,6 +78,7 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.resolve = resolve;
 		c.resolve_arg = h;
 		c.zero_copy_min = h->f.zero_copy_min;
+		c.slow_only = h->f.slow_only;
 		s->tp = dpr_transport_create(&c);
 		s->pd = dpr_pd_alloc(s->ctx, 0);
 		s->scq = dpr_cq_create(s->ctx, 1 << 16, 0);
@@ -206,12 +209,17 @@ struct dpr_mr *
 rc_mr(struct rc_harness *h, int side, uint64_t len, uint32_t access)
 {
 	void *buf = aligned_alloc(64, (len + 63) & ~63ULL);
+	uint64_t iova;
 
 	if (buf == NULL)
 		return NULL;
 	memset(buf, 0, len);
-	return dpr_mr_reg(h->side[side].pd, buf, (uint64_t)(uintptr_t)buf, len,
-			  access);
+	/* peers see the MR at an address of the harness's own, not where
+	 * malloc put it: the same in every run of a seed, so that two runs'
+	 * frames can be compared byte for byte (rc_oracle.sh) */
+	iova = h->next_iova[side] ? h->next_iova[side] : (side + 1ull) << 40;
+	h->next_iova[side] = iova + ((len + 4095) & ~4095ULL) + 4096;
+	return dpr_mr_reg(h->side[side].pd, buf, iova, len, access);
 }
 
 /* ---------------------------------------------------------- the link */
@@ -456,8 +464,11 @@ rc_step(struct rc_harness *h)
 	for (i = 0; i < 2; i++) {
 		dpr_transport_poll(h->side[i].tp, h->now);
 		while ((n = dpr_transport_tx(h->side[i].tp, pkts, RTE_DIM(pkts))) > 0)
-			for (j = 0; j < n; j++)
+			for (j = 0; j < n; j++) {
+				if (h->trace_tx != NULL)
+					h->trace_tx(h->trace_arg, i, pkts[j]);
 				send_frame(h, i, pkts[j]);
+			}
 		busy |= dpr_transport_busy(h->side[i].tp);
 	}
 	/* a DUP_ACK side repeats its stale ACKs unasked */

@@ -24,6 +24,7 @@ struct rc_faults {
 	uint64_t delay_ns;   /**< one-way */
 	bool drop_a_to_b;    /**< every frame from A lost (timeouts) */
 	uint32_t zero_copy_min; /**< the transports' zero-copy threshold */
+	bool slow_only;      /**< the transports without their fast path */
 };
 
 /** How a side behaves on the link (rc_peer_mode). */
@@ -87,6 +88,10 @@ struct rc_harness {
 	uint32_t n_stale;
 	uint64_t dup_ack_period_ns;         /**< 0: only in answer */
 	uint64_t dup_ack_next;
+	uint64_t next_iova[2];              /**< where rc_mr() puts the next MR */
+	/** Sees every frame a side's transport emits, before the link. */
+	void (*trace_tx)(void *arg, int side, const struct rte_mbuf *m);
+	void *trace_arg;
 	struct rte_mbuf *kept[2][1024];     /**< frames to a SCRIPT side */
 	uint32_t kept_head[2], kept_tail[2];
 	struct {                            /**< rc_repeat() */

@@ -8,7 +8,7 @@
  *
  *   dprdma-rc-property [--messages N] [--seed S] [--qps Q] [--max-size B]
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
- *                      [--zero-copy MIN]
+ *                      [--zero-copy MIN] [--slow-only] [--trace FILE]
  *                      [--silent-after N | --dup-acks-after N]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
@@ -32,17 +32,25 @@
  * new is posted then, and every message in flight must still complete,
  * with success, RETRY_EXC_ERR (the first failure of a QP) or WR_FLUSH_ERR
  * (the rest of it), within the same bounds.
+ *
+ * The oracle of the fast path: --trace FILE writes every frame each side's
+ * transport emits (its bytes' CRC and length) and every completion, in
+ * order; the same run with --slow-only (every frame through the full parse
+ * and the general builder) must write the same file, byte for byte
+ * (tests/unit/rc_oracle.sh compares them).
  */
 
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 
 #include "rc_harness.h"
@@ -514,6 +522,32 @@ on_recv_cqe(int side, const struct dpr_cqe *c)
 	finish(d, m);
 }
 
+static FILE *trace;
+
+static void
+trace_cqe(int side, const char *cq, const struct dpr_cqe *c)
+{
+	if (trace != NULL)
+		fprintf(trace, "%" PRIu64 " cqe %c %s qp %u wr %" PRIu64
+			" status %u op %u len %u imm %08x flags %x\n", H.now,
+			'A' + side, cq, c->qp_num, c->wr_id, c->status, c->opcode,
+			c->byte_len, c->imm_data, c->wc_flags);
+}
+
+/* Every frame a transport emits: its bytes, segment by segment. */
+static void
+trace_frame(void *arg __rte_unused, int side, const struct rte_mbuf *m)
+{
+	uint32_t crc = 0;
+	const struct rte_mbuf *s;
+
+	for (s = m; s != NULL; s = s->next)
+		crc = rte_hash_crc(rte_pktmbuf_mtod(s, const void *),
+				   rte_pktmbuf_data_len(s), crc);
+	fprintf(trace, "%" PRIu64 " tx %c len %u crc %08x\n", H.now,
+		'A' + side, rte_pktmbuf_pkt_len(m), crc);
+}
+
 static void
 drain_cqs(void)
 {
@@ -522,11 +556,15 @@ drain_cqs(void)
 
 	for (side = 0; side < 2; side++) {
 		while ((n = dpr_cq_poll(H.side[side].scq, c, 64)) > 0)
-			for (i = 0; i < n; i++)
+			for (i = 0; i < n; i++) {
+				trace_cqe(side, "send", &c[i]);
 				on_send_cqe(side, &c[i]);
+			}
 		while ((n = dpr_cq_poll(H.side[side].rcq, c, 64)) > 0)
-			for (i = 0; i < n; i++)
+			for (i = 0; i < n; i++) {
+				trace_cqe(side, "recv", &c[i]);
 				on_recv_cqe(side, &c[i]);
+			}
 	}
 }
 
@@ -563,6 +601,8 @@ main(int argc, char **argv)
 		{ "dup", required_argument, NULL, 'd' },
 		{ "corrupt", required_argument, NULL, 'c' },
 		{ "zero-copy", required_argument, NULL, 'z' },
+		{ "slow-only", no_argument, NULL, 'w' },
+		{ "trace", required_argument, NULL, 't' },
 		{ "silent-after", required_argument, NULL, 'S' },
 		{ "dup-acks-after", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
@@ -592,6 +632,14 @@ main(int argc, char **argv)
 		case 'd': f.dup = atof(optarg); break;
 		case 'c': f.corrupt = atof(optarg); break;
 		case 'z': f.zero_copy_min = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'w': f.slow_only = true; break;
+		case 't':
+			trace = fopen(optarg, "w");
+			if (trace == NULL) {
+				perror(optarg);
+				return 2;
+			}
+			break;
 		case 'S':
 			break_mode = RC_PEER_SILENT;
 			break_after = strtoull(optarg, NULL, 0);
@@ -621,6 +669,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "set-up failed\n");
 		return 1;
 	}
+	if (trace != NULL)
+		H.trace_tx = trace_frame;
 	dirs = calloc(2 * n_qps, sizeof(*dirs));
 	for (i = 0; i < n_qps; i++) {
 		struct rc_conn c;
@@ -748,6 +798,26 @@ main(int argc, char **argv)
 		       flushed_recvs, (last_send_done - broken_at) / 1e6,
 		       H.muted[1], H.dup_acks[1]);
 	dump();
+	if (trace != NULL) {
+		/* the counters too: the fast path counts what the slow one does */
+		for (side = 0; side < 2; side++) {
+			const struct dpr_transport_stats *st =
+				dpr_transport_stats(H.side[side].tp);
+
+			fprintf(trace, "stats %c", 'A' + side);
+			/* (rx_fast, tx_fast aside: how many took the fast path) */
+#define _(n) if (strcmp(#n, "rx_fast") != 0 && strcmp(#n, "tx_fast") != 0) \
+		fprintf(trace, " %s %" PRIu64, #n, st->n);
+			DPR_TRANSPORT_STATS(_)
+#undef _
+			fprintf(trace, "\n");
+			printf("  side %c: the fast way %" PRIu64 " of %" PRIu64
+			       " frames received, %" PRIu64 " of %" PRIu64 " sent\n",
+			       'A' + side, st->rx_fast, st->rx_frames, st->tx_fast,
+			       st->tx_frames);
+		}
+		fclose(trace);
+	}
 	printf("1 passed, 0 failed\n");
 	return 0;
 }

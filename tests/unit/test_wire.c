@@ -700,6 +700,131 @@ test_rxe_captures_rebuild(void)
 }
 
 /*
+ * The fast parse against the full one, on every RC frame of the captures
+ * and on mutants of each (every byte of the headers changed in turn, one
+ * random byte of the rest, lengths cut): whatever dpr_wire_parse_fast()
+ * takes, dpr_wire_parse() takes too, with the same description and the
+ * same decoded fields, and the frame comes back unchanged; the frames the
+ * template stands for are taken; another QP's or another peer's are not.
+ */
+struct fast_counts {
+	unsigned int taken, declined, frames;
+};
+
+static uint64_t
+next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static int
+fast_vs_full(struct rte_mbuf *m, const struct dpr_wire_rx_tmpl *t,
+	     const char *what, unsigned int n, int *took)
+{
+	struct dpr_pkt_info a, b;
+	struct dpr_wire_hdrs ha, hb;
+	uint8_t before[2048];
+	uint32_t len = rte_pktmbuf_data_len(m);
+
+	memcpy(before, rte_pktmbuf_mtod(m, void *), len);
+	memset(&a, 0, sizeof(a));
+	*took = dpr_wire_parse_fast(m, t, 4096, &a, &ha);
+	CHECK(memcmp(before, rte_pktmbuf_mtod(m, void *), len) == 0,
+	      "%s #%u: the frame is as it was", what, n);
+	if (!*took)
+		return 0;
+	CHECK(dpr_wire_parse(m, &b, 4096) == DPR_WIRE_OK,
+	      "%s #%u: the fast parse took a frame the full one refuses", what, n);
+	dpr_wire_decode(m, &b, &hb);
+	CHECK(a.opcode == b.opcode && a.mask == b.mask && a.l3_off == b.l3_off &&
+	      a.l4_off == b.l4_off && a.bth_off == b.bth_off &&
+	      a.hdr_len == b.hdr_len && a.payload_off == b.payload_off &&
+	      a.paylen == b.paylen && a.pad == b.pad && a.ecn == b.ecn &&
+	      a.ce == b.ce && a.frame_len == b.frame_len && a.icrc == b.icrc,
+	      "%s #%u: the same description", what, n);
+	CHECK(memcmp(&ha, &hb, sizeof(ha)) == 0, "%s #%u: the same fields", what, n);
+	return 0;
+}
+
+static int
+fast_one(const char *file, unsigned int n, uint8_t *data, uint32_t len, void *arg)
+{
+	struct fast_counts *fc = arg;
+	struct dpr_wire_rx_tmpl t, other;
+	struct dpr_pkt_info pi;
+	struct dpr_wire_hdrs h;
+	struct rte_mbuf m;
+	uint64_t rng = n * 7919ull + len;
+	uint32_t i;
+	int took;
+
+	dpr_wire_mbuf_wrap(&m, data, (uint16_t)len);
+	if (dpr_wire_parse(&m, &pi, 0) != DPR_WIRE_OK || !(pi.mask & DPR_RC_MASK) ||
+	    pi.encap.ipv6 || pi.encap.vlan)
+		return 0;
+	dpr_wire_decode(&m, &pi, &h);
+	fc->frames++;
+	dpr_wire_rx_tmpl_make(&t, dpr_gid_to_ipv4(&pi.encap.sgid), &pi.encap.dst_mac,
+			      dpr_gid_to_ipv4(&pi.encap.dgid), h.dqpn, h.pkey);
+	CHECK_EQ(fast_vs_full(&m, &t, file, n, &took), 0, "fast vs full");
+	CHECK(took, "%s #%u: the template's own frame is taken", file, n);
+	dpr_wire_rx_tmpl_make(&other, dpr_gid_to_ipv4(&pi.encap.sgid), NULL,
+			      dpr_gid_to_ipv4(&pi.encap.dgid), h.dqpn ^ 1, h.pkey);
+	CHECK(!dpr_wire_parse_fast(&m, &other, 4096, &pi, &h),
+	      "%s #%u: another QP's template declines it", file, n);
+	dpr_wire_rx_tmpl_make(&other, dpr_gid_to_ipv4(&pi.encap.sgid) ^ RTE_BE32(1),
+			      NULL, dpr_gid_to_ipv4(&pi.encap.dgid), h.dqpn, h.pkey);
+	CHECK(!dpr_wire_parse_fast(&m, &other, 4096, &pi, &h),
+	      "%s #%u: another peer's template declines it", file, n);
+	dpr_wire_rx_tmpl_make(&other, dpr_gid_to_ipv4(&pi.encap.sgid), &pi.encap.src_mac,
+			      dpr_gid_to_ipv4(&pi.encap.dgid), h.dqpn, h.pkey);
+	CHECK(!dpr_wire_parse_fast(&m, &other, 4096, &pi, &h),
+	      "%s #%u: a template of another MAC declines it", file, n);
+	/* mutants: a bit of each header byte flipped in turn, of 16 random
+	 * bytes of the rest, and the frame cut short */
+	for (i = 0; i < RTE_MIN(len, 64u) + 16 + 8; i++) {
+		uint32_t at = i < RTE_MIN(len, 64u) ? i : (uint32_t)(next_rand(&rng) % len);
+		uint32_t cut = 0;
+		uint8_t keep = data[at];
+
+		if (i >= RTE_MIN(len, 64u) + 16) {
+			cut = (i - RTE_MIN(len, 64u) - 16) * 2 + 1;
+			dpr_wire_mbuf_wrap(&m, data, (uint16_t)(len - cut));
+		} else {
+			data[at] ^= (uint8_t)(1u << (next_rand(&rng) % 8));
+		}
+		CHECK_EQ(fast_vs_full(&m, &t, file, n, &took), 0, "mutant %u", i);
+		if (took)
+			fc->taken++;
+		else
+			fc->declined++;
+		data[at] = keep;
+		dpr_wire_mbuf_wrap(&m, data, (uint16_t)len);
+	}
+	return 1;
+}
+
+static int
+test_parse_fast_vs_full(void)
+{
+	struct fast_counts fc = { 0 };
+	unsigned int count;
+
+	CHECK_EQ(for_each_capture_frame(fast_one, &fc, &count), TEST_SUCCESS,
+		 "captures");
+	printf("    %u RC frames of rxe taken by their template; of their "
+	       "mutants %u taken (as the full parse takes them), %u declined\n",
+	       fc.frames, fc.taken, fc.declined);
+	CHECK(fc.frames > 200 && fc.declined > fc.frames * 50,
+	      "the captures' RC frames and their mutants (%u, %u)", fc.frames,
+	      fc.declined);
+	return TEST_SUCCESS;
+}
+
+/*
  * RC: Linux derives a connection's source port from the flow label of its
  * local and remote QPNs; the remote QPN is the destination QP of its
  * frames, the local one the destination QP of the frames coming back.
@@ -852,8 +977,9 @@ test_wire_arp(void)
 	return TEST_SUCCESS;
 }
 
-/* Frames from a connection's prebuilt headers are the bytes
- * dpr_wire_build() writes from scratch: IPv4/IPv6, with and without VLAN,
+/* Frames from a connection's prebuilt headers are the bytes the general
+ * builder (dpr_wire_build_chain) writes from scratch, and so are frames of
+ * several copied pieces in one segment: IPv4/IPv6, with and without VLAN,
  * every identification (the checksum's carries), sizes across the pad,
  * and an address change remakes the template. */
 static int
@@ -878,16 +1004,36 @@ test_build_tmpl(void)
 			if (id % 3 == 0)
 				e.dst_mac.addr_bytes[5] = (uint8_t)id; /* a new peer */
 			sample_hdrs(&h, (id & 1) ? DPR_OP_RC_WRITE_ONLY : DPR_OP_RC_SEND_ONLY);
-			m1 = dpr_wire_build(pool, &e, &h, &seg, p ? 1 : 0);
+			struct rte_mbuf *m3;
+			/* the same payload in three copied pieces */
+			struct dpr_wire_seg three[3] = {
+				{ payload, 0, p / 3, NULL },
+				{ payload + p / 3, 0, p / 3, NULL },
+				{ payload + 2 * (p / 3), 0, p - 2 * (p / 3), NULL },
+			};
+
+			m1 = dpr_wire_build_chain(pool, NULL, &e, &h, &seg, p ? 1 : 0);
 			m2 = dpr_wire_build_tmpl(pool, &t, &e, &h, &seg, p ? 1 : 0);
-			CHECK(m1 != NULL && m2 != NULL, "built");
+			m3 = dpr_wire_build(pool, &e, &h, three, 3);
+			CHECK(m1 != NULL && m2 != NULL && m3 != NULL, "built");
 			CHECK_EQ(rte_pktmbuf_pkt_len(m1), rte_pktmbuf_pkt_len(m2), "length");
-			CHECK(memcmp(rte_pktmbuf_read(m1, 0, rte_pktmbuf_pkt_len(m1), a),
-				     rte_pktmbuf_read(m2, 0, rte_pktmbuf_pkt_len(m2), b),
+			CHECK_EQ(rte_pktmbuf_pkt_len(m1), rte_pktmbuf_pkt_len(m3), "length");
+			/* (rte_pktmbuf_read() gives the mbuf's own bytes when
+			 * they are contiguous: copied here to compare) */
+			memcpy(a, rte_pktmbuf_read(m1, 0, rte_pktmbuf_pkt_len(m1), a),
+			       rte_pktmbuf_pkt_len(m1));
+			CHECK(memcmp(a, rte_pktmbuf_read(m2, 0, rte_pktmbuf_pkt_len(m2), b),
 				     rte_pktmbuf_pkt_len(m1)) == 0,
 			      "variant %u id %u size %u: same bytes", v, id, p);
+			CHECK(memcmp(a, rte_pktmbuf_read(m3, 0, rte_pktmbuf_pkt_len(m3), b),
+				     rte_pktmbuf_pkt_len(m1)) == 0,
+			      "variant %u id %u size %u: three pieces, same bytes", v, id, p);
+			/* copied pieces that fit: one segment */
+			CHECK(m2->nb_segs == 1 && m3->nb_segs == 1,
+			      "variant %u: one segment", v);
 			rte_pktmbuf_free(m1);
 			rte_pktmbuf_free(m2);
+			rte_pktmbuf_free(m3);
 		}
 	}
 	return TEST_SUCCESS;
@@ -908,6 +1054,7 @@ static const struct dpr_test_case wire_cases[] = {
 	DPR_TEST_CASE(test_build_extbuf),
 	DPR_TEST_CASE(test_build_refuses),
 	DPR_TEST_CASE(test_rxe_captures_rebuild),
+	DPR_TEST_CASE(test_parse_fast_vs_full),
 	DPR_TEST_CASE(test_rxe_sport_of_qpn),
 	DPR_TEST_CASES_END,
 };

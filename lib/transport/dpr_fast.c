@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The receive fast path: the usual frame of an RC connection, matched
+ * against its QP's header template (dpr_wire_rx_tmpl_match: our MAC and
+ * address, the peer's, UDP 4791, P_Key, QP number, in four vector
+ * compares) and handled start to end in one pass. RDMA WRITE without
+ * immediate, in order, is written to memory here, every packet of it;
+ * other frames of that shape are parsed in one pass (dpr_wire_parse_fast)
+ * and given to the general stages. Whatever is not exactly the usual case
+ * -- another shape, a PSN out of order, a NAK pending, an error to answer,
+ * a QP not yet established -- is declined before anything changes, and the
+ * general code (dpr_wire_parse, dpr_resp_rx, dpr_comp_rx) decides. That
+ * code stays the reference: tests/unit/rc_oracle.sh runs the same traffic
+ * through both (tp->conf.slow_only) and compares every frame sent, every
+ * completion and every counter.
+ */
+
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "transport_private.h"
+
+/* The MR behind a remote key, kept per QP while no MR of the device has
+ * been deregistered (the device's MR generation): a stream of WRITEs to
+ * one buffer looks its key up once, not per packet. Bounds are checked
+ * on every use. */
+static __rte_always_inline struct dpr_mr *
+remote_mr(struct dpr_tqp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	const uint64_t gen = __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE);
+	struct dpr_mr *mr = qp->resp.mr;
+
+	if (mr == NULL || qp->resp.mr_rkey != rkey || qp->resp.mr_gen != gen) {
+		mr = dpr_mr_check(qp->tp->ctx, rkey, qp->pd, va, len,
+				  DPR_ACCESS_REMOTE_WRITE);
+		if (mr != NULL) {
+			qp->resp.mr = mr;
+			qp->resp.mr_rkey = rkey;
+			qp->resp.mr_gen = gen;
+		}
+		return mr;
+	}
+	/* as dpr_mr_check: within [iova, iova + length), without wrapping */
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+static inline uint32_t
+be16_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+/* The 24 bits that end at @p p + 3 (a PSN, a QP number): one load. */
+static inline uint32_t
+be24_at(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p - 1, sizeof(v));
+	return rte_be_to_cpu_32(v) & 0xffffff;
+}
+
+/*
+ * An RDMA WRITE packet (FIRST, MIDDLE, LAST or ONLY, no immediate) that
+ * the responder expects: what dpr_resp_rx(), rx_write() and
+ * done_request() do for it, in one pass, or nothing (false) when anything
+ * would go another way there.
+ */
+static __rte_always_inline bool
+fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
+	   uint32_t hdr_len)
+{
+	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
+	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
+	const uint32_t psn = be24_at(p + DPR_F_BTH + 9);
+	const uint8_t *reth = p + DPR_F_BTH + sizeof(struct dpr_bth);
+	uint32_t body, pad, paylen, rkey, left, len = 0;
+	struct dpr_mr *mr = NULL;
+	uint64_t va;
+
+	/* the shape, as dpr_wire_parse() checks it */
+	if (DPR_F_L3 + ip_len > m->data_len ||
+	    udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
+	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
+		return false;
+	body = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len - DPR_ICRC_LEN;
+	pad = (p[DPR_F_BTH + 1] >> 4) & 3;
+	if (pad > body)
+		return false;
+	paylen = body - pad;
+	/* the responder's usual case (IBA 9.7.5.1: the expected PSN; 9.8.3:
+	 * the next packet of the message; C9-91, C9-92: the lengths) */
+	if ((qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
+	     qp->state != DPR_QPS_SQD) ||
+	    !qp->comm_established || qp->resp.sent_psn_nak ||
+	    qp->resp.nak_pending || psn != qp->resp.psn ||
+	    paylen > qp->pmtu ||
+	    (!(mask & DPR_END_MASK) && paylen != qp->pmtu) ||
+	    !(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE))
+		return false;
+	if (mask & DPR_START_MASK) {
+		if (qp->resp.in_msg != 0)
+			return false;
+		va = rte_be_to_cpu_64(((const struct dpr_reth *)reth)->va);
+		rkey = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->rkey);
+		len = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->len);
+		left = len;
+		/* the key with the whole DMA length, at the first packet */
+		if (len != 0 && (mr = remote_mr(qp, rkey, va, len)) == NULL)
+			return false;
+	} else {
+		if (qp->resp.in_msg != DPR_WRITE_MASK)
+			return false;
+		va = qp->resp.write_va;
+		rkey = qp->resp.write_rkey;
+		left = qp->resp.write_left;
+	}
+	if (paylen > left || ((mask & DPR_END_MASK) && paylen != left))
+		return false;
+	if (paylen != 0 && mr == NULL &&
+	    (mr = remote_mr(qp, rkey, va, paylen)) == NULL)
+		return false;
+	/* the frame is sound: its header checksum, then its ICRC */
+	if (!dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
+		return false;
+
+	/* what rx_write() and done_request() leave behind */
+	if (paylen != 0)
+		memcpy(dpr_mr_ptr(mr, va), p + DPR_F_BTH + hdr_len, paylen);
+	if (mask & DPR_START_MASK) {
+		qp->resp.write_rkey = rkey;
+		qp->resp.write_len = len;
+	}
+	qp->resp.write_va = va + paylen;
+	qp->resp.write_left = left - paylen;
+	qp->resp.psn = dpr_psn_add(psn, 1);
+	if (mask & DPR_END_MASK) {
+		qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+		qp->resp.in_msg = 0;
+	} else {
+		qp->resp.in_msg = DPR_WRITE_MASK;
+	}
+	if (p[DPR_F_BTH + 8] & 0x80) {          /* AckReq */
+		qp->resp.ack_pending = true;    /* (no NAK pending: checked) */
+		qp_work(qp);
+	}
+	return true;
+}
+
+/* Any other frame of the usual shape: parsed in one pass, then the
+ * general stages. */
+static bool
+fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
+{
+	struct dpr_pkt_info pi;
+	struct dpr_wire_hdrs h;
+
+	if (!dpr_wire_parse_fast(m, &qp->rxt, 4096, &pi, &h) ||
+	    !((pi.mask & DPR_REQ_MASK) ?
+	      qp->state == DPR_QPS_RTR || qp->state == DPR_QPS_RTS ||
+	      qp->state == DPR_QPS_SQD :
+	      qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD))
+		return false;
+	if (pi.mask & DPR_REQ_MASK)
+		dpr_resp_rx(qp, m, &pi, &h);
+	else
+		dpr_comp_rx(qp, m, &pi, &h);
+	return true;
+}
+
+bool
+dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf *m, uint64_t now)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct dpr_tqp *qp;
+	bool took;
+
+	if (unlikely(tp->conf.slow_only) || m->nb_segs != 1 ||
+	    m->data_len < DPR_F_MIN)
+		return false;
+	qp = dpr_qpn_lookup(tp->ctx, be24_at(p + DPR_F_BTH + 5));
+	if (qp == NULL || qp->tp != tp || !qp->rxt.on ||
+	    !dpr_wire_rx_tmpl_match(&qp->rxt, p))
+		return false;
+	tp->now = now;
+	switch (p[DPR_F_BTH]) {
+	case DPR_OP_RC_WRITE_FIRST:
+		took = fast_write(qp, m, p, DPR_START_MASK, 28);
+		break;
+	case DPR_OP_RC_WRITE_MIDDLE:
+		took = fast_write(qp, m, p, DPR_MIDDLE_MASK, 12);
+		break;
+	case DPR_OP_RC_WRITE_LAST:
+		took = fast_write(qp, m, p, DPR_END_MASK, 12);
+		break;
+	case DPR_OP_RC_WRITE_ONLY:
+		took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, 28);
+		break;
+	default:
+		took = fast_general(qp, m);
+		break;
+	}
+	if (took) {
+		tp->stats.rx_frames++;
+		tp->stats.rx_fast++;
+	}
+	return took;
+}
