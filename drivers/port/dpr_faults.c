@@ -8,7 +8,11 @@
  * frames). A corrupted frame is a copy with one bit flipped after the
  * Ethernet header (the original may point into memory others own); a
  * duplicate is a copy; reordered and delayed frames wait in a small hold
- * queue that each call releases as they fall due.
+ * queue that each call releases, in their order, as they fall due. What
+ * the port refuses (its ring full) waits in a retry list that goes first
+ * next call, and while it is not empty the adapter takes no new frames:
+ * the engine keeps them, so a full ring holds the transports back instead
+ * of losing their frames.
  */
 
 #include <errno.h>
@@ -22,12 +26,14 @@
 #include "dpr_faults.h"
 
 #define HOLD_MAX 1024
+/* frames one call may give the port: a burst, its duplicates, the held */
+#define OUT_MAX (2 * 64 + HOLD_MAX)
 #define REORDER_MIN_NS 10000
 #define REORDER_SPAN_NS 90000
 
 #define FAULT_COUNTERS(_) \
 	_(frames) _(lost) _(reordered) _(duplicated) _(corrupted) _(delayed) \
-	_(hold_full)
+	_(hold_full) _(port_refused)
 
 struct held {
 	uint64_t t;
@@ -40,6 +46,8 @@ struct dpr_faults {
 	uint64_t rng;
 	uint32_t n_held;
 	struct held held[HOLD_MAX];
+	uint16_t n_retry;             /**< frames the port refused last call */
+	struct rte_mbuf *retry[OUT_MAX];
 #define _(n) uint64_t n;
 	FAULT_COUNTERS(_)
 #undef _
@@ -83,24 +91,59 @@ corrupt(struct dpr_faults *f, struct rte_mbuf *m)
 	return c;
 }
 
+/* Give the port @p k frames; keep what it refuses for the next call
+ * (counted once: not @p again, the ones it refused before). */
+static void
+to_port(struct dpr_faults *f, uint16_t port_id, uint16_t queue,
+	struct rte_mbuf **out, uint16_t k, bool again)
+{
+	uint16_t sent = k ? rte_eth_tx_burst(port_id, queue, out, k) : 0;
+
+	if (sent < k) {
+		if (!again)
+			f->port_refused += k - sent;
+		memcpy(f->retry, &out[sent], (k - sent) * sizeof(out[0]));
+		f->n_retry = k - sent;
+	}
+}
+
 static uint16_t
 faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 	  uint16_t n, uint64_t now)
 {
 	struct dpr_faults *f = state;
-	struct rte_mbuf *out[2 * 64 + HOLD_MAX];
-	uint16_t k = 0, sent, i;
-	uint32_t j;
+	struct rte_mbuf *out[OUT_MAX];
+	uint16_t k = 0, i;
+	uint32_t j, kept = 0;
 
-	/* what falls due goes first (now == UINT64_MAX: everything) */
-	for (j = 0; j < f->n_held; ) {
-		if (f->held[j].t <= now && k < RTE_DIM(out)) {
-			out[k++] = f->held[j].m;
-			f->held[j] = f->held[--f->n_held];
-		} else {
-			j++;
-		}
+	/* what the port refused goes first; while it still does, the engine
+	 * keeps the new frames (it offers them again). At the end (now ==
+	 * UINT64_MAX, no frames) what it still refuses is let go. */
+	if (f->n_retry != 0 && now == UINT64_MAX) {
+		k = f->n_retry;
+		memcpy(out, f->retry, k * sizeof(out[0]));
+		f->n_retry = 0;
+		to_port(f, port_id, queue, out, k, true);
+		rte_pktmbuf_free_bulk(f->retry, f->n_retry);
+		f->n_retry = 0;
+		k = 0;
+	} else if (f->n_retry != 0) {
+		k = f->n_retry;
+		memcpy(out, f->retry, k * sizeof(out[0]));
+		f->n_retry = 0;
+		to_port(f, port_id, queue, out, k, true);
+		if (f->n_retry != 0)
+			return 0;
+		k = 0;
 	}
+	/* then what falls due, in its order (now == UINT64_MAX: everything) */
+	for (j = 0; j < f->n_held; j++) {
+		if (f->held[j].t <= now && k < RTE_DIM(out))
+			out[k++] = f->held[j].m;
+		else
+			f->held[kept++] = f->held[j];
+	}
+	f->n_held = kept;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i], *d = NULL;
 		uint64_t t = now + (uint64_t)f->c.delay_us * 1000;
@@ -134,10 +177,9 @@ faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 		if (d != NULL)
 			out[k++] = d;
 	}
-	sent = k ? rte_eth_tx_burst(port_id, queue, out, k) : 0;
-	if (sent < k)
-		rte_pktmbuf_free_bulk(&out[sent], k - sent);
-	return n;   /* every frame was taken: sent, held, or lost on purpose */
+	to_port(f, port_id, queue, out, k, false);
+	return n;   /* every frame was taken: sent, held, lost on purpose, or
+		     * kept to send again */
 }
 
 /* ------------------------------------------------- its configuration */

@@ -56,7 +56,16 @@ dpr_active_mtu(unsigned int eth_mtu)
 	return 0;
 }
 
-static inline void
+/*
+ * Send what the TX buffer holds. What the port refuses (its ring is full)
+ * stays in the buffer, in order, and goes first next time: a reliable
+ * transport that dropped its own frames here would turn a short stall of
+ * the link into timeouts and a go-back-N storm. The buffer's room is the
+ * transports' credit: while it is full they are not asked for more, and
+ * their frames wait in their own queues (tx_from_transport()).
+ * @return true if the buffer has room again.
+ */
+static inline bool
 tx_flush(struct dpr_worker *w, unsigned int pi)
 {
 	struct dpr_txbuf *tb = &w->tx[pi];
@@ -64,12 +73,13 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 	uint16_t sent, i;
 
 	if (tb->n == 0 && w->txa[pi] == NULL)
-		return;
+		return true;
+	if (unlikely(w->tap[pi] != NULL) && tb->n > tb->kept)
+		w->tap[pi](w->tap_state[pi], dpr_engine.ports[pi].port_id, w->queue,
+			   &tb->pkts[tb->kept], tb->n - tb->kept, true);
+	/* (bytes before the burst: the port may free what it sent) */
 	for (i = 0; i < tb->n; i++)
 		c->tx_bytes += rte_pktmbuf_pkt_len(tb->pkts[i]);
-	if (unlikely(w->tap[pi] != NULL) && tb->n != 0)
-		w->tap[pi](w->tap_state[pi], dpr_engine.ports[pi].port_id, w->queue,
-			   tb->pkts, tb->n, true);
 	if (w->txa[pi] != NULL)
 		sent = w->txa[pi](w->txa_state[pi], dpr_engine.ports[pi].port_id,
 				  w->queue, tb->pkts, tb->n, w->now);
@@ -77,13 +87,32 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 		sent = rte_eth_tx_burst(dpr_engine.ports[pi].port_id, w->queue,
 					tb->pkts, tb->n);
 	c->tx_packets += sent;
-	if (unlikely(sent < tb->n)) {
-		for (i = sent; i < tb->n; i++)
-			c->tx_bytes -= rte_pktmbuf_pkt_len(tb->pkts[i]);
-		c->drop[DPR_DROP_TX_FULL] += tb->n - sent;
-		rte_pktmbuf_free_bulk(&tb->pkts[sent], tb->n - sent);
+	if (likely(sent == tb->n)) {
+		tb->n = tb->kept = 0;
+		return true;
 	}
-	tb->n = 0;
+	for (i = sent; i < tb->n; i++)
+		c->tx_bytes -= rte_pktmbuf_pkt_len(tb->pkts[i]);
+	/* frames kept for the first time (not each refusal of one frame) */
+	c->tx_deferred += tb->n - RTE_MAX(sent, tb->kept);
+	memmove(tb->pkts, &tb->pkts[sent], (tb->n - sent) * sizeof(tb->pkts[0]));
+	tb->n = tb->kept = (uint16_t)(tb->n - sent);
+	return tb->n < RTE_DIM(tb->pkts);
+}
+
+/* Queue a frame the engine itself answers with (ARP, ICMP): dropped and
+ * counted if the port keeps refusing frames, as a full link would. */
+static inline void
+tx_reply(struct dpr_worker *w, unsigned int pi, struct rte_mbuf *m)
+{
+	struct dpr_txbuf *tb = &w->tx[pi];
+
+	if (tb->n == RTE_DIM(tb->pkts) && !tx_flush(w, pi)) {
+		w->ctr[pi].drop[DPR_DROP_TX_FULL]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	tb->pkts[tb->n++] = m;
 }
 
 /* Pass @p m to worker @p to (its SPSC ring from this worker). */
@@ -137,7 +166,6 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 {
 	const struct dpr_port *port = &dpr_engine.ports[pi];
 	struct dpr_port_counters *c = &w->ctr[pi];
-	struct dpr_txbuf *tb = &w->tx[pi];
 	struct rte_mbuf *roce[DPR_MAX_BURST];
 	struct rte_mbuf *dropped[DPR_MAX_BURST];
 	struct rte_mbuf *taken[DPR_MAX_BURST];
@@ -170,9 +198,7 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		}
 		switch (dpr_rx_classify(port, m, c, &w->neigh[pi])) {
 		case DPR_RX_REPLY:
-			tb->pkts[tb->n++] = m;
-			if (tb->n == RTE_DIM(tb->pkts))
-				tx_flush(w, pi);
+			tx_reply(w, pi, m);
 			break;
 		case DPR_RX_ROCE:
 			if (several && !handed) {
@@ -290,12 +316,8 @@ hairpin(struct dpr_worker *w, unsigned int pi, uint16_t from)
 			tb->pkts[kept++] = m;
 			continue;
 		}
-		if (w->loop[pi].n == RTE_DIM(w->loop[pi].pkts)) {
-			/* lost as on a full link: the transport retransmits */
-			w->ctr[pi].drop[DPR_DROP_TX_FULL]++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
+		/* (room was made: tx_from_transport()) */
+		RTE_ASSERT(w->loop[pi].n < RTE_DIM(w->loop[pi].pkts));
 		m->port = dpr_engine.ports[pi].port_id;
 		w->loop[pi].pkts[w->loop[pi].n++] = m;
 		w->ctr[pi].loopback_packets++;
@@ -326,24 +348,30 @@ rx_loop(struct dpr_worker *w)
 	return total;
 }
 
-/* Frames the transport built go out with the replies. */
+/* Frames the transports built go out with the replies, as many as the TX
+ * buffer (and, for frames to ourselves, the loop) has room for; the rest
+ * wait in the transport's queue, which stops its requesters when full. */
 static inline void
 tx_from_transport(struct dpr_worker *w, unsigned int pi)
 {
 	struct dpr_txbuf *tb = &w->tx[pi];
-	uint16_t n;
 
 	for (;;) {
-		uint16_t from = tb->n;
+		uint16_t from, room, n;
 
-		n = dpr_transport_tx(w->tp[pi], &tb->pkts[tb->n],
-				     (uint16_t)(RTE_DIM(tb->pkts) - tb->n));
+		if (tb->n == RTE_DIM(tb->pkts) && !tx_flush(w, pi))
+			return;
+		from = tb->n;
+		room = (uint16_t)(RTE_DIM(tb->pkts) - tb->n);
+		if (unlikely(w->hairpin))
+			room = (uint16_t)RTE_MIN(room, RTE_DIM(w->loop[pi].pkts) -
+						 w->loop[pi].n);
+		n = room == 0 ? 0 : dpr_transport_tx(w->tp[pi], &tb->pkts[from], room);
 		tb->n += n;
 		if (unlikely(w->hairpin) && n != 0)
 			hairpin(w, pi, from);
-		if (tb->n < RTE_DIM(tb->pkts))
-			break;
-		tx_flush(w, pi);
+		if (n < room || tb->n < RTE_DIM(tb->pkts))
+			return;
 	}
 }
 
@@ -392,14 +420,11 @@ resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
 		return 0;
 	}
 	if (n->asked_tsc == 0 || tsc - n->asked_tsc > rte_get_tsc_hz()) {
-		struct dpr_txbuf *tb = &w->tx[ra->pi];
 		struct rte_mbuf *m = dpr_arp_request(dpr_engine.pool, port, ip);
 
 		n->asked_tsc = tsc;
 		if (m != NULL) {
-			if (tb->n == RTE_DIM(tb->pkts))
-				tx_flush(w, ra->pi);
-			tb->pkts[tb->n++] = m;
+			tx_reply(w, ra->pi, m);
 			w->ctr[ra->pi].arp_request_tx++;
 		}
 	}
@@ -453,8 +478,9 @@ worker_main(void *arg)
 		}
 		if (unlikely(rte_ring_count(w->cmd) != 0))
 			run_commands(w);
+		/* what a port refused waits for the next loop, not a nap */
 		for (pi = 0; pi < n_ports; pi++)
-			tx_flush(w, pi);
+			busy |= !tx_flush(w, pi) || w->tx[pi].n != 0;
 		w->loop_busy = got != 0 || busy;
 		if (w->loop_busy) {
 			idle_run = 0;

@@ -41,7 +41,8 @@ extern int dpr_logtype_engine;
 	_(icmp_echo_reply_tx) \
 	_(roce_rx_packets) \
 	_(roce_rx_bytes) \
-	_(loopback_packets)
+	_(loopback_packets) \
+	_(tx_deferred)
 
 /* Why a frame was dropped: enum suffix, counter name, meaning. */
 #define DPR_DROP_REASONS(_) \
@@ -62,7 +63,7 @@ extern int dpr_logtype_engine;
 	_(ICMP_NOT_ECHO, rx_drop_icmp_not_echo, "ICMP other than echo request") \
 	_(UDP_MALFORMED, rx_drop_udp_malformed, "UDP length inconsistent with IPv4") \
 	_(UDP_PORT, rx_drop_udp_port, "UDP to a port other than 4791") \
-	_(TX_FULL, tx_drop_full, "TX queue full")
+	_(TX_FULL, tx_drop_full, "ARP or ICMP reply not sent: the TX queue stayed full (RoCE frames wait instead)")
 
 enum dpr_drop_reason {
 #define _(e, n, h) DPR_DROP_ ## e,
@@ -146,6 +147,9 @@ dpr_frame_len(uint16_t mtu)
 /** TX frames a worker gathers per port before one tx_burst. */
 struct dpr_txbuf {
 	uint16_t n;
+	/* the first `kept` frames are ones the port refused last time
+	 * (already seen by the capture tap): they go first */
+	uint16_t kept;
 	struct rte_mbuf *pkts[2 * DPR_MAX_BURST];
 };
 

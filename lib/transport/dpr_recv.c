@@ -49,7 +49,7 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 		tp->conf.ack_every = 64;
 	if (tp->conf.qp_burst == 0)
 		tp->conf.qp_burst = 32;
-	ring = tp->conf.tx_ring ? tp->conf.tx_ring : 4096;
+	ring = tp->conf.tx_ring ? tp->conf.tx_ring : DPR_TX_RING;
 	ring = rte_align32pow2(ring);
 	tp->txq = calloc(ring, sizeof(*tp->txq));
 	if (tp->txq == NULL) {

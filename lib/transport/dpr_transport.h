@@ -36,6 +36,12 @@ struct dpr_tqp;
 typedef int (*dpr_resolve_cb)(void *arg, const union dpr_gid *gid,
 		struct rte_ether_addr *mac);
 
+/* The transport's TX queue by default: a staging area between the frames
+ * built in a loop and the engine's TX buffer, no deeper than a few bursts
+ * (a deep one holds mbufs the RX rings need, and queues ACKs behind
+ * requests); frames it has no room for are not built yet. */
+#define DPR_TX_RING 256
+
 struct dpr_transport_conf {
 	struct dpr_verbs_ctx *ctx;   /**< objects (PDs, MRs, CQs, QP numbers) */
 	struct rte_mempool *pool;    /**< frames built here come from it */
@@ -45,7 +51,7 @@ struct dpr_transport_conf {
 	void *resolve_arg;
 	uint32_t max_unacked;        /**< PSN window of a requester (0: 512) */
 	uint32_t ack_every;          /**< AckReq every N packets of a long message (0: 64, as rxe) */
-	uint32_t tx_ring;            /**< frames queued for TX (0: 4096) */
+	uint32_t tx_ring;            /**< frames queued for TX (0: DPR_TX_RING) */
 	uint32_t qp_burst;           /**< frames one QP emits per poll (0: 32) */
 	uint32_t owner;              /**< the caller's id for this instance
 	                                  (dprdmad: the worker index) */

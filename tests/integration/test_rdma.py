@@ -43,6 +43,7 @@ FAULTS = "--faults" in sys.argv[1:]
 WORKERS2 = "--workers2" in sys.argv[1:]
 AFPACKET = "--afpacket" in sys.argv[1:] or WORKERS2
 NS = {}
+MEMIF_ARGS = ""     # more memif devargs (test_tx_full.py: a tiny ring)
 
 
 def daemon(prefix, role, ip, seed, worker_cpu=1):
@@ -59,8 +60,8 @@ def daemon(prefix, role, ip, seed, worker_cpu=1):
             vdev += ",qpairs=2"
         ns = NS[side]
     else:
-        vdev = ("net_memif0,role=%s,socket=%s,socket-abstract=no" %
-                (role, SOCK))
+        vdev = ("net_memif0,role=%s,socket=%s,socket-abstract=no%s" %
+                (role, SOCK, MEMIF_ARGS))
         ns = None
     lcores = (["--lcores", "0@0,1@1,2@0"] if WORKERS2 else
               ["--lcores", "0@%d,1@%d" % (1 - worker_cpu, worker_cpu)])
