@@ -40,8 +40,7 @@ progress(struct dpr_tqp *qp)
 		    qp->attr.en_sqd_async_notify)
 			dpr_verbs_event(tp->ctx, DPR_EVENT_SQ_DRAINED, qp->qpn);
 	} else if (qp->attr.timeout != 0 && !qp->comp.rnr_wait) {
-		dpr_timer_arm(tp, &qp->timer,
-			      tp->now + ack_timeout_ns(qp->attr.timeout));
+		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
 		qp->comp.attempt_start = tp->now;
 	}
 	qp_work(qp);
@@ -311,8 +310,8 @@ responder_alive(struct dpr_tqp *qp, uint32_t psn)
 		return;
 	deadline = RTE_MIN(tp->now + t,
 			   qp->comp.attempt_start + DPR_ACK_TIMEOUT_STRETCH * t);
-	if (deadline > qp->timer.deadline)
-		dpr_timer_arm(tp, &qp->timer, deadline);
+	if (deadline > qp->comp.ack_deadline)
+		ack_timer_set(tp, qp, deadline);
 }
 
 void

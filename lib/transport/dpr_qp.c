@@ -241,9 +241,12 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 	info->mac_resolved = qp->mac_resolved;
 	info->on_work = qp->on_work;
 	info->timer_armed = qp->timer.armed;
-	if (qp->timer.armed)
-		info->timer_left_ns = qp->timer.deadline > tp->now ?
-			qp->timer.deadline - tp->now : 0;
+	if (qp->timer.armed) {
+		uint64_t d = qp->comp.rnr_wait ? qp->timer.deadline :
+			     qp->comp.ack_deadline;
+
+		info->timer_left_ns = d > tp->now ? d - tp->now : 0;
+	}
 	if (qp->comp.index != qp->sq.prod) {
 		const struct dpr_send_wqe *w = &qp->sq.wqe[qp->comp.index & qp->sq.mask];
 
@@ -572,6 +575,11 @@ dpr_qp_timer_fire(struct dpr_tqp *qp)
 		qp->comp.rnr_wait = false;
 		dpr_req_retry(qp, qp->comp.rnr_psn);
 		qp_work(qp);
+		return;
+	}
+	/* early: the deadline moved on since the entry was made */
+	if (qp->comp.ack_deadline > qp->tp->now) {
+		dpr_timer_arm(qp->tp, &qp->timer, qp->comp.ack_deadline);
 		return;
 	}
 	dpr_comp_timeout(qp);

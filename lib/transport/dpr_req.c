@@ -49,14 +49,27 @@ local_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	w->mr = NULL;
 	w->mr_gen = __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE);
 	for (i = 0; i < w->num_sge; i++) {
-		struct dpr_mr *mr;
+		const struct dpr_sge *sge = &w->sge[i];
+		struct dpr_mr *mr = qp->req.lmr;
 
-		if (w->sge[i].length == 0)
+		if (sge->length == 0)
 			continue;
-		mr = dpr_mr_check(qp->tp->ctx, w->sge[i].lkey, qp->pd,
-				  w->sge[i].addr, w->sge[i].length, access);
-		if (mr == NULL)
-			return false;
+		/* the QP's last key, still registered (same generation): the
+		 * checks of dpr_mr_check() but the lookup and the PD (the
+		 * QP's, as when it was checked) */
+		if (mr == NULL || qp->req.lmr_key != sge->lkey ||
+		    qp->req.lmr_gen != w->mr_gen ||
+		    (mr->access & access) != access || sge->addr < mr->iova ||
+		    sge->length > mr->length ||
+		    sge->addr - mr->iova > mr->length - sge->length) {
+			mr = dpr_mr_check(qp->tp->ctx, sge->lkey, qp->pd,
+					  sge->addr, sge->length, access);
+			if (mr == NULL)
+				return false;
+			qp->req.lmr = mr;
+			qp->req.lmr_key = sge->lkey;
+			qp->req.lmr_gen = w->mr_gen;
+		}
 		if (w->num_sge == 1)
 			w->mr = mr;     /* the key once per message, not per packet */
 	}
@@ -124,8 +137,7 @@ count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
 	if (dpr_psn_ge(last, qp->req.psn_hi))
 		qp->req.psn_hi = dpr_psn_add(last, 1);
 	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0) {
-		dpr_timer_arm(tp, &qp->timer,
-			      tp->now + ack_timeout_ns(qp->attr.timeout));
+		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
 		qp->comp.attempt_start = tp->now;
 	}
 }

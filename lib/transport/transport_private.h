@@ -143,6 +143,11 @@ struct dpr_tqp {
 		uint32_t noack_pkts;
 		uint32_t rd_atomic;    /**< READ/atomic WQEs outstanding */
 		uint32_t psn_hi;       /**< one past the highest PSN sent */
+		/* the last local key checked, while no MR has gone since
+		 * (generation lmr_gen): most WQEs of a QP use one MR */
+		struct dpr_mr *lmr;
+		uint32_t lmr_key;
+		uint64_t lmr_gen;
 	} req;
 	struct {                       /* completer (dpr_comp.c) */
 		uint32_t index;        /**< oldest WQE not completed */
@@ -164,6 +169,11 @@ struct dpr_tqp {
 		 * responses that make no progress stretch it to at most
 		 * DPR_ACK_TIMEOUT_STRETCH timeouts from here. */
 		uint64_t attempt_start;
+		/** When the local ACK timeout falls due. The wheel's entry
+		 * may be earlier: a later deadline only moves this mark (no
+		 * re-arm per ACK), and the entry moves here when it fires
+		 * early (dpr_qp_timer_fire()). */
+		uint64_t ack_deadline;
 	} comp;
 	struct {                       /* responder (dpr_resp.c) */
 		uint32_t psn;          /**< next expected PSN */
@@ -319,5 +329,16 @@ void dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
 bool dpr_resp_send(struct dpr_tqp *qp, uint32_t budget);
 bool dpr_resp_has_output(const struct dpr_tqp *qp);
+
+/* The local ACK timer of @p qp to @p deadline (see comp.ack_deadline):
+ * the wheel is touched only when the timer is not armed or must fire
+ * sooner than it would. */
+static inline void
+ack_timer_set(struct dpr_transport *tp, struct dpr_tqp *qp, uint64_t deadline)
+{
+	qp->comp.ack_deadline = deadline;
+	if (!qp->timer.armed || deadline < qp->timer.deadline)
+		dpr_timer_arm(tp, &qp->timer, deadline);
+}
 
 #endif /* TRANSPORT_PRIVATE_H */
