@@ -52,6 +52,9 @@ CASES = {
 }
 
 
+EXTRA = []          # more dprdmad options for both daemons (--daemon-args)
+
+
 def unlink(path):
     try:
         os.unlink(path)
@@ -63,7 +66,7 @@ def daemon(name, role, ip, cpu, wrapper=()):
     args = ["--lcores", "0@%d,1@%d" % (cpu, cpu), "--no-pci", "--no-huge", "-m", "512",
             "--file-prefix", name, "--log-level", "*:error",
             "--vdev", "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, MEMIF),
-            "--", "--ip", ip, "--idle", "busy"]
+            "--", "--ip", ip, "--idle", "busy"] + EXTRA
     return t.Daemon(args, prefix=name, wrapper=wrapper, timeout=300)
 
 
@@ -165,11 +168,15 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--sides", default="requester,responder")
     ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--daemon-args", default="",
+                    help="more dprdmad options for both daemons, e.g. "
+                    "'-f my.conf' (compare a setting)")
     ap.add_argument("--json", help="write the results here too")
     ap.add_argument("--keep", metavar="DIR",
                     help="keep the callgrind files there (callgrind_annotate "
                          "--auto=yes FILE shows the cost of each line)")
     args = ap.parse_args()
+    EXTRA.extend(args.daemon_args.split())
     global KEEP
     KEEP = args.keep
     if os.geteuid() != 0:

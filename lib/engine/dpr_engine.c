@@ -790,6 +790,18 @@ dpr_engine_start(const struct dpr_config *conf,
 			dpr_engine_stop();
 			return ret;
 		}
+		switch (dpr_engine_conf(conf)->tx_payload) {
+		case DPR_TXP_AUTO:
+			p->zero_copy_min = p->tx_copies ? 0 :
+					   dpr_engine_conf(conf)->zero_copy;
+			break;
+		case DPR_TXP_ATTACH:
+			p->zero_copy_min = dpr_engine_conf(conf)->zero_copy;
+			break;
+		case DPR_TXP_COPY:
+			p->zero_copy_min = 0;
+			break;
+		}
 		if (p->ip == 0)
 			ENGINE_LOG(WARNING, "port %u (%s) has no IPv4 address: "
 				   "set [port%u] ip; it will drop everything",
@@ -820,7 +832,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.resolve = resolve,
 				.resolve_arg = &w->rarg[pi],
 				.owner = i,
-				.zero_copy_min = dpr_engine_conf(conf)->zero_copy,
+				.zero_copy_min = p->zero_copy_min,
 			};
 
 			w->rarg[pi].w = w;

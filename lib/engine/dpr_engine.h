@@ -28,6 +28,15 @@ enum dpr_idle_mode {
 	DPR_IDLE_YIELD, /**< sleep idle_sleep_us after empty polls: shares cores */
 };
 
+/** How payload goes into frames ([engine] tx_payload). */
+enum dpr_tx_payload {
+	DPR_TXP_AUTO,   /**< copied on ports whose driver copies every frame
+			     anyway (memif, af_packet, tap, af_xdp, pcap),
+			     attached from zero_copy bytes on the others */
+	DPR_TXP_ATTACH, /**< attached from zero_copy bytes on every port */
+	DPR_TXP_COPY,   /**< always copied */
+};
+
 /** The [engine] section. */
 struct dpr_engine_conf {
 	unsigned int burst;          /**< RX/TX burst size */
@@ -37,6 +46,7 @@ struct dpr_engine_conf {
 	unsigned int stats_interval; /**< s between stats lines, 0 = none */
 	unsigned int zero_copy;      /**< attach payload pieces of this many
 	                                  bytes or more; 0 = always copy */
+	enum dpr_tx_payload tx_payload;
 };
 
 /** One port, as the engine's keys of [portN] configure it. */

@@ -18,6 +18,7 @@
 #include "dpr_engine.h"
 
 static const char *const idle_names[] = { "busy", "yield", NULL };
+static const char *const tx_payload_names[] = { "auto", "attach", "copy", NULL };
 
 #define G_OFF(f) offsetof(struct dpr_engine_conf, f)
 #define G_SZ(f) sizeof(((struct dpr_engine_conf *)0)->f)
@@ -39,6 +40,11 @@ static const struct dpr_conf_key engine_keys[] = {
 	  .help = "payload pieces of at least this many bytes are sent from "
 		  "the MR where they lie (external buffers), smaller ones are "
 		  "copied; 0: always copy" },
+	{ "tx_payload", DPR_CONF_ENUM, G_OFF(tx_payload), G_SZ(tx_payload),
+	  .names = tx_payload_names,
+	  .help = "auto: copy payload on ports whose driver copies frames "
+		  "anyway (memif, af_packet, tap, af_xdp), attach it elsewhere; "
+		  "attach or copy: on every port" },
 	{ "stats_interval", DPR_CONF_UINT, G_OFF(stats_interval),
 	  G_SZ(stats_interval), 0, 86400,
 	  .help = "seconds between counter lines on stdout, 0 = none" },
@@ -57,6 +63,7 @@ engine_defaults(void *area, int port __rte_unused)
 	g->idle_sleep_us = 100;
 	g->stats_interval = 0;
 	g->zero_copy = 256;
+	g->tx_payload = DPR_TXP_AUTO;
 }
 
 static struct dpr_conf_room engine_room = {

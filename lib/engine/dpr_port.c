@@ -64,6 +64,16 @@ dpr_port_setup(struct dpr_port *p, uint16_t port_id,
 			 port_id, p->name, rte_strerror(-ret));
 		return ret;
 	}
+	{
+		static const char *const copying[] = { "net_memif",
+			"net_af_packet", "net_tap", "net_af_xdp", "net_pcap" };
+
+		p->tx_copies = false;
+		for (q = 0; q < RTE_DIM(copying); q++)
+			if (info.driver_name != NULL &&
+			    strcmp(info.driver_name, copying[q]) == 0)
+				p->tx_copies = true;
+	}
 	if (info.max_rx_queues < nb_queues || info.max_tx_queues < nb_queues) {
 		snprintf(err, errlen, "port %u (%s): the device has %u RX and %u "
 			 "TX queues, and dprdmad runs %u workers that need one "

@@ -118,6 +118,13 @@ tel_port_info(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "active_mtu", (int)dpr_active_mtu(p->mtu));
 	rte_tel_data_add_dict_int(d, "queues", p->nb_queues);
+	/* how payload goes into frames ([engine] tx_payload) */
+	if (p->zero_copy_min == 0)
+		snprintf(buf, sizeof(buf), "copied%s", p->tx_copies ?
+			 " (the driver copies every frame)" : "");
+	else
+		snprintf(buf, sizeof(buf), "attached from %u B", p->zero_copy_min);
+	rte_tel_data_add_dict_string(d, "tx_payload", buf);
 	memset(&link, 0, sizeof(link));
 	rte_eth_link_get_nowait(p->port_id, &link);
 	rte_tel_data_add_dict_string(d, "link", link.link_status ? "up" : "down");

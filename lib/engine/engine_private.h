@@ -92,6 +92,11 @@ struct dpr_port {
 	uint16_t mtu;
 	bool started;
 	bool closed;
+	/* its driver copies each frame into its own memory (memif, af_packet,
+	 * ...): payload attached from an MR would be copied anyway, and a
+	 * second segment costs more than copying it once into the first */
+	bool tx_copies;
+	unsigned int zero_copy_min;   /**< the transports': 0 = always copy */
 	char name[64];
 };
 

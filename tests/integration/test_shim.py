@@ -54,7 +54,13 @@ DAEMONS = {}
 
 
 def daemon(prefix, role, ip):
-    return t.memif_daemon(prefix, role, ip, MEMIF)
+    # payload attached from the MR even on memif (which copies frames, so
+    # the default copies them): the MR mappings the frames in flight hold
+    # are what mr_mappings_released() checks
+    conf = "/tmp/dprt-shim-attach-%d.conf" % os.getpid()
+    with open(conf, "w") as f:
+        f.write("[engine]\ntx_payload = attach\n")
+    return t.memif_daemon(prefix, role, ip, MEMIF, extra=["-f", conf])
 
 
 def stats(prefix):
