@@ -26,31 +26,19 @@
 #include "transport_private.h"
 
 /* The MR behind a remote key, kept per QP while no MR of the device has
- * been deregistered (the device's MR generation): a stream of WRITEs to
- * one buffer looks its key up once, not per packet. Bounds are checked
- * on every use. */
+ * been deregistered: a stream of WRITEs to one buffer looks its key up
+ * once, not per packet. Bounds are checked on every use. */
 static __rte_always_inline struct dpr_mr *
 remote_mr(struct dpr_tqp *qp, uint32_t rkey, uint64_t va, uint32_t len)
 {
-	const uint64_t gen = __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE);
-	struct dpr_mr *mr = qp->resp.mr;
-
-	if (mr == NULL || qp->resp.mr_rkey != rkey || qp->resp.mr_gen != gen) {
-		mr = dpr_mr_check(qp->tp->ctx, rkey, qp->pd, va, len,
-				  DPR_ACCESS_REMOTE_WRITE);
-		if (mr != NULL) {
-			qp->resp.mr = mr;
-			qp->resp.mr_rkey = rkey;
-			qp->resp.mr_gen = gen;
-		}
-		return mr;
-	}
-	/* as dpr_mr_check: within [iova, iova + length), without wrapping */
-	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
-		return NULL;
-	return mr;
+	return dpr_mr_check_cached(qp->tp->ctx, &qp->resp.rkey,
+				   __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
+				   rkey, qp->pd, va, len, DPR_ACCESS_REMOTE_WRITE);
 }
 
+/* Byte reads of the fields rather than lib/wire's dpr_bth_*() and
+ * dpr_reth_*() accessors on the packed structs: with them the responder
+ * spends 19 more instructions per 64 B WRITE (callgrind, 697 -> 716). */
 static inline uint32_t
 be16_at(const uint8_t *p)
 {

@@ -49,27 +49,15 @@ local_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	w->mr = NULL;
 	w->mr_gen = __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE);
 	for (i = 0; i < w->num_sge; i++) {
-		const struct dpr_sge *sge = &w->sge[i];
-		struct dpr_mr *mr = qp->req.lmr;
+		struct dpr_mr *mr;
 
-		if (sge->length == 0)
+		if (w->sge[i].length == 0)
 			continue;
-		/* the QP's last key, still registered (same generation): the
-		 * checks of dpr_mr_check() but the lookup and the PD (the
-		 * QP's, as when it was checked) */
-		if (mr == NULL || qp->req.lmr_key != sge->lkey ||
-		    qp->req.lmr_gen != w->mr_gen ||
-		    (mr->access & access) != access || sge->addr < mr->iova ||
-		    sge->length > mr->length ||
-		    sge->addr - mr->iova > mr->length - sge->length) {
-			mr = dpr_mr_check(qp->tp->ctx, sge->lkey, qp->pd,
-					  sge->addr, sge->length, access);
-			if (mr == NULL)
-				return false;
-			qp->req.lmr = mr;
-			qp->req.lmr_key = sge->lkey;
-			qp->req.lmr_gen = w->mr_gen;
-		}
+		mr = dpr_mr_check_cached(qp->tp->ctx, &qp->req.lkey, w->mr_gen,
+					 w->sge[i].lkey, qp->pd, w->sge[i].addr,
+					 w->sge[i].length, access);
+		if (mr == NULL)
+			return false;
 		if (w->num_sge == 1)
 			w->mr = mr;     /* the key once per message, not per packet */
 	}

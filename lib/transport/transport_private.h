@@ -143,11 +143,8 @@ struct dpr_tqp {
 		uint32_t noack_pkts;
 		uint32_t rd_atomic;    /**< READ/atomic WQEs outstanding */
 		uint32_t psn_hi;       /**< one past the highest PSN sent */
-		/* the last local key checked, while no MR has gone since
-		 * (generation lmr_gen): most WQEs of a QP use one MR */
-		struct dpr_mr *lmr;
-		uint32_t lmr_key;
-		uint64_t lmr_gen;
+		/* the last local key checked: most WQEs of a QP use one MR */
+		struct dpr_mr_cache lkey;
 	} req;
 	struct {                       /* completer (dpr_comp.c) */
 		uint32_t index;        /**< oldest WQE not completed */
@@ -186,11 +183,8 @@ struct dpr_tqp {
 		uint32_t write_rkey;
 		uint32_t write_left;
 		uint32_t write_len;
-		/* the MR of the last remote key, while the device's MR
-		 * generation is mr_gen (dpr_fast.c) */
-		struct dpr_mr *mr;
-		uint32_t mr_rkey;
-		uint64_t mr_gen;
+		/* the last remote key of a WRITE (dpr_fast.c) */
+		struct dpr_mr_cache rkey;
 		struct dpr_resp_res *res;
 		uint32_t res_num;
 		uint32_t res_head;     /**< next slot to allocate: the oldest */

@@ -325,11 +325,7 @@ dpr_mr_check(struct dpr_verbs_ctx *ctx, uint32_t key, const struct dpr_pd *pd,
 
 	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
 		return NULL;
-	/* within [mr->iova, mr->iova + length), without wrapping */
-	if (iova < mr->iova || len > mr->length ||
-	    iova - mr->iova > mr->length - len)
-		return NULL;
-	return mr;
+	return dpr_mr_covers(mr, iova, len) ? mr : NULL;
 }
 
 struct dpr_cq *

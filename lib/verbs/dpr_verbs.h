@@ -360,6 +360,42 @@ struct dpr_mr *dpr_mr_check(struct dpr_verbs_ctx *ctx, uint32_t key,
 		const struct dpr_pd *pd, uint64_t iova, uint64_t len,
 		uint32_t access);
 
+/** Does @p mr hold [iova, iova + len), without wrapping? */
+static inline __attribute__((always_inline)) bool
+dpr_mr_covers(const struct dpr_mr *mr, uint64_t iova, uint64_t len)
+{
+	return iova >= mr->iova && len <= mr->length &&
+	       iova - mr->iova <= mr->length - len;
+}
+
+/** The last key a user checked, with the MR generation it was found at. */
+struct dpr_mr_cache {
+	struct dpr_mr *mr;
+	uint32_t key;
+	uint64_t gen;
+};
+
+/**
+ * dpr_mr_check() through @p c: while no MR has been deregistered since
+ * (@p gen, read from dpr_verbs_mr_gen(), unchanged) the same key needs no
+ * lookup, only the PD, access and bounds checks. Never a stale key.
+ */
+static inline __attribute__((always_inline)) struct dpr_mr *
+dpr_mr_check_cached(struct dpr_verbs_ctx *ctx, struct dpr_mr_cache *c,
+		    uint64_t gen, uint32_t key, const struct dpr_pd *pd,
+		    uint64_t iova, uint64_t len, uint32_t access)
+{
+	struct dpr_mr *mr = c->mr;
+
+	if (mr != NULL && c->key == key && c->gen == gen && mr->pd == pd &&
+	    (mr->access & access) == access)
+		return dpr_mr_covers(mr, iova, len) ? mr : NULL;
+	mr = dpr_mr_check(ctx, key, pd, iova, len, access);
+	if (mr != NULL)
+		*c = (struct dpr_mr_cache){ mr, key, gen };
+	return mr;
+}
+
 /** Address of @p iova inside a checked MR. */
 static inline uint8_t *
 dpr_mr_ptr(const struct dpr_mr *mr, uint64_t iova)
