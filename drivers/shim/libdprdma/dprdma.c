@@ -854,7 +854,10 @@ dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only)
 {
 	if (cq->ch == NULL)
 		return EINVAL;
-	__atomic_store_n(&cq->ring->armed, solicited_only ? 2 : 1, __ATOMIC_SEQ_CST);
+	/* the fence orders this store before the loads of prod in the
+	 * ibv_poll_cq that follows (the daemon fences the other way) */
+	__atomic_store_n(&cq->ring->armed, solicited_only ? 2 : 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 
