@@ -656,7 +656,9 @@ uint32_t dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
  * @p len bytes from its IP header @p l3 to the end of its pad. In one CRC
  * call over the bytes where they are: the masked fields are set to ones
  * and put back before it returns (so the buffer must be writable and not
- * read by anyone else meanwhile). The same value as dpr_icrc_mbuf().
+ * read by anyone else meanwhile; the 4 bytes after, the packet's ICRC,
+ * may be rewritten with their own value too). The same value as
+ * dpr_icrc_mbuf().
  */
 uint32_t dpr_icrc_ipv4_inplace(uint8_t *l3, uint32_t len);
 
