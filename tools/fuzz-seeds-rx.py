@@ -14,7 +14,8 @@ import os
 import struct
 import sys
 
-OUR_QP, POLL, RSP_PSN = 0x01, 0x04, 0x10
+OUR_QP, POLL, RSP_PSN, UD = 0x01, 0x04, 0x10, 0x20
+UD_SEND, UD_SEND_IMM = 0x64, 0x65
 RD_FIRST, RD_MIDDLE, RD_LAST, RD_ONLY, ACK, ATOMIC_ACK = range(0x0d, 0x13)
 SYN_ACK, SYN_RNR, SYN_SEQ, SYN_INV, SYN_ACC, SYN_OP = (
     0x1f, 0x21, 0x60, 0x61, 0x62, 0x63)
@@ -53,6 +54,14 @@ def read_responses(first=200, n=8, size=1024, flags=OUR_QP | POLL,
     return out
 
 
+def ud(size, op=UD_SEND, flags=OUR_QP | UD | POLL, qkey=0, sqpn=0x99):
+    """A UD datagram (the target writes its Q_Key over qkey with UD)."""
+    body = bth(op, 1) + struct.pack("!I", qkey) + (sqpn & 0xffffff).to_bytes(4, "big")
+    if op == UD_SEND_IMM:
+        body += struct.pack("!I", 0xabcdef01)
+    return rec(body + bytes([0x5a]) * size, flags)
+
+
 def seeds():
     happy_tail = ack(210) + ack(212) + atomic_ack(213) + atomic_ack(214) + ack(215)
     yield "all work completes", read_responses() + happy_tail
@@ -74,6 +83,11 @@ def seeds():
     yield "atomic ACK where a WRITE is", read_responses() + atomic_ack(210)
     yield "ACKs behind and far ahead", ack(199) + ack(5000) + ack(0xffffff)
     yield "ACK with credits", read_responses() + ack(210, 0x05, 3)
+    yield "UD: one that fits the short WQE, then a long one", ud(24) + ud(1024, UD_SEND_IMM)
+    yield "UD: too long for the first WQE, no WQE for the third", \
+        ud(100) + ud(8) + ud(8) + ud(0)
+    yield "UD: wrong Q_Key, then to the RC QP", \
+        ud(8, flags=OUR_QP | POLL, qkey=0x1234) + rec(bth(UD_SEND, 1) + bytes(8) + bytes(8))
 
 
 def main():

@@ -294,6 +294,24 @@ drain_rq(struct shim_qp *q, unsigned int wi)
 	return left;
 }
 
+/* The transport found the QP's receive queue empty for a message that
+ * just came: the client's ring may hold receives the doorbell round has
+ * not taken yet (a UD datagram would be dropped, an RC SEND RNR NAKed). */
+static void
+rq_pull(void *arg)
+{
+	struct shim_qp *q = arg;
+
+	if (!q->broken)
+		drain_rq(q, q->c->worker);
+}
+
+void
+shim_qp_attach(struct shim_qp *q)
+{
+	dpr_qp_set_rq_pull(q->qp, rq_pull, q);
+}
+
 bool
 dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
 		     uint64_t now_ns __rte_unused)

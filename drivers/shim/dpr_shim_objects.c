@@ -100,6 +100,7 @@ job_run(void *arg)
 		dpr_engine_verbs_unlock();
 		if (q->qp != NULL) {
 			q->qpn = dpr_qp_num(q->qp);
+			shim_qp_attach(q);
 			c->qps[q->slot] = q;
 			shim_qp_table_set(c->port, q->qpn, q);
 		}
@@ -384,10 +385,10 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	void *ring;
 	int fd, rc;
 
-	/* refused before its rings are made: a UD or UC QP's rings would not
-	 * be an RC one's (the transport refuses the type too, for its other
-	 * callers) */
-	if (m->create_qp.qp_type != DPR_QPT_RC)
+	/* refused before its rings are made (UC, XRC, raw packet: the
+	 * transport refuses them too, for its other callers). A UD QP's
+	 * rings are an RC one's: its WQEs carry their address vector. */
+	if (m->create_qp.qp_type != DPR_QPT_RC && m->create_qp.qp_type != DPR_QPT_UD)
 		return -EOPNOTSUPP;
 	pd = shim_obj_get(c, m->create_qp.pd, OBJ_PD);
 	scq = shim_obj_get(c, m->create_qp.send_cq, OBJ_CQ);
@@ -440,7 +441,7 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	}
 	q->handle = h;
 	j.p = q;
-	j.ia.qp_type = DPR_QPT_RC;
+	j.ia.qp_type = (enum dpr_qp_type)m->create_qp.qp_type;
 	j.ia.pd = pd;
 	j.ia.send_cq = scq->cq;
 	j.ia.recv_cq = rcq->cq;
@@ -488,6 +489,7 @@ attr_from_shm(const struct dpr_shm_qp_attr *s, struct dpr_qp_attr *a)
 	a->sq_psn = s->sq_psn;
 	a->dest_qp_num = s->dest_qp_num;
 	a->qp_access_flags = s->qp_access_flags;
+	a->qkey = s->qkey;
 	memcpy(a->ah_attr.dgid.raw, s->dgid.raw, 16);
 	a->ah_attr.flow_label = s->flow_label;
 	a->ah_attr.sgid_index = s->sgid_index;
@@ -515,6 +517,7 @@ attr_to_shm(const struct dpr_qp_attr *a, struct dpr_shm_qp_attr *s)
 	s->sq_psn = a->sq_psn;
 	s->dest_qp_num = a->dest_qp_num;
 	s->qp_access_flags = a->qp_access_flags;
+	s->qkey = a->qkey;
 	memcpy(s->dgid.raw, a->ah_attr.dgid.raw, 16);
 	s->flow_label = a->ah_attr.flow_label;
 	s->sgid_index = a->ah_attr.sgid_index;

@@ -256,6 +256,9 @@ int shim_dereg_mr(struct shim_client *c, uint32_t h);
 /* dpr_shim_datapath.c */
 /** A CQ's completions into its client's ring (struct dpr_cq's push). */
 int shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e);
+/* The transport may take receives from the client's ring when a message
+ * finds none (the worker's: after dpr_qp_create). */
+void shim_qp_attach(struct shim_qp *q);
 /** The verbs devices' event callback: to the client owning the QP. */
 void shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj);
 /** The QPN -> client QP table of port @p pi, @p n entries. */

@@ -833,6 +833,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.resolve_arg = &w->rarg[pi],
 				.owner = i,
 				.zero_copy_min = p->zero_copy_min,
+				.port_mtu = dpr_active_mtu(p->mtu),
 			};
 
 			w->rarg[pi].w = w;

@@ -319,6 +319,9 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 		return n < 0 ? n : -ENOENT;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "qpn", q.qpn);
+	rte_tel_data_add_dict_string(d, "type", q.type == DPR_QPT_UD ? "UD" : "RC");
+	if (q.type == DPR_QPT_UD)
+		rte_tel_data_add_dict_u64(d, "qkey", q.qkey);
 	rte_tel_data_add_dict_u64(d, "dest_qpn", q.dest_qpn);
 	rte_tel_data_add_dict_string(d, "state", dpr_qp_state_name(q.state));
 	rte_tel_data_add_dict_u64(d, "pmtu", q.pmtu);

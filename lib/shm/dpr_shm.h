@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 1
+#define DPR_SHM_VERSION 2            /**< 2: UD (the WQE's AV, Q_Key) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -91,11 +91,22 @@ struct dpr_shm_swqe {
 	uint32_t send_flags;            /**< enum ibv_send_flags */
 	uint32_t imm_data;              /**< wire order */
 	uint32_t num_sge;               /**< or inline bytes with IBV_SEND_INLINE */
-	uint64_t remote_addr;
-	uint64_t compare_add;
-	uint64_t swap;
-	uint32_t rkey;
-	uint32_t pad;
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+			uint32_t pad;
+		};
+		struct {                /**< UD: ibv_send_wr.wr.ud and its AH */
+			uint8_t dgid[16];
+			uint32_t flow_label;
+			uint8_t traffic_class, hop_limit, sgid_index, pad;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	};
 	uint64_t reserved;
 	union {
 		struct dpr_shm_sge sge[DPR_SHM_MAX_SEND_SGE];
@@ -223,7 +234,7 @@ struct dpr_shm_port {
 	struct dpr_shm_gid gid[2];      /**< rxe's table: link-local, IPv4-mapped */
 };
 
-/** QP attributes, as ibv_qp_attr (RC fields). */
+/** QP attributes, as ibv_qp_attr (the RC and UD fields). */
 struct dpr_shm_qp_attr {
 	uint32_t qp_state, cur_qp_state, path_mtu;
 	uint32_t rq_psn, sq_psn, dest_qp_num, qp_access_flags;
@@ -233,6 +244,7 @@ struct dpr_shm_qp_attr {
 	uint16_t pkey_index, dlid;
 	uint8_t max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port_num;
 	uint8_t timeout, retry_cnt, rnr_retry, sl;
+	uint32_t qkey;                  /**< UD */
 };
 
 struct dpr_shm_qp_caps {

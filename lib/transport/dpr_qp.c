@@ -78,6 +78,40 @@ static const struct qp_trans qp_table[DPR_QPS_NUM][DPR_QPS_NUM] = {
 	},
 };
 
+/* The same for UD: no path, no PSNs to receive, a Q_Key from INIT on. */
+static const struct qp_trans qp_table_ud[DPR_QPS_NUM][DPR_QPS_NUM] = {
+	[DPR_QPS_RESET] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_INIT] = T(DPR_QP_PKEY_INDEX | DPR_QP_PORT | DPR_QP_QKEY, 0),
+	},
+	[DPR_QPS_INIT] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_INIT] = T(0, DPR_QP_PKEY_INDEX | DPR_QP_PORT | DPR_QP_QKEY),
+		[DPR_QPS_RTR] = T(0, DPR_QP_PKEY_INDEX | DPR_QP_QKEY),
+	},
+	[DPR_QPS_RTR] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(DPR_QP_SQ_PSN, DPR_QP_CUR_STATE | DPR_QP_QKEY),
+	},
+	[DPR_QPS_RTS] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_QKEY),
+		[DPR_QPS_SQD] = T(0, DPR_QP_EN_SQD_ASYNC_NOTIFY),
+	},
+	[DPR_QPS_SQD] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_QKEY),
+		[DPR_QPS_SQD] = T(0, DPR_QP_PKEY_INDEX | DPR_QP_QKEY),
+	},
+	[DPR_QPS_SQE] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_QKEY),
+	},
+	[DPR_QPS_ERR] = {
+		ANY_TO_RESET_ERR,
+	},
+};
+
 struct dpr_tqp *
 dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 {
@@ -85,7 +119,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	struct dpr_tqp *qp;
 	uint32_t sq_size, rq_size, i;
 
-	if (ia->qp_type != DPR_QPT_RC) {
+	/* UC comes with the rest of the transport breadth */
+	if (ia->qp_type != DPR_QPT_RC && ia->qp_type != DPR_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -135,6 +170,7 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	for (i = 0; i < rq_size; i++)
 		qp->rq.wqe[i].sge = &qp->rq.sge[(size_t)i * qp->rq.max_sge];
 	qp->tp = tp;
+	qp->type = ia->qp_type;
 	qp->pd = ia->pd;
 	qp->scq = ia->send_cq;
 	qp->rcq = ia->recv_cq;
@@ -178,6 +214,13 @@ dpr_qp_destroy(struct dpr_tqp *qp)
 	return 0;
 }
 
+void
+dpr_qp_set_rq_pull(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg)
+{
+	qp->rq_pull = fn;
+	qp->rq_pull_arg = arg;
+}
+
 uint32_t
 dpr_qp_num(const struct dpr_tqp *qp)
 {
@@ -216,6 +259,8 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->qpn = qp->qpn;
+	info->type = qp->type;
+	info->qkey = qp->attr.qkey;
 	info->dest_qpn = qp->attr.dest_qp_num;
 	info->state = qp->state;
 	info->pmtu = qp->pmtu;
@@ -381,6 +426,7 @@ reset_queues(struct dpr_tqp *qp)
 	qp->rq.cons = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->ud, 0, sizeof(qp->ud));
 	free(qp->resp.res);
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->comm_established = false;
@@ -397,7 +443,7 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 
 	if ((unsigned int)next >= DPR_QPS_NUM || (mask & ~((1 << 21) - 1)))
 		return -EINVAL;
-	t = &qp_table[cur][next];
+	t = qp->type == DPR_QPT_UD ? &qp_table_ud[cur][next] : &qp_table[cur][next];
 	if (!t->valid || (mask & t->req) != t->req ||
 	    (mask & ~(t->req | t->opt | DPR_QP_STATE)) != 0)
 		return -EINVAL;
@@ -427,6 +473,8 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 		qp->attr.qp_access_flags = a->qp_access_flags;
 	if (mask & DPR_QP_PKEY_INDEX)
 		qp->attr.pkey_index = a->pkey_index;
+	if (mask & DPR_QP_QKEY)
+		qp->attr.qkey = a->qkey;
 	if (mask & DPR_QP_PORT)
 		qp->attr.port_num = a->port_num;
 	if (mask & DPR_QP_MIN_RNR_TIMER)
@@ -623,6 +671,11 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 			rc = -EINVAL;
 			break;
 		}
+		if (qp->type == DPR_QPT_UD) {
+			rc = dpr_ud_check_send(qp, wr, len);
+			if (rc != 0)
+				break;
+		}
 		if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
 			rc = -ENOMEM;
 			break;
@@ -641,6 +694,8 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 		w->rkey = wr->rkey;
 		w->compare_add = wr->compare_add;
 		w->swap = wr->swap;
+		if (qp->type == DPR_QPT_UD)
+			w->ud = wr->ud;
 		if (inl) {
 			/* copied now: the request may be gone by the time it is sent */
 			memcpy(w->inline_data, wr->inline_data, len);

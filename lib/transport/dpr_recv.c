@@ -114,8 +114,8 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		tp->stats.rx_invalid++;
 		return;
 	}
-	if (!(pi.mask & DPR_RC_MASK)) {
-		/* UC, UD and CNP come with the transport-breadth work */
+	if (!(pi.mask & (DPR_RC_MASK | DPR_UD_MASK))) {
+		/* UC and CNP come with the rest of the transport breadth */
 		tp->stats.rx_invalid++;
 		return;
 	}
@@ -123,6 +123,25 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 	qp = dpr_qpn_lookup(tp->ctx, h.dqpn);
 	if (qp == NULL) {
 		tp->stats.rx_no_qp++;
+		return;
+	}
+	/* rxe check_type_state: the opcode's class is the QP's type */
+	if ((qp->type == DPR_QPT_UD) != ((pi.mask & DPR_UD_MASK) != 0)) {
+		tp->stats.rx_wrong_type++;
+		return;
+	}
+	if (qp->type == DPR_QPT_UD) {
+		/* a datagram comes from anyone: to our GID, our P_Key */
+		if (!state_takes(qp, DPR_REQ_MASK)) {
+			tp->stats.rx_qp_state++;
+			return;
+		}
+		if (memcmp(&pi.encap.dgid, &tp->conf.gid, sizeof(pi.encap.dgid)) ||
+		    h.pkey != DPR_DEFAULT_PKEY) {
+			tp->stats.rx_wrong_peer++;
+			return;
+		}
+		dpr_ud_rx(qp, m, &pi, &h);
 		return;
 	}
 	/* After the QP lookup, rxe's hdr_check checks the opcode's class

@@ -327,6 +327,8 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 {
 	struct dpr_transport *tp = qp->tp;
 
+	if (qp->type == DPR_QPT_UD)
+		return dpr_ud_req_run(qp, budget);
 	if ((qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) ||
 	    qp->comp.rnr_wait)
 		return false;

@@ -128,7 +128,7 @@ rx_send(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	int rc;
 
 	if (pi->mask & DPR_START_MASK) {
-		if (qp->rq.cons == qp->rq.prod) {
+		if (!rq_has_wqe(qp)) {
 			rnr_nak(qp, h->psn);
 			return;
 		}
@@ -168,7 +168,7 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	struct dpr_mr *mr = NULL;
 
 	/* WRITE with immediate consumes a receive WQE: check before placing */
-	if ((pi->mask & DPR_RWR_MASK) && qp->rq.cons == qp->rq.prod) {
+	if ((pi->mask & DPR_RWR_MASK) && !rq_has_wqe(qp)) {
 		rnr_nak(qp, h->psn);
 		return;
 	}

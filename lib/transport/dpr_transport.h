@@ -64,7 +64,15 @@ struct dpr_transport_conf {
 	 * fast path off): the oracle the differential test compares the
 	 * fast path with. */
 	bool slow_only;
+	/** The port's active RoCE MTU, bytes (0: 1024): the longest UD
+	 * message (a UD QP has no path MTU of its own) */
+	uint32_t port_mtu;
 };
+
+/* How long a UD send waits for its destination's MAC (ARP) before it is
+ * dropped: a datagram to nowhere completes as sent, as on a wire where
+ * nobody listens, and the send queue moves on. */
+#define DPR_UD_RESOLVE_NS 1000000000ull
 
 /**
  * The local ACK timeout (IBA 9.7.6.1.3) measures the responder's silence:
@@ -96,6 +104,7 @@ struct dpr_qp_attr {
 	uint32_t sq_psn;
 	uint32_t dest_qp_num;
 	uint32_t qp_access_flags;
+	uint32_t qkey;                  /**< UD */
 	struct dpr_ah_attr ah_attr;
 	uint16_t pkey_index;
 	uint8_t en_sqd_async_notify;
@@ -109,7 +118,7 @@ struct dpr_qp_attr {
 };
 
 struct dpr_qp_init_attr {
-	enum dpr_qp_type qp_type;       /**< DPR_QPT_RC; others: EOPNOTSUPP */
+	enum dpr_qp_type qp_type;       /**< RC or UD; UC: EOPNOTSUPP */
 	struct dpr_pd *pd;
 	struct dpr_cq *send_cq;
 	struct dpr_cq *recv_cq;
@@ -144,7 +153,13 @@ struct dpr_qp_init_attr {
 	_(read_replays) \
 	_(atomic_executed) \
 	_(atomic_replays) \
-	_(rd_atomic_over)
+	_(rd_atomic_over) \
+	_(ud_sent) \
+	_(ud_received) \
+	_(ud_unreachable) \
+	_(ud_no_wqe) \
+	_(ud_too_long) \
+	_(bad_qkey)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */
@@ -155,6 +170,7 @@ struct dpr_qp_init_attr {
 	_(rx_no_qp) \
 	_(rx_qp_state) \
 	_(rx_wrong_peer) \
+	_(rx_wrong_type) \
 	_(tx_frames) \
 	_(tx_fast) \
 	_(tx_no_mbuf) \
@@ -181,6 +197,8 @@ struct dpr_qp_stats {
  */
 struct dpr_qp_info {
 	uint32_t qpn;
+	enum dpr_qp_type type;
+	uint32_t qkey;                /**< UD */
 	uint32_t dest_qpn;
 	enum dpr_qp_state state;
 	uint32_t pmtu;
@@ -277,7 +295,8 @@ const struct dpr_transport_stats *dpr_transport_stats(const struct dpr_transport
 /* ------------------------------------------------------------------ QPs */
 
 /** @return a QP in RESET, or NULL with errno (EOPNOTSUPP: a type other
- * than RC; EINVAL: caps over the limits or missing objects; ENOMEM). */
+ * than RC and UD; EINVAL: caps over the limits or missing objects;
+ * ENOMEM). */
 struct dpr_tqp *dpr_qp_create(struct dpr_transport *tp,
 		const struct dpr_qp_init_attr *ia);
 /** Destroy (any state); outstanding work is dropped without completions. */
@@ -311,11 +330,23 @@ int dpr_transport_foreach_qp(struct dpr_transport *tp,
  * a negative errno for wr[*n_posted], the first not posted: EINVAL (QP in
  * RESET, INIT or RTR; a bad opcode; more SGEs than the QP takes; a message
  * over 2^31 bytes; an atomic not of one 8-byte SGE; inline data too long,
- * or with a READ or an atomic), ENOMEM (queue full). In ERR, requests are
- * accepted and complete with WR_FLUSH_ERR.
+ * or with a READ or an atomic; on a UD QP, anything but SEND, a message
+ * over the port's MTU, a destination that is not an IPv4-mapped GID or a
+ * QPN over 24 bits), ENOMEM (queue full). In ERR, requests are accepted
+ * and complete with WR_FLUSH_ERR.
  */
 int dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wr,
 		unsigned int n, unsigned int *n_posted);
+/**
+ * Called when a message arrives to find @p qp's receive queue empty,
+ * before it is refused (RNR NAK) or, on UD, dropped: the owner's chance
+ * to post the receive WQEs it holds but has not given yet (the shim's
+ * ring of a client), as a NIC reads its receive queue when the packet
+ * comes. @p fn may call dpr_post_recv() on the QP. NULL: none.
+ */
+typedef void (*dpr_rq_pull_cb)(void *arg);
+void dpr_qp_set_rq_pull(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg);
+
 /** ibv_post_recv of @p n work requests: as dpr_post_send(); EINVAL in
  * RESET or for more SGEs than the QP takes. */
 int dpr_post_recv(struct dpr_tqp *qp, const struct dpr_recv_wr *wr,

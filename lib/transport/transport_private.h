@@ -62,6 +62,7 @@ struct dpr_send_wqe {
 	uint32_t rkey;
 	uint64_t compare_add;
 	uint64_t swap;
+	struct dpr_ud_dest ud;    /**< UD QPs */
 	struct dpr_sge *sge;      /**< num_sge entries, or NULL */
 	uint8_t *inline_data;     /**< with DPR_SEND_INLINE */
 	/* one SGE: its MR, found when the WQE started, good while the MR
@@ -109,6 +110,7 @@ struct dpr_resp_res {
 struct dpr_tqp {
 	struct dpr_transport *tp;
 	uint32_t qpn;
+	enum dpr_qp_type type;
 	enum dpr_qp_state state;
 	struct dpr_qp_attr attr;
 	struct dpr_pd *pd;
@@ -196,6 +198,14 @@ struct dpr_tqp {
 		uint32_t nak_psn;
 	} resp;
 
+	dpr_rq_pull_cb rq_pull;        /**< dpr_qp_set_rq_pull() */
+	void *rq_pull_arg;
+
+	struct {                       /* UD (dpr_ud.c) */
+		/** since when the head WQE waits for its MAC (0: not) */
+		uint64_t resolve_since;
+	} ud;
+
 	struct dpr_qp_stats stats;
 	struct dpr_timer timer;        /**< ACK timeout or RNR wait */
 	bool on_work;
@@ -246,6 +256,16 @@ qp_work(struct dpr_tqp *qp)
 		qp->on_work = true;
 		TAILQ_INSERT_TAIL(&qp->tp->work, qp, work_link);
 	}
+}
+
+/* Is a receive WQE there for a message arriving now? (asks the owner
+ * for the ones it holds when none is: dpr_qp_set_rq_pull()) */
+static inline bool
+rq_has_wqe(struct dpr_tqp *qp)
+{
+	if (qp->rq.cons == qp->rq.prod && qp->rq_pull != NULL)
+		qp->rq_pull(qp->rq_pull_arg);
+	return qp->rq.cons != qp->rq.prod;
 }
 
 static inline bool
@@ -317,6 +337,13 @@ void dpr_req_retry(struct dpr_tqp *qp, uint32_t psn);
 void dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
 void dpr_comp_timeout(struct dpr_tqp *qp);
+
+/* dpr_ud.c */
+bool dpr_ud_req_run(struct dpr_tqp *qp, uint32_t budget);
+void dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	       const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
+int dpr_ud_check_send(const struct dpr_tqp *qp, const struct dpr_send_wr *wr,
+		      uint64_t len);
 
 /* dpr_resp.c */
 void dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,

@@ -76,6 +76,7 @@ enum dpr_wc_status {
 
 /** Completion flags (ibv_wc_flags). */
 enum dpr_wc_flags {
+	DPR_WC_GRH = 1 << 0,      /**< the first 40 bytes hold the GRH (UD) */
 	DPR_WC_WITH_IMM = 1 << 1,
 };
 
@@ -268,17 +269,37 @@ struct dpr_sge {
  * asserts it) to the transport's dpr_post_send(), which checks it.
  * Values as ibv_send_wr has them.
  */
+/** Where a UD send goes: the address handle's vector (ibv_ah_attr with
+ * its GRH), the destination QP and Q_Key (ibv_send_wr.wr.ud). */
+struct dpr_ud_dest {
+	uint8_t dgid[16];
+	uint32_t flow_label;
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t sgid_index;
+	uint8_t pad;
+	uint32_t remote_qpn;
+	/** High bit set: the sending QP's own Q_Key goes out instead
+	 * (IBA 10.2.5, the controlled Q_Key rule, as rxe applies it) */
+	uint32_t remote_qkey;
+};
+
 struct dpr_send_wr {
 	uint64_t wr_id;
 	uint32_t opcode;          /**< enum dpr_wr_opcode */
 	uint32_t send_flags;      /**< enum dpr_send_flags */
 	uint32_t imm_data;        /**< wire order */
 	uint32_t num_sge;         /**< SGEs, or inline bytes with DPR_SEND_INLINE */
-	uint64_t remote_addr;     /**< RDMA and atomics */
-	uint64_t compare_add;     /**< atomics */
-	uint64_t swap;            /**< CMP_AND_SWP */
-	uint32_t rkey;
-	uint32_t pad;
+	union {
+		struct {
+			uint64_t remote_addr;     /**< RDMA and atomics */
+			uint64_t compare_add;     /**< atomics */
+			uint64_t swap;            /**< CMP_AND_SWP */
+			uint32_t rkey;
+			uint32_t pad;
+		};
+		struct dpr_ud_dest ud;    /**< UD QPs: SEND only */
+	};
 	uint64_t reserved;
 	union {
 		struct dpr_sge sge[DPR_WR_MAX_SGE];

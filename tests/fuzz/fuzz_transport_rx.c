@@ -15,7 +15,9 @@
  * request sequences), bit 2 runs the transport's poll (answers, timers)
  * after the frame, bit 3 writes the MR's rkey into a RETH or AtomicETH
  * (keys are random: not guessable), bit 4 rewrites the PSN to the next
- * response PSN of the requester's work (deep ACK/NAK/response streams).
+ * response PSN of the requester's work (deep ACK/NAK/response streams),
+ * bit 5 points the frame (with bit 0) at a UD QP instead and writes its
+ * Q_Key into a DETH (the UD receive path: GRH, Q_Key, WQE fit).
  *
  * The requester has work in flight for the completer to meet: a READ of
  * 8 KiB (PSNs 200-207), a WRITE of 3000 B (208-210), a SEND of 1500 B
@@ -189,6 +191,53 @@ make_qp(void)
 	return qp;
 }
 
+#define UD_QKEY 0x11110000u
+
+/* A UD QP in RTS with two receives (one too short for most datagrams)
+ * and two datagrams sent to the peer. */
+static struct dpr_tqp *
+make_ud_qp(void)
+{
+	struct dpr_qp_init_attr ia = {
+		.qp_type = DPR_QPT_UD,
+		.pd = pd, .send_cq = cq, .recv_cq = cq, .max_send_wr = 4,
+		.max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 2,
+	};
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_INIT, .port_num = 1,
+				 .qkey = UD_QKEY, .sq_psn = 7 };
+	struct dpr_tqp *qp = dpr_qp_create(tp, &ia);
+	struct dpr_recv_wr rwr = { .wr_id = 20, .num_sge = 2,
+				   .sge[0] = { 0x100000 + 49152, 40, mr->lkey },
+				   .sge[1] = { 0x100000 + 49192, 24, mr->lkey } };
+	struct dpr_send_wr swr = { .wr_id = 30, .opcode = DPR_WR_SEND,
+				   .send_flags = DPR_SEND_SIGNALED, .num_sge = 1,
+				   .ud = { .remote_qpn = 0x42, .remote_qkey = UD_QKEY,
+					   .sgid_index = 1 },
+				   .sge[0] = { 0x100000, 100, mr->lkey } };
+
+	if (qp == NULL)
+		abort();
+	dpr_qp_modify(qp, &a, DPR_QP_STATE | DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+		      DPR_QP_QKEY);
+	a.qp_state = DPR_QPS_RTR;
+	dpr_qp_modify(qp, &a, DPR_QP_STATE);
+	a.qp_state = DPR_QPS_RTS;
+	dpr_qp_modify(qp, &a, DPR_QP_STATE | DPR_QP_SQ_PSN);
+	dpr_post_recv(qp, &rwr, 1, NULL);
+	rwr.wr_id = 21;
+	rwr.num_sge = 1;
+	rwr.sge[0] = (struct dpr_sge){ 0x100000 + 50176, 2048, mr->lkey };
+	dpr_post_recv(qp, &rwr, 1, NULL);
+	memcpy(swr.ud.dgid, peer_gid.raw, 16);
+	dpr_post_send(qp, &swr, 1, NULL);
+	swr.wr_id = 31;
+	swr.opcode = DPR_WR_SEND_WITH_IMM;
+	dpr_post_send(qp, &swr, 1, NULL);
+	return qp;
+}
+
+static struct dpr_tqp *ud_qp;
+
 static void
 drain(void)
 {
@@ -242,7 +291,7 @@ deliver(struct dpr_tqp *qp, const uint8_t *body, uint16_t len, uint8_t flags,
 	memcpy(buf + hl, body, len);
 	buf[hl + 1] &= 0xf0;                 /* BTH version 0 */
 	if (flags & 1) {
-		uint32_t q = dpr_qp_num(qp);
+		uint32_t q = dpr_qp_num(flags & 0x20 ? ud_qp : qp);
 
 		buf[hl + 5] = (uint8_t)(q >> 16);
 		buf[hl + 6] = (uint8_t)(q >> 8);
@@ -255,6 +304,13 @@ deliver(struct dpr_tqp *qp, const uint8_t *body, uint16_t len, uint8_t flags,
 		buf[hl + 10] = (uint8_t)(*p >> 8);
 		buf[hl + 11] = (uint8_t)*p;
 		*p = (*p + 1) & DPR_PSN_MASK;
+	}
+	if (flags & 0x20) {
+		const struct dpr_opcode_info *oi = &dpr_opcode[buf[hl]];
+		uint32_t qk = htonl(UD_QKEY);
+
+		if ((oi->mask & DPR_DETH_MASK) && len >= oi->offset[DPR_HDR_DETH] + 8)
+			memcpy(buf + hl + oi->offset[DPR_HDR_DETH], &qk, 4);
 	}
 	if (flags & 8) {
 		const struct dpr_opcode_info *oi = &dpr_opcode[buf[hl]];
@@ -294,6 +350,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dpr_tqp *qp = make_qp();
 	uint32_t psn = 100, rsp_psn = 200, i;
 
+	ud_qp = make_ud_qp();
+	dpr_transport_poll(tp, 0);
+
 	while (size >= 3) {
 		uint8_t flags = data[0];
 		uint16_t len = (uint16_t)(data[1] | data[2] << 8);
@@ -309,6 +368,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dpr_transport_poll(tp, 1ull << 40);   /* every timer falls due */
 	drain();
 	dpr_qp_destroy(qp);
+	dpr_qp_destroy(ud_qp);
 	/* nothing outside the MR was touched */
 	for (i = 0; i < CANARY; i++)
 		if (region[i] != 0xa5 || region[CANARY + MR_SIZE + i] != 0xa5)

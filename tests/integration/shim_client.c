@@ -501,12 +501,12 @@ do_isolation(const char *sa, const char *sb)
 	/* the client library refuses what the daemon would refuse */
 	{
 		struct dprdma_qp_init init = { .send_cq = x.cq, .recv_cq = x.cq,
-					       .qp_type = 4 /* UD */ };
+					       .qp_type = 3 /* UC */ };
 
 		init.cap.max_send_wr = 1;
 		errno = 0;
 		CHECK(dprdma_create_qp(x.pd, &init) == NULL && errno == EOPNOTSUPP,
-		      "UD QP refused with EOPNOTSUPP (%d)", errno);
+		      "UC QP refused with EOPNOTSUPP (%d)", errno);
 		init.qp_type = 2;
 		init.cap.max_send_wr = 1u << 20;
 		errno = 0;

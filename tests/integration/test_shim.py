@@ -87,7 +87,16 @@ def raw_conn(path):
     return s
 
 
-MAGIC, VERSION = 0x31525044, 1
+def shm_header_version():
+    """DPR_SHM_VERSION as lib/shm/dpr_shm.h defines it (the test speaks
+    the protocol of the tree it tests)."""
+    root = os.environ.get("DPR_SOURCE_ROOT",
+                          os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(root, "lib", "shm", "dpr_shm.h")) as f:
+        return int(re.search(r"#define DPR_SHM_VERSION (\d+)", f.read()).group(1))
+
+
+MAGIC, VERSION = 0x31525044, shm_header_version()
 OPS = {"open": 1, "query_port": 2, "alloc_pd": 3, "dealloc_pd": 4,
        "reg_mr": 5, "dereg_mr": 6, "create_channel": 7, "destroy_channel": 8,
        "create_cq": 9, "destroy_cq": 10, "create_qp": 11, "modify_qp": 12,
@@ -204,10 +213,17 @@ def hostile_control(sock):
     t.check(st == -22, "create_cq on a channel it does not have: EINVAL (%d)" % st)
     st, d = ask(h, msg(OPS["create_cq"], struct.pack("<Ii", 8, -1)))
     hcq = struct.unpack("<I", d[16:20])[0]
-    for what, qpt, want in [("UD", 4, -95), ("UC", 3, -95), ("XRC", 9, -95)]:
+    for what, qpt, want in [("UC", 3, -95), ("XRC", 9, -95), ("raw packet", 8, -95)]:
         b = struct.pack("<IIIII IIIII", hpd, hcq, hcq, qpt, 0, 16, 16, 1, 1, 0)
         st, _ = ask(h, msg(OPS["create_qp"], b))
         t.check(st == want, "a %s QP: EOPNOTSUPP (%d)" % (what, st))
+    b = struct.pack("<IIIII IIIII", hpd, hcq, hcq, 4, 0, 16, 16, 1, 1, 0)
+    st, d = ask(h, msg(OPS["create_qp"], b))
+    t.check(st == 0, "a UD QP is made (%d)" % st)
+    if st == 0:
+        hud = struct.unpack("<I", d[16:20])[0]
+        st, _ = ask(h, msg(OPS["destroy_qp"], struct.pack("<I", hud)))
+        t.check(st == 0, "and destroyed (%d)" % st)
     b = struct.pack("<IIIII IIIII", hpd, hcq, hcq, 2, 0, 1 << 20, 16, 1, 1, 0)
     st, _ = ask(h, msg(OPS["create_qp"], b))
     t.check(st == -22, "a QP over the WR limit: EINVAL (%d)" % st)
@@ -427,6 +443,31 @@ def test_dropin(sa, sb):
                     "dprdmad %s took %d send WQEs (%d)" %
                     (p, n, s1["send_wqes"] - s0["send_wqes"]))
 
+    # UD: ibv_ud_pingpong (address handles, the GRH in front of every
+    # receive), small, at the port MTU, with events; then both ends on one
+    # daemon
+    for args, same in ((["-s", "64", "-n", "200"], False),
+                       (["-s", "1024", "-n", "200"], False),
+                       (["-e", "-s", "512", "-n", "200"], False),
+                       (["-s", "1024", "-n", "100"], True)):
+        what = "ibv_ud_pingpong %s%s" % (" ".join(args), " (one daemon)" if same else "")
+        n = int(args[args.index("-n") + 1])
+        tb0 = t.telemetry(PB, "/dprdma/transport/stats,0")
+        srv_rc, sout, cli_rc, cout = pair_run("ibv_ud_pingpong", ["-g", "1"] + args,
+                                              sa, sa if same else sb)
+        for side, out in (("server", sout), ("client", cout)):
+            m = re.search(r"(\d+) iters in [\d.]+ seconds", out)
+            t.check(m is not None and int(m.group(1)) == n and not ERR.search(out),
+                    "%s: %s did %d iterations" % (what, side, n))
+        t.check(srv_rc == 0 and cli_rc == 0, "%s: both exit 0" % what)
+        if not same:
+            tb1 = t.telemetry(PB, "/dprdma/transport/stats,0")
+            sent = tb1["ud_sent"] - tb0["ud_sent"]
+            got = tb1["ud_received"] - tb0["ud_received"]
+            t.check(sent == n and got == n and tb1["bad_qkey"] == tb0["bad_qkey"],
+                    "%s: dprdmad B sent %d datagrams and received %d (%d, %d)"
+                    % (what, n, n, sent, got))
+
     # both ends on one daemon (the frames loop back inside it)
     srv_rc, sout, cli_rc, cout = pair_run("ibv_rc_pingpong",
                                           ["-g", "1", "-s", "4096", "-n", "200", "-c"],
@@ -442,7 +483,9 @@ def test_dropin(sa, sb):
             # System V hugepage segments, attached by the daemon
             ("ib_write_bw", ["--use_hugepages"]), ("ib_read_bw", ["--use_hugepages"]),
             ("ib_send_bw", ["--use_old_post_send", "-s", "4096"]),
-            ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", [])]
+            ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", []),
+            # UD: address handles from the exchanged GIDs
+            ("ib_send_bw", ["-c", "UD"]), ("ib_send_lat", ["-c", "UD"])]
     for prog, extra in perf:
         sb0 = stats(PB)
         since = len(DAEMONS["b"].lines)

@@ -311,14 +311,14 @@ test_state_machine(void)
 
 	CHECK(rc_harness_init(&H, pool, 1, NULL) == 0, "harness");
 	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = DPR_QPT_UD;
+	ia.qp_type = DPR_QPT_UC;
 	ia.pd = H.side[0].pd;
 	ia.send_cq = ia.recv_cq = H.side[0].scq;
 	ia.max_send_wr = 16;
 	ia.max_recv_wr = 16;
 	errno = 0;
 	CHECK(dpr_qp_create(H.side[0].tp, &ia) == NULL && errno == EOPNOTSUPP,
-	      "a UD QP is refused with EOPNOTSUPP");
+	      "a UC QP is refused with EOPNOTSUPP");
 	ia.qp_type = DPR_QPT_RC;
 	ia.send_cq = ia.recv_cq = H.side[0].scq;
 	ia.max_send_wr = 16;
@@ -1473,6 +1473,274 @@ test_sqd_drains(void)
 	return TEST_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ UD */
+
+struct ud_trace {
+	uint32_t n;
+	struct dpr_pkt_info pi[8];
+	struct dpr_wire_hdrs h[8];
+};
+
+static void
+ud_trace(void *arg, int side, const struct rte_mbuf *m)
+{
+	struct ud_trace *t = arg;
+
+	if (side != 0 || t->n >= RTE_DIM(t->pi) ||
+	    dpr_wire_parse(m, &t->pi[t->n], 4096) != DPR_WIRE_OK)
+		return;
+	dpr_wire_decode(m, &t->pi[t->n], &t->h[t->n]);
+	t->n++;
+}
+
+struct pull_arg {
+	struct dpr_tqp *qp;
+	struct dpr_mr *mr;
+	uint32_t calls;
+};
+
+/* an owner holding one receive it has not posted: posts it when asked */
+static void
+pull_one(void *arg)
+{
+	struct pull_arg *p = arg;
+
+	if (p->calls++ == 0)
+		post_recv(p->qp, p->mr, 0, 40 + 1024, 70);
+}
+
+static struct dpr_tqp *
+ud_qp(int side, uint32_t qkey, uint32_t sq_psn)
+{
+	struct dpr_qp_init_attr ia = {
+		.qp_type = DPR_QPT_UD, .pd = H.side[side].pd,
+		.send_cq = H.side[side].scq, .recv_cq = H.side[side].rcq,
+		.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
+		.max_recv_sge = 2, .max_inline_data = 64,
+	};
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_INIT, .port_num = 1,
+				 .qkey = qkey, .sq_psn = sq_psn };
+	struct dpr_tqp *qp = dpr_qp_create(H.side[side].tp, &ia);
+
+	if (qp == NULL ||
+	    dpr_qp_modify(qp, &a, DPR_QP_STATE | DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+			  DPR_QP_QKEY) != 0)
+		return NULL;
+	a.qp_state = DPR_QPS_RTR;
+	if (dpr_qp_modify(qp, &a, DPR_QP_STATE) != 0)
+		return NULL;
+	a.qp_state = DPR_QPS_RTS;
+	if (dpr_qp_modify(qp, &a, DPR_QP_STATE | DPR_QP_SQ_PSN) != 0)
+		return NULL;
+	return qp;
+}
+
+static int
+ud_send(struct dpr_tqp *qp, struct dpr_mr *mr, uint32_t len, uint32_t dqpn,
+	uint32_t qkey, bool imm, uint64_t wr_id)
+{
+	struct dpr_send_wr wr = {
+		.wr_id = wr_id,
+		.opcode = imm ? DPR_WR_SEND_WITH_IMM : DPR_WR_SEND,
+		.send_flags = DPR_SEND_SIGNALED,
+		.imm_data = rte_cpu_to_be_32(0x5ed00000u + (uint32_t)wr_id),
+		.num_sge = len ? 1 : 0,
+		.ud = { .remote_qpn = dqpn, .remote_qkey = qkey, .sgid_index = 1,
+			.hop_limit = 1 },
+		.sge[0] = { mr->iova, len, mr->lkey },
+	};
+
+	memcpy(wr.ud.dgid, H.side[1].gid.raw, 16);
+	return dpr_post_send(qp, &wr, 1, NULL);
+}
+
+/* UD between two transports: one packet per message with a DETH, no
+ * ACK; the receive buffer gets the GRH as rxe writes it, then the
+ * payload; the completion names the sender's QP. What does not fit, or
+ * has the wrong Q_Key, is dropped and counted, the QP untouched. */
+static int
+test_ud(void)
+{
+	static const uint32_t sizes[] = { 0, 1, 1000, 1024 };
+	const uint32_t qkey = 0x11111111;
+	const struct dpr_transport_stats *sb;
+	struct ud_trace tr = { 0 };
+	struct dpr_qp_attr bad = { .qp_state = DPR_QPS_INIT, .port_num = 1 };
+	struct dpr_mr *src, *dst;
+	struct dpr_tqp *ua, *ub;
+	struct dpr_cqe c[2];
+	unsigned int i;
+
+	CHECK(rc_harness_init(&H, pool, 7, NULL) == 0, "harness");
+	H.trace_tx = ud_trace;
+	H.trace_arg = &tr;
+	sb = dpr_transport_stats(H.side[1].tp);
+	ua = ud_qp(0, 0x22222222, 100);
+	ub = ud_qp(1, qkey, 200);
+	CHECK(ua != NULL && ub != NULL, "two UD QPs to RTS");
+	src = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	dst = rc_mr(&H, 1, 4096, DPR_ACCESS_LOCAL_WRITE);
+
+	/* the UD transitions: a Q_Key from RESET to INIT, no path */
+	{
+		struct dpr_qp_init_attr ia = {
+			.qp_type = DPR_QPT_UD, .pd = H.side[0].pd,
+			.send_cq = H.side[0].scq, .recv_cq = H.side[0].rcq,
+			.max_send_wr = 4, .max_recv_wr = 4,
+		};
+		struct dpr_tqp *q = dpr_qp_create(H.side[0].tp, &ia);
+
+		CHECK(q != NULL, "UD QP");
+		CHECK_EQ(dpr_qp_modify(q, &bad, DPR_QP_STATE | DPR_QP_PKEY_INDEX |
+				       DPR_QP_PORT), -EINVAL, "INIT without a Q_Key");
+		CHECK_EQ(dpr_qp_modify(q, &bad, DPR_QP_STATE | DPR_QP_PKEY_INDEX |
+				       DPR_QP_PORT | DPR_QP_QKEY | DPR_QP_ACCESS_FLAGS),
+			 -EINVAL, "INIT with RC's access flags");
+		CHECK_EQ(dpr_qp_modify(q, &bad, DPR_QP_STATE | DPR_QP_PKEY_INDEX |
+				       DPR_QP_PORT | DPR_QP_QKEY), 0, "INIT");
+		bad.qp_state = DPR_QPS_RTR;
+		CHECK_EQ(dpr_qp_modify(q, &bad, DPR_QP_STATE | DPR_QP_AV), -EINVAL,
+			 "RTR with an address vector");
+		dpr_qp_destroy(q);
+	}
+	/* what a UD QP cannot send */
+	CHECK_EQ(post_send(ua, DPR_WR_RDMA_WRITE, src, 0, 8, 0, 0, 1, 0), -EINVAL,
+		 "RDMA WRITE on UD");
+	CHECK_EQ(ud_send(ua, src, 1025, dpr_qp_num(ub), qkey, false, 1), -EINVAL,
+		 "a message over the port MTU");
+	{
+		struct dpr_send_wr wr = { .opcode = DPR_WR_SEND,
+					  .ud = { .remote_qpn = 5, .sgid_index = 1 } };
+
+		wr.ud.dgid[0] = 0xfe;
+		wr.ud.dgid[1] = 0x80;
+		CHECK_EQ(dpr_post_send(ua, &wr, 1, NULL), -EINVAL,
+			 "an IPv6 destination (not yet)");
+	}
+
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		bool imm = i % 2;
+		const uint8_t *g = dst->addr;
+
+		fill(src, 0, sizes[i], i);
+		memset(dst->addr, 0xee, 4096);
+		CHECK_EQ(post_recv(ub, dst, 0, 40 + 1024, 50 + i), 0, "recv");
+		CHECK_EQ(ud_send(ua, src, sizes[i], dpr_qp_num(ub), qkey, imm, i), 0,
+			 "send %u", sizes[i]);
+		CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "send CQE %u", sizes[i]);
+		CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_SEND &&
+		      c[0].wr_id == i, "send CQE %u: status %u", sizes[i], c[0].status);
+		CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "recv CQE %u", sizes[i]);
+		CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_RECV &&
+		      c[0].wr_id == 50 + i && c[0].byte_len == 40 + sizes[i] &&
+		      c[0].qp_num == dpr_qp_num(ub) && c[0].src_qp == dpr_qp_num(ua),
+		      "recv CQE %u: len %u src_qp %u", sizes[i], c[0].byte_len,
+		      c[0].src_qp);
+		CHECK_EQ(c[0].wc_flags, DPR_WC_GRH | (imm ? DPR_WC_WITH_IMM : 0),
+			 "wc_flags %u", sizes[i]);
+		if (imm)
+			CHECK_EQ(rte_be_to_cpu_32(c[0].imm_data), 0x5ed00000u + i, "imm");
+		/* the GRH: 20 zero bytes, then the IPv4 header as it came */
+		for (unsigned int k = 0; k < 20; k++)
+			CHECK_EQ(g[k], 0, "GRH byte %u", k);
+		CHECK_EQ(g[20], 0x45, "IPv4 header in the GRH");
+		CHECK(memcmp(g + 20 + 12, &H.side[0].gid.raw[12], 4) == 0 &&
+		      memcmp(g + 20 + 16, &H.side[1].gid.raw[12], 4) == 0,
+		      "its addresses");
+		CHECK(memcmp(g + 40, src->addr, sizes[i]) == 0, "payload %u", sizes[i]);
+		CHECK_EQ(g[40 + sizes[i]], 0xee, "nothing past it");
+	}
+	/* the frames, as rxe sends them (tests/data/captures/ud_pingpong_send) */
+	CHECK_EQ(tr.n, RTE_DIM(sizes), "one frame per message, no ACKs (%u)", tr.n);
+	for (i = 0; i < tr.n; i++) {
+		CHECK_EQ(tr.h[i].opcode, i % 2 ? DPR_OP_UD_SEND_ONLY_IMM :
+			 DPR_OP_UD_SEND_ONLY, "opcode");
+		CHECK(!tr.h[i].ackreq && tr.h[i].psn == 100 + i &&
+		      tr.h[i].dqpn == dpr_qp_num(ub), "AckReq clear, PSN %u", tr.h[i].psn);
+		CHECK(tr.h[i].deth.qkey == qkey && tr.h[i].deth.sqpn == dpr_qp_num(ua),
+		      "DETH");
+		CHECK(tr.pi[i].encap.ttl == 64 && tr.pi[i].encap.df &&
+		      tr.pi[i].encap.sport == dpr_udp_sport_ud(dpr_qp_num(ua)),
+		      "TTL 64 (the AH's hop limit 1 aside, as rxe), DF, sport");
+	}
+	/* a Q_Key with its high bit set: the sender's own goes out, which
+	 * the receiver does not take */
+	CHECK_EQ(post_recv(ub, dst, 0, 40 + 1024, 60), 0, "recv");
+	CHECK_EQ(ud_send(ua, src, 8, dpr_qp_num(ub), 0x80000000u, false, 10), 0, "send");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "send CQE");
+	rc_settle(&H, SEC);
+	CHECK(tr.n == RTE_DIM(sizes) + 1 && tr.h[tr.n - 1].deth.qkey == 0x22222222,
+	      "the controlled Q_Key rule: the QP's own");
+	CHECK_EQ(sb->bad_qkey, 1, "wrong Q_Key dropped and counted");
+	CHECK_EQ(dpr_cq_count(H.side[1].rcq), 0, "no completion for it");
+	/* too long for the WQE (class D): dropped, the WQE kept for the next */
+	CHECK_EQ(ud_send(ua, src, 1024 - 39, dpr_qp_num(ub), qkey, false, 11), 0, "send");
+	rc_settle(&H, SEC);
+	CHECK_EQ(sb->ud_too_long, 0, "fits");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "taken by the kept WQE");
+	CHECK_EQ(c[0].wr_id, 60, "the WQE the Q_Key miss left");
+	CHECK_EQ(post_recv(ub, dst, 0, 40 + 100, 61), 0, "a short recv");
+	CHECK_EQ(ud_send(ua, src, 101, dpr_qp_num(ub), qkey, false, 12), 0, "send");
+	rc_settle(&H, SEC);
+	CHECK_EQ(sb->ud_too_long, 1, "over the WQE: dropped and counted");
+	CHECK_EQ(ud_send(ua, src, 100, dpr_qp_num(ub), qkey, false, 13), 0, "send");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "the next that fits");
+	CHECK(c[0].wr_id == 61 && c[0].byte_len == 140, "in the same WQE");
+	/* no receive WQE: dropped (no RNR for a datagram) */
+	CHECK_EQ(ud_send(ua, src, 8, dpr_qp_num(ub), qkey, false, 14), 0, "send");
+	rc_settle(&H, SEC);
+	CHECK_EQ(sb->ud_no_wqe, 1, "no WQE: dropped and counted");
+	/* the owner's receives not given yet are asked for first */
+	{
+		struct pull_arg pa = { ub, dst, 0 };
+
+		dpr_qp_set_rq_pull(ub, pull_one, &pa);
+		CHECK_EQ(ud_send(ua, src, 8, dpr_qp_num(ub), qkey, false, 17), 0, "send");
+		CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "received");
+		CHECK(c[0].wr_id == 70 && pa.calls == 1 && sb->ud_no_wqe == 1,
+		      "into the receive the pull posted (%u calls)", pa.calls);
+		dpr_qp_set_rq_pull(ub, NULL, NULL);
+	}
+	CHECK_EQ(post_recv(ub, dst, 0, 40 + 1024, 62), 0, "recv");
+	/* a destination nobody resolves: the send waits for it, then goes
+	 * as a datagram nobody hears, and the queue moves on */
+	{
+		struct dpr_send_wr wr = {
+			.wr_id = 15, .opcode = DPR_WR_SEND,
+			.send_flags = DPR_SEND_SIGNALED,
+			.ud = { .remote_qpn = 9, .remote_qkey = qkey, .sgid_index = 1 },
+		};
+		uint64_t t0 = H.now;
+
+		while (dpr_cq_poll(H.side[0].scq, c, 2) > 0)
+			;       /* the sends so far */
+		memcpy(wr.ud.dgid, H.side[1].gid.raw, 16);
+		wr.ud.dgid[15] ^= 0x40;   /* an address nobody has */
+		CHECK_EQ(dpr_post_send(ua, &wr, 1, NULL), 0, "send to nowhere");
+		CHECK_EQ(ud_send(ua, src, 8, dpr_qp_num(ub), qkey, false, 16), 0,
+			 "and one behind it");
+		CHECK_EQ(wait_cq(H.side[0].scq, 2, c, 3 * SEC), 2, "both complete");
+		CHECK(c[0].wr_id == 15 && c[0].status == DPR_WC_SUCCESS &&
+		      c[1].wr_id == 16 && c[1].status == DPR_WC_SUCCESS,
+		      "in order, as sent");
+		CHECK(H.now - t0 >= DPR_UD_RESOLVE_NS, "after the wait for ARP");
+		CHECK_EQ(dpr_transport_stats(H.side[0].tp)->ud_unreachable, 1,
+			 "counted unreachable");
+		CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "the one behind arrives");
+	}
+	CHECK(dpr_qp_get_state(ua) == DPR_QPS_RTS && dpr_qp_get_state(ub) == DPR_QPS_RTS,
+	      "both QPs still in RTS");
+	CHECK_EQ(sb->ud_received, RTE_DIM(sizes) + 4, "received");
+	while (dpr_cq_poll(H.side[0].scq, c, 2) > 0)
+		;
+	mr_free(src);
+	mr_free(dst);
+	dpr_qp_destroy(ua);
+	dpr_qp_destroy(ub);
+	rc_harness_fini(&H);
+	return TEST_SUCCESS;
+}
+
 static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_verbs_objects),
 	DPR_TEST_CASE(test_cq_overflow),
@@ -1494,6 +1762,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_nak_sequence_go_back_n),
 	DPR_TEST_CASE(test_flush_and_unsignaled),
 	DPR_TEST_CASE(test_rd_atomic_limit_and_fence),
+	DPR_TEST_CASE(test_ud),
 	DPR_TEST_CASES_END,
 };
 

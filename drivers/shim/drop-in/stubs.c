@@ -4,9 +4,9 @@
 
 /*
  * The rest of rdma-core 44's libibverbs ABI: entry points that need a
- * kernel device (ibv_cmd_*, imports, provider registration), address
- * handles, SRQs and multicast (UD and SRQ come with the transport-breadth
- * work). They exist because programs and the providers perftest links
+ * kernel device (ibv_cmd_*, imports, provider registration), SRQs and
+ * multicast (SRQ comes with the rest of the transport-breadth work;
+ * address handles are in verbs.c). They exist because programs and the providers perftest links
  * (libmlx5, libefa) bind every symbol at load time; they refuse with
  * EOPNOTSUPP, or do nothing where refusing would stop a program that
  * merely loads them (a provider registering itself).
@@ -557,36 +557,12 @@ ibv_copy_qp_attr_from_kern(void)
 {
 }
 
-EXPORT void *ibv_create_ah(void);
-void *
-ibv_create_ah(void)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-EXPORT void *ibv_create_ah_from_wc(void);
-void *
-ibv_create_ah_from_wc(void)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
 EXPORT void *ibv_create_srq(void);
 void *
 ibv_create_srq(void)
 {
 	errno = EOPNOTSUPP;
 	return NULL;
-}
-
-EXPORT int ibv_destroy_ah(void);
-int
-ibv_destroy_ah(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
 }
 
 EXPORT int ibv_destroy_srq(void);
@@ -643,14 +619,6 @@ ibv_import_pd(void)
 {
 	errno = EOPNOTSUPP;
 	return NULL;
-}
-
-EXPORT int ibv_init_ah_from_wc(void);
-int
-ibv_init_ah_from_wc(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
 }
 
 EXPORT int ibv_modify_srq(void);

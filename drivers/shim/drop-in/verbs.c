@@ -71,6 +71,14 @@ struct dv_cq {
 	struct dprdma_cq *p;
 };
 
+/* An address handle lives here alone: each UD send carries its vector
+ * to the daemon in the WQE (struct dpr_shm_swqe.ud), which resolves the
+ * MAC per destination; nothing to create or destroy over the socket. */
+struct dv_ah {
+	struct ibv_ah ah;
+	struct ibv_ah_attr attr;
+};
+
 struct dv_qp {
 	struct ibv_qp_ex qpx;           /* starts with the ibv_qp */
 	struct dprdma_qp *p;
@@ -156,6 +164,22 @@ ibv_get_device_index(struct ibv_device *device)
 
 /* ----------------------------------------------------- data path ops */
 
+static void
+set_ud_dest(struct dpr_shm_swqe *w, struct ibv_ah *ibah, uint32_t qpn,
+	    uint32_t qkey)
+{
+	const struct ibv_ah_attr *a = &DV(dv_ah, ibah)->attr;
+
+	memcpy(w->ud.dgid, a->grh.dgid.raw, 16);
+	w->ud.flow_label = a->grh.flow_label;
+	w->ud.traffic_class = a->grh.traffic_class;
+	w->ud.hop_limit = a->grh.hop_limit;
+	w->ud.sgid_index = a->grh.sgid_index;
+	w->ud.pad = 0;
+	w->ud.remote_qpn = qpn;
+	w->ud.remote_qkey = qkey;
+}
+
 static int
 dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	     struct ibv_send_wr **bad)
@@ -196,7 +220,15 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		w->opcode = wr->opcode;
 		w->send_flags = wr->send_flags;
 		w->imm_data = wr->imm_data;
-		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		if (ibqp->qp_type == IBV_QPT_UD) {
+			if (wr->wr.ud.ah == NULL) {
+				dprdma_post_abort(q->p);
+				*bad = wr;
+				return EINVAL;
+			}
+			set_ud_dest(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+				    wr->wr.ud.remote_qkey);
+		} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			w->remote_addr = wr->wr.atomic.remote_addr;
 			w->rkey = wr->wr.atomic.rkey;
@@ -463,11 +495,17 @@ wrx_send_tso(struct ibv_qp_ex *qpx, void *hdr __attribute__((unused)),
 }
 
 static void
-wrx_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah __attribute__((unused)),
-	    uint32_t qpn __attribute__((unused)),
-	    uint32_t qkey __attribute__((unused)))
+wrx_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
-	wrx_unsupported(qpx);
+	struct dv_qp *q = (struct dv_qp *)qpx;
+
+	if (q->cur == NULL)
+		return;
+	if (qpx->qp_base.qp_type != IBV_QPT_UD || ah == NULL) {
+		q->wr_err = EINVAL;
+		return;
+	}
+	set_ud_dest(q->cur, ah, qpn, qkey);
 }
 
 static void
@@ -996,6 +1034,115 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
+/* ---------------------------------------------------------------- AH */
+
+static bool
+gid_is_v4mapped(const union ibv_gid *g)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
+}
+
+EXPORT struct ibv_ah *
+ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	union ibv_gid own;
+	struct dv_ah *a;
+
+	/* RoCE addresses by GID: the GRH is not optional */
+	if (attr == NULL || !attr->is_global || attr->port_num != 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (gid_of(pd->context, 1, attr->grh.sgid_index, &own) != 0)
+		return NULL;    /* errno EINVAL: no such GID index */
+	/* RoCEv2 over IPv4 today: the IPv4 GID (index 1) to an
+	 * IPv4-mapped one; IPv6 comes with its own work */
+	if (attr->grh.sgid_index != 1 || !gid_is_v4mapped(&attr->grh.dgid)) {
+		errno = EAFNOSUPPORT;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	a->ah.context = pd->context;
+	a->ah.pd = pd;
+	a->attr = *attr;
+	return &a->ah;
+}
+
+EXPORT int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	free(DV(dv_ah, ah));
+	return 0;
+}
+
+/* The address of a datagram's sender, from its completion and the GRH the
+ * receive buffer starts with (rdma-core's ibv_init_ah_from_wc for RoCE):
+ * IPv4, the header in the GRH's last 20 bytes; IPv6, the GRH itself. */
+EXPORT int
+ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num,
+		    struct ibv_wc *wc, struct ibv_grh *grh,
+		    struct ibv_ah_attr *ah_attr)
+{
+	const uint8_t *raw = (const uint8_t *)grh;
+	union ibv_gid dst, own;
+
+	if (!(wc->wc_flags & IBV_WC_GRH) || grh == NULL) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	memset(&dst, 0, sizeof(dst));
+	if ((raw[20] >> 4) == 4) {
+		/* ::ffff:a.b.c.d from the IPv4 source and destination */
+		ah_attr->grh.dgid.raw[10] = 0xff;
+		ah_attr->grh.dgid.raw[11] = 0xff;
+		memcpy(&ah_attr->grh.dgid.raw[12], raw + 20 + 12, 4);
+		dst.raw[10] = 0xff;
+		dst.raw[11] = 0xff;
+		memcpy(&dst.raw[12], raw + 20 + 16, 4);
+		ah_attr->grh.traffic_class = raw[20 + 1];
+	} else {
+		uint32_t vtf = be32toh(grh->version_tclass_flow);
+
+		ah_attr->grh.dgid = grh->sgid;
+		dst = grh->dgid;
+		ah_attr->grh.traffic_class = (uint8_t)(vtf >> 20);
+		ah_attr->grh.flow_label = vtf & 0xfffff;
+	}
+	ah_attr->grh.hop_limit = 0xff;
+	ah_attr->is_global = 1;
+	ah_attr->port_num = port_num;
+	ah_attr->sl = wc->sl;
+	ah_attr->dlid = wc->slid;
+	/* the GID index it came to */
+	for (int i = 0; i < 2; i++)
+		if (gid_of(ctx, port_num, i, &own) == 0 &&
+		    memcmp(own.raw, dst.raw, 16) == 0) {
+			ah_attr->grh.sgid_index = (uint8_t)i;
+			return 0;
+		}
+	errno = ENOENT;
+	return ENOENT;
+}
+
+EXPORT struct ibv_ah *
+ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+		      struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr a;
+	int rc = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a);
+
+	if (rc != 0) {
+		errno = rc;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &a);
+}
+
 /* ---------------------------------------------------------------- QP */
 
 static struct ibv_qp *
@@ -1004,8 +1151,8 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 	struct dprdma_qp_init init = { 0 };
 	struct dv_qp *q;
 
-	if (ia->qp_type != IBV_QPT_RC) {
-		/* UC, UD, XRC: the transport-breadth work */
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) {
+		/* UC, XRC, raw packet: the rest of the transport breadth */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1023,7 +1170,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 	init.cap.max_send_sge = ia->cap.max_send_sge;
 	init.cap.max_recv_sge = ia->cap.max_recv_sge;
 	init.cap.max_inline_data = ia->cap.max_inline_data;
-	init.qp_type = IBV_QPT_RC;
+	init.qp_type = ia->qp_type;
 	init.sq_sig_all = ia->sq_sig_all;
 	q->p = dprdma_create_qp(DV(dv_pd, ibpd)->p, &init);
 	if (q->p == NULL) {
@@ -1050,7 +1197,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 	q->qpx.qp_base.recv_cq = ia->recv_cq;
 	q->qpx.qp_base.qp_num = dprdma_qp_num(q->p);
 	q->qpx.qp_base.state = IBV_QPS_RESET;
-	q->qpx.qp_base.qp_type = IBV_QPT_RC;
+	q->qpx.qp_base.qp_type = ia->qp_type;
 	pthread_mutex_init(&q->qpx.qp_base.mutex, NULL);
 	pthread_cond_init(&q->qpx.qp_base.cond, NULL);
 	if (ex) {
@@ -1146,6 +1293,7 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	s.sq_psn = a->sq_psn;
 	s.dest_qp_num = a->dest_qp_num;
 	s.qp_access_flags = (uint32_t)a->qp_access_flags;
+	s.qkey = a->qkey;
 	memcpy(s.dgid.raw, a->ah_attr.grh.dgid.raw, 16);
 	s.flow_label = a->ah_attr.grh.flow_label;
 	s.sgid_index = a->ah_attr.grh.sgid_index;
@@ -1187,6 +1335,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask __attribute__((u
 	a->sq_psn = s.sq_psn;
 	a->dest_qp_num = s.dest_qp_num;
 	a->qp_access_flags = (int)s.qp_access_flags;
+	a->qkey = s.qkey;
 	a->cap.max_send_wr = cap.max_send_wr;
 	a->cap.max_recv_wr = cap.max_recv_wr;
 	a->cap.max_send_sge = cap.max_send_sge;
@@ -1214,7 +1363,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask __attribute__((u
 		ia->send_cq = qp->send_cq;
 		ia->recv_cq = qp->recv_cq;
 		ia->cap = a->cap;
-		ia->qp_type = IBV_QPT_RC;
+		ia->qp_type = qp->qp_type;
 	}
 	return 0;
 }

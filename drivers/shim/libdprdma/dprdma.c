@@ -84,6 +84,7 @@ struct dprdma_qp {
 	size_t map_bytes;
 	struct dpr_shm_qp_caps cap;
 	unsigned int state;
+	uint32_t qp_type;               /* ibv_qp_type */
 	pthread_spinlock_t lock;
 	struct dprdma_qp *next_in_list;
 	void *user;
@@ -900,6 +901,7 @@ dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
 	qp->sq_size = m.create_qp_resp.sq_size;
 	qp->rq_size = m.create_qp_resp.rq_size;
 	qp->cap = m.create_qp_resp.cap;
+	qp->qp_type = init->qp_type;
 	qp->map_bytes = m.create_qp_resp.map_bytes;
 	base = map_fd(fd, qp->map_bytes);
 	if (base == NULL || qp->slot >= DPR_SHM_MAX_QPS ||
@@ -1064,14 +1066,25 @@ dprdma_post_abort(struct dprdma_qp *qp)
 }
 
 /* ibv values, as the ABI carries them */
-enum { WR_RDMA_READ = 4, WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6 };
+enum { WR_SEND = 2, WR_SEND_WITH_IMM = 3, WR_RDMA_READ = 4,
+       WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6 };
+enum { QPT_UD = 4 };
 #define SEND_INLINE 8u
+
+uint32_t
+dprdma_qp_type(const struct dprdma_qp *qp)
+{
+	return qp->qp_type;
+}
 
 int
 dprdma_check_send(const struct dprdma_qp *qp, uint32_t opcode, uint32_t flags,
 		  uint64_t count)
 {
 	if (opcode > WR_ATOMIC_FETCH_AND_ADD)
+		return EINVAL;
+	/* a datagram service carries SENDs only (IBA 9.8.1) */
+	if (qp->qp_type == QPT_UD && opcode != WR_SEND && opcode != WR_SEND_WITH_IMM)
 		return EINVAL;
 	if (flags & SEND_INLINE)
 		return count > qp->cap.max_inline_data || opcode == WR_RDMA_READ ||

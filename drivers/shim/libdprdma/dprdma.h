@@ -126,7 +126,7 @@ int dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only);
 struct dprdma_qp_init {
 	struct dprdma_cq *send_cq, *recv_cq;
 	struct dpr_shm_qp_caps cap;
-	uint32_t qp_type;               /**< ibv_qp_type: only RC (2) today */
+	uint32_t qp_type;               /**< ibv_qp_type: RC (2) or UD (4) */
 	int sq_sig_all;
 };
 
@@ -144,6 +144,8 @@ int dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
 		struct dpr_shm_qp_caps *cap);
 /** The state the QP was last moved to (ibv_qp_state). */
 unsigned int dprdma_qp_state(const struct dprdma_qp *qp);
+/** The QP's ibv_qp_type, as created. */
+uint32_t dprdma_qp_type(const struct dprdma_qp *qp);
 
 /* Posting: take slots, fill them, then publish them all at once (one
  * doorbell). Between begin and end the QP is held by this thread. */
