@@ -9,6 +9,7 @@ build/drop-in on the other. Each program runs in both directions: the
 guest as server with dprdma as client, then the reverse.
 
   ibv_rc_pingpong at 64 B, 1 KiB (the path MTU), 4 KiB and 64 KiB;
+  ibv_ud_pingpong at 64 B and 1 KiB (the port MTU), ib_send_lat -c UD;
   ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw (FETCH_AND_ADD and
   CMP_AND_SWAP), ib_write_lat, ib_read_lat, ib_send_lat, ib_write_bw -q 4
   (4 KiB, 16 deep when dprdma writes).
@@ -30,7 +31,7 @@ frame, one file per program run).
 
 To loop one case (a flaky one, or after a change to the transport):
   DPR_RXV_ONLY='ib_write_bw -q 4' DPR_RXV_REPEAT=20 meson test -C build rxe_verbs
-runs only the PERF entries (or ibv_rc_pingpong) whose command line holds
+runs only the PERF entries (or ibv_rc_pingpong, ibv_ud_pingpong) whose command line holds
 the text, REPEAT times each way, and skips the loss phases.
 
 Skipped (77) where qemu cannot run; with CI=true a skip where qemu is
@@ -188,6 +189,22 @@ def run_pingpong(size, iters, guest_is_server, label=""):
                  else "dprdma", iters))
 
 
+def run_ud_pingpong(size, iters, guest_is_server, label=""):
+    """UD both ways: rxe's GRH and DETH in, ours out, address handles
+    made from the GIDs the two exchange."""
+    what = "ibv_ud_pingpong -s %d -n %d, guest as %s%s" % (
+        size, iters, "server" if guest_is_server else "client", label)
+    src, sout, crc, cout = pair("ibv_ud_pingpong",
+                                ["-g", "1", "-s", str(size), "-n", str(iters)],
+                                guest_is_server)
+    for side, rc, out in (("server", src, sout), ("client", crc, cout)):
+        m = re.search(r"(\d+) iters in", out)
+        t.check(rc == 0 and m is not None and int(m.group(1)) == iters and
+                not ERR.search(out), "%s: %s (%s) did %d iterations" %
+                (what, side, "rxe" if (side == "server") == guest_is_server
+                 else "dprdma", iters))
+
+
 def run_perf(prog, extra, iters, guest_is_server, label=""):
     what = "%s %s, guest as %s%s" % (prog, " ".join(extra),
                                     "server" if guest_is_server else "client",
@@ -246,7 +263,10 @@ PERF = [("ib_send_bw", [], 200), ("ib_write_bw", [], 200),
         ("ib_atomic_bw", ["-A", "CMP_AND_SWAP", "-o", "16"], 200),
         ("ib_write_lat", [], 200), ("ib_read_lat", [], 200),
         ("ib_send_lat", [], 200),
-        ("ib_write_bw", ["-q", "4", "-s", "4096", "-t", "16"], 192)]
+        ("ib_write_bw", ["-q", "4", "-s", "4096", "-t", "16"], 192),
+        # UD, ping-pong: a datagram the emulated guest drops is gone for
+        # good (no retries), which would hang ib_send_bw -c UD's receiver
+        ("ib_send_lat", ["-c", "UD"], 200)]
 
 
 def keep_on_failure():
@@ -260,13 +280,16 @@ def loop_only(only, repeat):
     way, timed."""
     cases = [(p, e, n) for p, e, n in PERF if only in " ".join([p] + e)]
     pingpong = only in "ibv_rc_pingpong"
-    if not cases and not pingpong:
+    ud = only in "ibv_ud_pingpong"
+    if not cases and not pingpong and not ud:
         t.fail("DPR_RXV_ONLY=%r matches no case" % only)
     for guest_is_server in (True, False):
         t1 = time.time()
         for i in range(repeat):
             if pingpong:
                 run_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1))
+            if ud:
+                run_ud_pingpong(1024, 20, guest_is_server, ", run %d" % (i + 1))
             for prog, extra, iters in cases:
                 run_perf(prog, extra, iters, guest_is_server, ", run %d" % (i + 1))
         t.log("%d runs of %r, guest as %s: %.0f s" % (
@@ -299,6 +322,8 @@ def main():
         for guest_is_server in (True, False):
             for size in (64, 1024, 4096, 65536):
                 run_pingpong(size, 20, guest_is_server)
+            for size in (64, 1024):
+                run_ud_pingpong(size, 20, guest_is_server)
             for prog, extra, iters in PERF:
                 run_perf(prog, extra, iters, guest_is_server)
         tr = wire_check(PREFIX, CAPTURE, 1000)
