@@ -14,7 +14,8 @@ import sys
 OPS = {"open": 1, "query_port": 2, "alloc_pd": 3, "dealloc_pd": 4,
        "reg_mr": 5, "dereg_mr": 6, "create_channel": 7, "destroy_channel": 8,
        "create_cq": 9, "destroy_cq": 10, "create_qp": 11, "modify_qp": 12,
-       "query_qp": 13, "destroy_qp": 14, "list_devices": 15}
+       "query_qp": 13, "destroy_qp": 14, "list_devices": 15,
+       "create_srq": 16, "modify_srq": 17, "query_srq": 18, "destroy_srq": 19}
 
 
 def msg(op, body=b"", fd=0):
@@ -74,6 +75,17 @@ def main():
         msg("reg_mr", struct.pack("<IIQQQQQ", 1, 1, 0, 4096, 0, 4096, 0), 8) +
         msg("create_qp", struct.pack("<10I", 1, 2, 2, 4, 0, 16, 16, 1, 1, 0)) +
         msg("open", struct.pack("<I", 0)) + msg("list_devices") + msg("query_port"),
+        # an SRQ (handle 3) and an RC and a UD QP on it, its limit, then
+        # the SRQ destroyed while in use and after
+        "srq": open_ + msg("alloc_pd") + msg("create_cq", struct.pack("<Ii", 16, -1)) +
+        msg("create_srq", struct.pack("<4I", 1, 16, 1, 4)) +
+        msg("create_qp", struct.pack("<11I", 1, 2, 2, 2, 0, 16, 16, 1, 1, 16, 3)) +
+        msg("create_qp", struct.pack("<11I", 1, 2, 2, 4, 0, 16, 0, 1, 1, 0, 3)) +
+        msg("modify_srq", struct.pack("<4I", 3, 2, 0, 8)) +
+        msg("modify_srq", struct.pack("<4I", 3, 1, 32, 0)) +
+        msg("query_srq", struct.pack("<I", 3)) + msg("destroy_srq", struct.pack("<I", 3)) +
+        msg("destroy_qp", struct.pack("<I", 4)) + msg("destroy_qp", struct.pack("<I", 5)) +
+        msg("destroy_srq", struct.pack("<I", 3)),
         "garbage": raw(b"\x01\x02\x03") + raw(bytes(256)) +
         raw(struct.pack("<IHHIi", 0x31525044, 9, 1, 1, 0) + bytes(240)),
     }

@@ -211,7 +211,8 @@ shim_req_query_port(struct shim_client *c, struct dpr_shm_msg *m,
 static void
 client_cleanup(struct shim_client *c)
 {
-	static const uint8_t order[] = { OBJ_QP, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD };
+	static const uint8_t order[] = { OBJ_QP, OBJ_SRQ, OBJ_MR, OBJ_CQ, OBJ_CHANNEL,
+					 OBJ_PD };
 	unsigned int k;
 	uint32_t h;
 
@@ -228,6 +229,9 @@ client_cleanup(struct shim_client *c)
 				break;
 			case OBJ_CQ:
 				shim_destroy_cq(c, h);
+				break;
+			case OBJ_SRQ:
+				shim_destroy_srq(c, h);
 				break;
 			case OBJ_CHANNEL:
 				shim_destroy_channel(c, h);

@@ -252,17 +252,41 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 	return left;
 }
 
-static bool
-drain_rq(struct shim_qp *q, unsigned int wi)
+/* The transport's two receive posts, one shape for drain_recv() */
+typedef int (*recv_post_fn)(void *to, const struct dpr_recv_wr *wr,
+			    unsigned int n, unsigned int *done);
+
+static int
+post_to_qp(void *to, const struct dpr_recv_wr *wr, unsigned int n,
+	   unsigned int *done)
 {
-	uint32_t prod = __atomic_load_n(&q->rq->prod, __ATOMIC_ACQUIRE);
-	uint32_t cons = q->rq_cons;
+	return dpr_post_recv(to, wr, n, done);
+}
+
+static int
+post_to_srq(void *to, const struct dpr_recv_wr *wr, unsigned int n,
+	    unsigned int *done)
+{
+	return dpr_post_srq_recv(to, wr, n, done);
+}
+
+/* A receive ring of @p size entries (a QP's or an SRQ's) into the
+ * transport from *@p cons on. @return true while entries are left (the
+ * transport's queue was full). */
+static bool
+drain_recv(struct dpr_shm_ring *ring, uint32_t size, uint32_t *cons_io,
+	   bool *broken, recv_post_fn post, void *to, uint64_t *taken,
+	   unsigned int wi)
+{
+	uint32_t prod = __atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE);
+	uint32_t cons = *cons_io;
 	bool left = false;
 
-	if (prod - cons > q->rq_size) {
-		if (!q->broken)
-			shim.ws[wi].ring_index_errors++;
-		q->broken = true;
+	if (prod == cons || *broken)
+		return false;
+	if (prod - cons > size) {
+		shim.ws[wi].ring_index_errors++;
+		*broken = true;
 		return false;
 	}
 	while (cons != prod && !left) {
@@ -270,14 +294,14 @@ drain_rq(struct shim_qp *q, unsigned int wi)
 		unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH), k, done;
 
 		for (k = 0; k < n; k++)
-			memcpy(&wr[k], dpr_shm_ring_entry(q->rq, sizeof(wr[0]),
-							  q->rq_size - 1, cons + k),
+			memcpy(&wr[k], dpr_shm_ring_entry(ring, sizeof(wr[0]),
+							  size - 1, cons + k),
 			       sizeof(wr[0]));
 		for (k = 0; k < n; k += done) {
-			int rc = dpr_post_recv(q->qp, &wr[k], n - k, &done);
+			int rc = post(to, &wr[k], n - k, &done);
 
 			shim.ws[wi].recv_wqes += done;
-			q->recv_wqes += done;
+			*taken += done;
 			if (rc == -ENOMEM) {
 				left = true;
 				break;
@@ -289,9 +313,16 @@ drain_rq(struct shim_qp *q, unsigned int wi)
 		}
 		cons += k;
 	}
-	q->rq_cons = cons;
-	__atomic_store_n(&q->rq->cons, cons, __ATOMIC_RELEASE);
+	*cons_io = cons;
+	__atomic_store_n(&ring->cons, cons, __ATOMIC_RELEASE);
 	return left;
+}
+
+static bool
+drain_rq(struct shim_qp *q, unsigned int wi)
+{
+	return drain_recv(q->rq, q->rq_size, &q->rq_cons, &q->broken, post_to_qp,
+			  q->qp, &q->recv_wqes, wi);
 }
 
 /* The transport found the QP's receive queue empty for a message that
@@ -312,6 +343,37 @@ shim_qp_attach(struct shim_qp *q)
 	dpr_qp_set_rq_pull(q->qp, rq_pull, q);
 }
 
+/* What the client posted to an SRQ's ring into the transport's SRQ. */
+static void
+drain_srq(struct shim_srq *s, unsigned int wi)
+{
+	drain_recv(s->ring, s->size, &s->cons, &s->broken, post_to_srq, s->srq,
+		   &s->recv_wqes, wi);
+}
+
+static void
+srq_pull(void *arg)
+{
+	struct shim_srq *s = arg;
+
+	drain_srq(s, s->c->worker);
+}
+
+static void
+srq_limit(void *arg)
+{
+	struct shim_srq *s = arg;
+
+	raise_event(s->c, DPR_EVENT_SRQ_LIMIT_REACHED, s->handle);
+}
+
+void
+shim_srq_attach(struct shim_srq *s)
+{
+	dpr_srq_set_pull(s->srq, srq_pull, s);
+	dpr_srq_set_limit_cb(s->srq, srq_limit, s);
+}
+
 bool
 dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
 		     uint64_t now_ns __rte_unused)
@@ -325,6 +387,12 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
 
 		if (unlikely(c->overflow_pending))
 			overflow_to_err(c);
+		/* SRQs have no doorbell: their rings are looked at each round
+		 * (a load of prod each) and when a message finds one empty */
+		if (__atomic_load_n(&c->n_srq, __ATOMIC_RELAXED) != 0)
+			for (k = 0; k < SHIM_MAX_SRQ; k++)
+				if (c->srqs[k] != NULL)
+					drain_srq(c->srqs[k], wi);
 
 		for (k = 0; k < RTE_DIM(c->ctrl->doorbell); k++) {
 			uint64_t bits;

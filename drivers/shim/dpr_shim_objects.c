@@ -117,6 +117,37 @@ job_run(void *arg)
 					  1ull << (q->slot % 64), __ATOMIC_RELAXED);
 		break;
 	}
+	case JOB_CREATE_SRQ: {
+		struct shim_srq *s = j->p;
+
+		dpr_engine_verbs_lock();
+		s->srq = dpr_srq_create(dpr_engine_transport(wi, c->port), j->addr,
+					j->max_wr, j->max_sge);
+		rc = s->srq == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		if (s->srq != NULL) {
+			dpr_srq_set_limit(s->srq, j->limit);
+			shim_srq_attach(s);
+			c->srqs[s->slot] = s;
+		}
+		break;
+	}
+	case JOB_MODIFY_SRQ:
+		rc = dpr_srq_set_limit(((struct shim_srq *)j->p)->srq, j->limit);
+		break;
+	case JOB_QUERY_SRQ:
+		dpr_srq_query(((struct shim_srq *)j->p)->srq, &j->max_wr, &j->max_sge,
+			      &j->limit);
+		break;
+	case JOB_DESTROY_SRQ: {
+		struct shim_srq *s = j->p;
+
+		c->srqs[s->slot] = NULL;
+		dpr_engine_verbs_lock();
+		rc = dpr_srq_destroy(s->srq);
+		dpr_engine_verbs_unlock();
+		break;
+	}
 	case JOB_QUERY_QP:
 		rc = dpr_qp_query(((struct shim_qp *)j->p)->qp, &j->attr);
 		break;
@@ -371,6 +402,23 @@ shim_destroy_cq(struct shim_client *c, uint32_t h)
 	return 0;
 }
 
+/* A free slot of a client's per-worker table of @p n, or @p n (refused,
+ * counted and logged: over its quota of @p what). */
+static uint32_t
+free_slot(struct shim_client *c, void *const *slots, uint32_t n, const char *what)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < n && slots[slot] != NULL; slot++)
+		;
+	if (slot == n) {
+		shim.st.quota_refused++;
+		SHIM_LOG(NOTICE, "client %u: %s refused: over its quota (%u %ss)",
+			 c->id, what, n, what);
+	}
+	return slot;
+}
+
 int
 shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 		   int *in_fd __rte_unused, int *out_fd)
@@ -378,6 +426,7 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	struct job j = { .kind = JOB_CREATE_QP, .c = c };
 	struct dpr_shm_qp_caps cap = m->create_qp.cap;
 	struct shim_cq *scq, *rcq;
+	struct shim_srq *srq = NULL;
 	struct dpr_pd *pd;
 	struct shim_qp *q;
 	uint32_t slot, h;
@@ -390,6 +439,9 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	 * rings are an RC one's: its WQEs carry their address vector. */
 	if (m->create_qp.qp_type != DPR_QPT_RC && m->create_qp.qp_type != DPR_QPT_UD)
 		return -EOPNOTSUPP;
+	if (m->create_qp.srq != 0 &&
+	    (srq = shim_obj_get(c, m->create_qp.srq, OBJ_SRQ)) == NULL)
+		return -EINVAL;
 	pd = shim_obj_get(c, m->create_qp.pd, OBJ_PD);
 	scq = shim_obj_get(c, m->create_qp.send_cq, OBJ_CQ);
 	rcq = shim_obj_get(c, m->create_qp.recv_cq, OBJ_CQ);
@@ -400,14 +452,9 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	    cap.max_recv_sge > DPR_SHM_MAX_RECV_SGE ||
 	    cap.max_inline_data > DPR_SHM_MAX_INLINE)
 		return -EINVAL;
-	for (slot = 0; slot < DPR_SHM_MAX_QPS && c->qps[slot] != NULL; slot++)
-		;
-	if (slot == DPR_SHM_MAX_QPS) {
-		shim.st.quota_refused++;
-		SHIM_LOG(NOTICE, "client %u: QP refused: over its quota (%u QPs)",
-			 c->id, DPR_SHM_MAX_QPS);
+	slot = free_slot(c, (void *const *)c->qps, DPR_SHM_MAX_QPS, "QP");
+	if (slot == DPR_SHM_MAX_QPS)
 		return -ENOMEM;
-	}
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)
 		return -ENOMEM;
@@ -452,11 +499,15 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	j.ia.max_recv_sge = cap.max_recv_sge;
 	j.ia.max_inline_data = cap.max_inline_data;
 	j.ia.sq_sig_all = m->create_qp.sq_sig_all != 0;
+	j.ia.srq = srq != NULL ? srq->srq : NULL;
+	q->srq = srq;
 	rc = shim_job(&j);
 	if (rc != 0) {
 		shim_obj_del(c, h);
 		goto fail;
 	}
+	if (srq != NULL)
+		srq->users++;
 	scq->users++;
 	rcq->users++;
 	c->n_qp++;
@@ -593,10 +644,139 @@ shim_destroy_qp(struct shim_client *c, uint32_t h)
 	SHIM_LOG(INFO, "client %u QP 0x%06x destroyed: %" PRIu64 " send WQEs, %"
 		 PRIu64 " receive WQEs", c->id, q->qpn, q->send_wqes, q->recv_wqes);
 	q->scq->users--;
+	if (q->srq != NULL)
+		q->srq->users--;
 	q->rcq->users--;
 	munmap(q->sq, q->map_bytes);
 	shim_obj_del(c, h);
 	free(q);
 	c->n_qp--;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- SRQ */
+
+int
+shim_req_create_srq(struct shim_client *c, struct dpr_shm_msg *m,
+		    int *in_fd __rte_unused, int *out_fd)
+{
+	struct job j = { .kind = JOB_CREATE_SRQ, .c = c };
+	uint32_t max_wr = m->create_srq.max_wr, max_sge = m->create_srq.max_sge;
+	struct dpr_pd *pd = shim_obj_get(c, m->create_srq.pd, OBJ_PD);
+	struct shim_srq *s;
+	uint32_t slot, h;
+	void *ring;
+	int fd, rc;
+
+	if (pd == NULL || max_wr == 0 || max_wr > DPR_SHM_MAX_WR ||
+	    max_sge > DPR_SHM_MAX_RECV_SGE || m->create_srq.limit > max_wr)
+		return -EINVAL;
+	slot = free_slot(c, (void *const *)c->srqs, SHIM_MAX_SRQ, "SRQ");
+	if (slot == SHIM_MAX_SRQ)
+		return -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->c = c;
+	s->slot = slot;
+	s->size = rte_align32pow2(max_wr);
+	s->map_bytes = shim_page_round(dpr_shm_ring_bytes(s->size,
+			sizeof(struct dpr_shm_rwqe)));
+	fd = shim_make_shared("dprdma-srq", s->map_bytes, &ring);
+	if (fd < 0) {
+		free(s);
+		return fd;
+	}
+	s->ring = ring;
+	h = shim_obj_add(c, OBJ_SRQ, s);
+	if (h == 0) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	s->handle = h;
+	j.p = s;
+	j.addr = pd;
+	/* the transport holds as many as the ring: a full ring always fits */
+	j.max_wr = s->size;
+	j.max_sge = RTE_MAX(max_sge, 1u);
+	j.limit = m->create_srq.limit;
+	rc = shim_job(&j);
+	if (rc != 0) {
+		shim_obj_del(c, h);
+		goto fail;
+	}
+	c->n_srq++;
+	memset(&m->create_srq_resp, 0, sizeof(m->create_srq_resp));
+	m->create_srq_resp.handle = h;
+	m->create_srq_resp.max_wr = s->size;
+	m->create_srq_resp.max_sge = j.max_sge;
+	m->create_srq_resp.size = s->size;
+	m->create_srq_resp.map_bytes = s->map_bytes;
+	*out_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	munmap(ring, s->map_bytes);
+	free(s);
+	return rc;
+}
+
+/* ibv_modify_srq: the limit (IBV_SRQ_LIMIT); its size is the one it was
+ * made with (IBV_SRQ_MAX_WR: EOPNOTSUPP, as a device that cannot resize) */
+int
+shim_req_modify_srq(struct shim_client *c, struct dpr_shm_msg *m,
+		    int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	struct job j = { .kind = JOB_MODIFY_SRQ, .c = c };
+
+	j.p = shim_obj_get(c, m->modify_srq.handle, OBJ_SRQ);
+	if (j.p == NULL || (m->modify_srq.mask & ~3u) != 0)
+		return -EINVAL;
+	if (m->modify_srq.mask & 1u)
+		return -EOPNOTSUPP;
+	if (!(m->modify_srq.mask & 2u))
+		return 0;
+	j.limit = m->modify_srq.limit;
+	return shim_job(&j);
+}
+
+int
+shim_req_query_srq(struct shim_client *c, struct dpr_shm_msg *m,
+		   int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	struct job j = { .kind = JOB_QUERY_SRQ, .c = c };
+	int rc;
+
+	j.p = shim_obj_get(c, m->obj.handle, OBJ_SRQ);
+	if (j.p == NULL)
+		return -EINVAL;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	memset(&m->query_srq_resp, 0, sizeof(m->query_srq_resp));
+	m->query_srq_resp.max_wr = j.max_wr;
+	m->query_srq_resp.max_sge = j.max_sge;
+	m->query_srq_resp.limit = j.limit;
+	return 0;
+}
+
+int
+shim_destroy_srq(struct shim_client *c, uint32_t h)
+{
+	struct shim_srq *s = shim_obj_get(c, h, OBJ_SRQ);
+	struct job j = { .kind = JOB_DESTROY_SRQ, .c = c, .p = s };
+	int rc;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (s->users != 0)
+		return -EBUSY;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	munmap(s->ring, s->map_bytes);
+	shim_obj_del(c, h);
+	free(s);
+	c->n_srq--;
 	return 0;
 }

@@ -328,4 +328,8 @@ static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
 	[DPR_SHM_MODIFY_QP] = { .req = shim_req_modify_qp },
 	[DPR_SHM_QUERY_QP] = { .req = shim_req_query_qp },
 	[DPR_SHM_DESTROY_QP] = { .destroy = shim_destroy_qp },
+	[DPR_SHM_CREATE_SRQ] = { .req = shim_req_create_srq },
+	[DPR_SHM_MODIFY_SRQ] = { .req = shim_req_modify_srq },
+	[DPR_SHM_QUERY_SRQ] = { .req = shim_req_query_srq },
+	[DPR_SHM_DESTROY_SRQ] = { .destroy = shim_destroy_srq },
 };

@@ -64,9 +64,10 @@ extern int shim_logtype;
 #define SHIM_MAX_MR 1024
 #define SHIM_MAX_CQ 256
 #define SHIM_MAX_CHANNELS 64
+#define SHIM_MAX_SRQ 16
 #define SHIM_MAX_MR_BYTES (64ull << 30)
 
-enum obj_type { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL };
+enum obj_type { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL, OBJ_SRQ };
 
 struct shim_client;
 
@@ -92,6 +93,7 @@ struct shim_qp {
 	struct dpr_tqp *qp;
 	struct shim_client *c;
 	struct shim_cq *scq, *rcq;
+	struct shim_srq *srq;           /* NULL: a receive ring of its own */
 	uint32_t pd_handle;
 	struct dpr_shm_ring *sq, *rq;
 	size_t map_bytes;
@@ -101,6 +103,17 @@ struct shim_qp {
 	bool errored;                   /* moved to ERR for its CQ's overflow */
 	uint64_t send_wqes, recv_wqes;  /* taken from its rings (worker) */
 	struct dpr_shm_qp_caps cap;
+};
+
+struct shim_srq {
+	struct dpr_srq *srq;
+	struct shim_client *c;
+	struct dpr_shm_ring *ring;      /* receive WQEs, as a QP's RQ */
+	size_t map_bytes;
+	uint32_t handle, slot, size, cons;
+	uint32_t users;                 /* QPs */
+	bool broken;                    /* the client scribbled on an index */
+	uint64_t recv_wqes;
 };
 
 struct shim_obj {
@@ -120,8 +133,9 @@ struct shim_client {
 	struct dpr_shm_ctrl *ctrl;
 	struct dpr_verbs_ctx *ctx;
 	struct shim_qp *qps[DPR_SHM_MAX_QPS];   /* by slot: the worker reads */
+	struct shim_srq *srqs[SHIM_MAX_SRQ];    /* by slot: the worker drains */
 	struct shim_obj obj[SHIM_MAX_OBJS];
-	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel;
+	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel, n_srq;
 	uint64_t mr_bytes;
 	int async_fd;                   /* the client's eventfd, or -1 */
 	bool overflow_pending;          /* a CQ overflowed: its QPs to ERR */
@@ -180,7 +194,8 @@ extern struct shim_state shim;
 enum job_kind {
 	JOB_ATTACH, JOB_DETACH, JOB_ALLOC_PD, JOB_DEALLOC_PD, JOB_REG_MR,
 	JOB_DEREG_MR, JOB_CREATE_CQ, JOB_DESTROY_CQ, JOB_CREATE_QP,
-	JOB_MODIFY_QP, JOB_QUERY_QP, JOB_DESTROY_QP,
+	JOB_MODIFY_QP, JOB_QUERY_QP, JOB_DESTROY_QP, JOB_CREATE_SRQ,
+	JOB_MODIFY_SRQ, JOB_QUERY_SRQ, JOB_DESTROY_SRQ,
 };
 
 struct job {
@@ -198,6 +213,8 @@ struct job {
 	struct dpr_qp_init_attr ia;
 	struct dpr_qp_attr attr;
 	int mask;
+	/* SRQ */
+	uint32_t max_wr, max_sge, limit;
 };
 
 struct shim_mr {
@@ -243,6 +260,13 @@ int shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
 int shim_req_query_qp(struct shim_client *c, struct dpr_shm_msg *m,
 		      int *in_fd, int *out_fd);
 int shim_destroy_qp(struct shim_client *c, uint32_t h);
+int shim_req_create_srq(struct shim_client *c, struct dpr_shm_msg *m,
+			int *in_fd, int *out_fd);
+int shim_req_modify_srq(struct shim_client *c, struct dpr_shm_msg *m,
+			int *in_fd, int *out_fd);
+int shim_req_query_srq(struct shim_client *c, struct dpr_shm_msg *m,
+		       int *in_fd, int *out_fd);
+int shim_destroy_srq(struct shim_client *c, uint32_t h);
 
 /* dpr_shim_mem.c */
 /** A memfd of @p len bytes (zeroed), sealed against resizing, mapped at
@@ -259,6 +283,8 @@ int shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e);
 /* The transport may take receives from the client's ring when a message
  * finds none (the worker's: after dpr_qp_create). */
 void shim_qp_attach(struct shim_qp *q);
+/* The same for an SRQ, and its limit event to the client. */
+void shim_srq_attach(struct shim_srq *s);
 /** The verbs devices' event callback: to the client owning the QP. */
 void shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj);
 /** The QPN -> client QP table of port @p pi, @p n entries. */

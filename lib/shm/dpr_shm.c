@@ -29,6 +29,10 @@ dpr_shm_op_name(unsigned int op)
 		[DPR_SHM_MODIFY_QP] = "modify_qp",
 		[DPR_SHM_QUERY_QP] = "query_qp",
 		[DPR_SHM_DESTROY_QP] = "destroy_qp",
+		[DPR_SHM_CREATE_SRQ] = "create_srq",
+		[DPR_SHM_MODIFY_SRQ] = "modify_srq",
+		[DPR_SHM_QUERY_SRQ] = "query_srq",
+		[DPR_SHM_DESTROY_SRQ] = "destroy_srq",
 		[DPR_SHM_LIST_DEVICES] = "list_devices",
 	};
 

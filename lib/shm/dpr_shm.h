@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 2            /**< 2: UD (the WQE's AV, Q_Key) */
+#define DPR_SHM_VERSION 3            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -202,6 +202,10 @@ enum dpr_shm_op {
 	DPR_SHM_QUERY_QP,
 	DPR_SHM_DESTROY_QP,
 	DPR_SHM_LIST_DEVICES,    /**< allowed before OPEN: the ports served */
+	DPR_SHM_CREATE_SRQ,      /**< answer fd: the SRQ's receive ring */
+	DPR_SHM_MODIFY_SRQ,
+	DPR_SHM_QUERY_SRQ,
+	DPR_SHM_DESTROY_SRQ,
 	DPR_SHM_OP_MAX
 };
 
@@ -298,7 +302,23 @@ struct dpr_shm_msg {
 		struct {
 			uint32_t pd, send_cq, recv_cq, qp_type, sq_sig_all;
 			struct dpr_shm_qp_caps cap;
+			uint32_t srq;           /**< 0: a receive queue of its own */
 		} create_qp;
+		struct {
+			uint32_t pd, max_wr, max_sge, limit;
+		} create_srq;
+		struct {
+			uint32_t handle, max_wr, max_sge, size;
+			uint64_t map_bytes;     /**< the receive ring */
+		} create_srq_resp;
+		struct {
+			uint32_t handle;
+			uint32_t mask;          /**< ibv_srq_attr_mask */
+			uint32_t max_wr, limit;
+		} modify_srq;
+		struct {
+			uint32_t max_wr, max_sge, limit;
+		} query_srq_resp;
 		struct {
 			uint32_t handle, qpn, slot, sq_size, rq_size;
 			struct dpr_shm_qp_caps cap;

@@ -124,7 +124,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (ia->pd == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
+	if ((ia->srq != NULL && (ia->srq->tp != tp || ia->qp_type == DPR_QPT_UC)) ||
+	    ia->pd == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
 	    ia->max_send_wr == 0 || ia->max_send_wr > lim->max_qp_wr ||
 	    ia->max_recv_wr > lim->max_qp_wr ||
 	    ia->max_send_sge > lim->max_sge ||
@@ -171,6 +172,11 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 		qp->rq.wqe[i].sge = &qp->rq.sge[(size_t)i * qp->rq.max_sge];
 	qp->tp = tp;
 	qp->type = ia->qp_type;
+	qp->srq = ia->srq;
+	if (qp->srq != NULL) {
+		qp->srq->users++;
+		qp->srq_wqe.sge = qp->srq_sge;
+	}
 	qp->pd = ia->pd;
 	qp->scq = ia->send_cq;
 	qp->rcq = ia->recv_cq;
@@ -201,6 +207,8 @@ dpr_qp_destroy(struct dpr_tqp *qp)
 	qp_unlink(qp);
 	TAILQ_REMOVE(&tp->all, qp, all_link);
 	dpr_qpn_free(tp->ctx, qp->qpn);
+	if (qp->srq != NULL)
+		qp->srq->users--;
 	qp->pd->refs--;
 	qp->scq->refs--;
 	qp->rcq->refs--;
@@ -567,6 +575,24 @@ dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
 static void
 flush_recv(struct dpr_tqp *qp)
 {
+	if (qp->srq != NULL) {
+		/* the SRQ's WQEs are the other QPs' too: only the one this
+		 * QP's message took is flushed; then the last WQE is reached
+		 * (IBA 11.6.3.1: the owner may now take the QP off the SRQ) */
+		if (qp->resp.have_wqe) {
+			struct dpr_cqe e = {
+				.wr_id = qp->srq_wqe.wr_id,
+				.status = DPR_WC_WR_FLUSH_ERR,
+				.opcode = DPR_WC_RECV,
+				.qp_num = qp->qpn,
+			};
+
+			dpr_cq_push(qp->rcq, &e);
+		}
+		qp->resp.have_wqe = false;
+		dpr_verbs_event(qp->tp->ctx, DPR_EVENT_QP_LAST_WQE_REACHED, qp->qpn);
+		return;
+	}
 	while (qp->rq.cons != qp->rq.prod) {
 		struct dpr_recv_wqe *r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
 		struct dpr_cqe e = {
@@ -725,11 +751,9 @@ dpr_post_recv(struct dpr_tqp *qp, const struct dpr_recv_wr *wrs, unsigned int n,
 
 	for (k = 0; k < n; k++) {
 		const struct dpr_recv_wr *wr = &wrs[k];
-		struct dpr_recv_wqe *r;
-		uint64_t len = 0;
-		uint32_t i;
 
-		if (qp->state == DPR_QPS_RESET || wr->num_sge > qp->rq.max_sge) {
+		if (qp->state == DPR_QPS_RESET || qp->srq != NULL ||
+		    wr->num_sge > qp->rq.max_sge) {
 			rc = -EINVAL;
 			break;
 		}
@@ -737,14 +761,7 @@ dpr_post_recv(struct dpr_tqp *qp, const struct dpr_recv_wr *wrs, unsigned int n,
 			rc = -ENOMEM;
 			break;
 		}
-		r = &qp->rq.wqe[qp->rq.prod & qp->rq.mask];
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			r->sge[i] = wr->sge[i];
-			len += wr->sge[i].length;
-		}
-		r->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+		recv_wqe_fill(&qp->rq.wqe[qp->rq.prod & qp->rq.mask], wr);
 		qp->rq.prod++;
 		if (qp->state == DPR_QPS_ERR)
 			flush_recv(qp);

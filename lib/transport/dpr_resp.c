@@ -40,7 +40,7 @@ static void
 complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
 	      uint32_t len, const struct dpr_wire_hdrs *h, bool imm)
 {
-	struct dpr_recv_wqe *r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+	struct dpr_recv_wqe *r = rq_cur(qp);
 	struct dpr_cqe e = {
 		.wr_id = r->wr_id,
 		.status = status,
@@ -55,7 +55,7 @@ complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
 		e.wc_flags = DPR_WC_WITH_IMM;
 	}
 	dpr_cq_push(qp->rcq, &e);
-	qp->rq.cons++;
+	rq_done(qp);
 	qp->resp.have_wqe = false;
 }
 
@@ -132,10 +132,11 @@ rx_send(struct dpr_tqp *qp, const struct rte_mbuf *m,
 			rnr_nak(qp, h->psn);
 			return;
 		}
+		rq_take(qp);
 		qp->resp.have_wqe = true;
 		qp->resp.recv_off = 0;
 	}
-	r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+	r = rq_cur(qp);
 	if (pi->paylen != 0) {
 		if (qp->resp.recv_off + pi->paylen > r->length) {
 			/* the message does not fit the receive WQE */
@@ -215,6 +216,7 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	}
 	qp->resp.in_msg = DPR_WRITE_MASK;
 	if ((pi->mask & DPR_END_MASK) && (pi->mask & DPR_IMMDT_MASK)) {
+		rq_take(qp);
 		qp->resp.have_wqe = true;
 		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV_RDMA_WITH_IMM,
 			      qp->resp.write_len, h, true);

@@ -117,8 +117,14 @@ struct dpr_qp_attr {
 	uint8_t rnr_retry;
 };
 
+struct dpr_srq;
+
 struct dpr_qp_init_attr {
 	enum dpr_qp_type qp_type;       /**< RC or UD; UC: EOPNOTSUPP */
+	/** Receive WQEs from this SRQ (of the same transport and PD's
+	 * device) instead of a receive queue of its own: max_recv_wr and
+	 * max_recv_sge are then ignored. NULL: its own. */
+	struct dpr_srq *srq;
 	struct dpr_pd *pd;
 	struct dpr_cq *send_cq;
 	struct dpr_cq *recv_cq;
@@ -347,8 +353,40 @@ int dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wr,
 typedef void (*dpr_rq_pull_cb)(void *arg);
 void dpr_qp_set_rq_pull(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg);
 
+/* ----------------------------------------------------------------- SRQs */
+
+/**
+ * A shared receive queue (IBA 10.2.9, ibv_create_srq): receive WQEs that
+ * the RC and UD QPs made with it take in arrival order. A message takes
+ * its WQE when its first packet comes (a copy: the other QPs go on from
+ * the next), and an empty SRQ is an RNR NAK (RC) or a drop (UD). Armed
+ * with a limit, it calls its limit callback once when fewer WQEs than
+ * that are left (IBV_EVENT_SRQ_LIMIT_REACHED), and disarms.
+ * @return the SRQ, or NULL with errno (EINVAL: sizes over the limits).
+ */
+struct dpr_srq *dpr_srq_create(struct dpr_transport *tp, struct dpr_pd *pd,
+		uint32_t max_wr, uint32_t max_sge);
+/** @return 0, or -EBUSY while a QP uses it. Its WQEs go without
+ * completions. */
+int dpr_srq_destroy(struct dpr_srq *srq);
+/** ibv_modify_srq's limit (IBV_SRQ_LIMIT; 0 disarms). @return 0, or
+ * -EINVAL for a limit over its size. */
+int dpr_srq_set_limit(struct dpr_srq *srq, uint32_t limit);
+/** ibv_query_srq: its size, SGEs per WQE and armed limit. */
+void dpr_srq_query(const struct dpr_srq *srq, uint32_t *max_wr,
+		uint32_t *max_sge, uint32_t *limit);
+/** WQEs posted and not yet taken. */
+uint32_t dpr_srq_count(const struct dpr_srq *srq);
+/** ibv_post_srq_recv: as dpr_post_recv(). */
+int dpr_post_srq_recv(struct dpr_srq *srq, const struct dpr_recv_wr *wr,
+		unsigned int n, unsigned int *n_posted);
+/** The limit callback (its owner raises the event). */
+void dpr_srq_set_limit_cb(struct dpr_srq *srq, void (*fn)(void *arg), void *arg);
+/** As dpr_qp_set_rq_pull(), for the SRQ. */
+void dpr_srq_set_pull(struct dpr_srq *srq, dpr_rq_pull_cb fn, void *arg);
+
 /** ibv_post_recv of @p n work requests: as dpr_post_send(); EINVAL in
- * RESET or for more SGEs than the QP takes. */
+ * RESET or for more SGEs than the QP takes, or on a QP with an SRQ. */
 int dpr_post_recv(struct dpr_tqp *qp, const struct dpr_recv_wr *wr,
 		unsigned int n, unsigned int *n_posted);
 

@@ -198,11 +198,12 @@ dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		QP_STAT(qp, ud_no_wqe);
 		return;
 	}
-	r = &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
-	if ((uint64_t)GRH_LEN + pi->paylen > r->length) {
+	if ((uint64_t)GRH_LEN + pi->paylen > rq_head(qp)->length) {
 		QP_STAT(qp, ud_too_long);
 		return;
 	}
+	rq_take(qp);
+	r = rq_cur(qp);
 	/* the GRH as rxe's build_rdma_network_hdr() makes it */
 	memset(grh, 0, sizeof(grh));
 	if (pi->encap.ipv6) {
@@ -236,7 +237,7 @@ dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		}
 		dpr_cq_push(qp->rcq, &e);
 	}
-	qp->rq.cons++;
+	rq_done(qp);
 	if (rc != 0) {
 		/* a receive WQE with a bad local key: the QP to error */
 		dpr_verbs_event(qp->tp->ctx, DPR_EVENT_QP_FATAL, qp->qpn);

@@ -84,6 +84,21 @@ struct dpr_recv_wqe {
 	struct dpr_sge *sge;
 };
 
+struct dpr_srq {
+	struct dpr_transport *tp;
+	struct dpr_pd *pd;
+	struct dpr_recv_wqe *wqe;
+	struct dpr_sge *sge;
+	uint32_t size, mask, max_sge;
+	uint32_t prod, cons;
+	uint32_t limit;                /**< armed while non-zero */
+	uint32_t users;                /**< QPs */
+	void (*limit_cb)(void *arg);
+	void *limit_arg;
+	dpr_rq_pull_cb pull;
+	void *pull_arg;
+};
+
 /* A responder resource: a READ or an atomic, kept to answer duplicates
  * (IBA 9.7.5.1.6, C9-122: max_dest_rd_atomic of them). */
 enum res_type { RES_NONE, RES_READ, RES_ATOMIC };
@@ -198,6 +213,10 @@ struct dpr_tqp {
 		uint32_t nak_psn;
 	} resp;
 
+	struct dpr_srq *srq;           /**< receives from it, not rq */
+	/* the SRQ WQE the message in progress took (a copy) */
+	struct dpr_recv_wqe srq_wqe;
+	struct dpr_sge srq_sge[DPR_RECV_WR_MAX_SGE];
 	dpr_rq_pull_cb rq_pull;        /**< dpr_qp_set_rq_pull() */
 	void *rq_pull_arg;
 
@@ -258,14 +277,72 @@ qp_work(struct dpr_tqp *qp)
 	}
 }
 
+/* A receive work request into a WQE slot (its SGE array is the slot's). */
+static inline void
+recv_wqe_fill(struct dpr_recv_wqe *r, const struct dpr_recv_wr *wr)
+{
+	uint64_t len = 0;
+	uint32_t i;
+
+	r->wr_id = wr->wr_id;
+	r->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		r->sge[i] = wr->sge[i];
+		len += wr->sge[i].length;
+	}
+	r->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+}
+
 /* Is a receive WQE there for a message arriving now? (asks the owner
  * for the ones it holds when none is: dpr_qp_set_rq_pull()) */
 static inline bool
 rq_has_wqe(struct dpr_tqp *qp)
 {
+	struct dpr_srq *q = qp->srq;
+
+	if (q != NULL) {
+		if (q->cons == q->prod && q->pull != NULL)
+			q->pull(q->pull_arg);
+		return q->cons != q->prod;
+	}
 	if (qp->rq.cons == qp->rq.prod && qp->rq_pull != NULL)
 		qp->rq_pull(qp->rq_pull_arg);
 	return qp->rq.cons != qp->rq.prod;
+}
+
+/* The receive WQE next in line (rq_has_wqe() said there is one). */
+static inline struct dpr_recv_wqe *
+rq_head(struct dpr_tqp *qp)
+{
+	return qp->srq != NULL ? &qp->srq->wqe[qp->srq->cons & qp->srq->mask] :
+		&qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+}
+
+/* dpr_srq.c: a message starts: from an SRQ its WQE is taken now (copied
+ * into the QP: the SRQ goes on to the next for the others); from the
+ * QP's own queue it stays in place until rq_done(). */
+void dpr_srq_take(struct dpr_tqp *qp);
+
+static inline void
+rq_take(struct dpr_tqp *qp)
+{
+	if (qp->srq != NULL)
+		dpr_srq_take(qp);
+}
+
+/* The WQE of the message in progress (after rq_take()). */
+static inline struct dpr_recv_wqe *
+rq_cur(struct dpr_tqp *qp)
+{
+	return qp->srq != NULL ? &qp->srq_wqe : &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
+}
+
+/* Its completion is written: the QP's own queue moves on. */
+static inline void
+rq_done(struct dpr_tqp *qp)
+{
+	if (qp->srq == NULL)
+		qp->rq.cons++;
 }
 
 static inline bool

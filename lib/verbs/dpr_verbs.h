@@ -160,6 +160,8 @@ enum dpr_event_type {
 	DPR_EVENT_QP_ACCESS_ERR = 3,
 	DPR_EVENT_COMM_EST = 4,
 	DPR_EVENT_SQ_DRAINED = 5,
+	DPR_EVENT_SRQ_LIMIT_REACHED = 15,       /**< handle: the SRQ's */
+	DPR_EVENT_QP_LAST_WQE_REACHED = 16,
 };
 
 /* ---------------------------------------------------------- limits */

@@ -73,6 +73,7 @@ on_sigint(int sig)
 
 struct side {
 	struct dprdma_context *ctx;
+	struct dprdma_srq *srq;         /* with_srq: the QP receives from it */
 	struct dprdma_pd *pd;
 	struct dprdma_channel *ch;
 	struct dprdma_cq *cq;
@@ -88,6 +89,8 @@ die(const char *what)
 	printf("FAIL: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
+
+static bool with_srq;            /* side A's QP on an SRQ */
 
 static void
 side_open(struct side *s, const char *sock, bool alloc)
@@ -126,6 +129,12 @@ side_open(struct side *s, const char *sock, bool alloc)
 	init.cap.max_send_sge = 4;
 	init.cap.max_recv_sge = 4;
 	init.cap.max_inline_data = 64;
+	if (with_srq && !alloc) {
+		s->srq = dprdma_create_srq(s->pd, 16, 1, 0);
+		if (s->srq == NULL)
+			die("create_srq");
+		init.srq = s->srq;
+	}
 	s->qp = dprdma_create_qp(s->pd, &init);
 	if (s->qp == NULL)
 		die("create_qp");
@@ -191,6 +200,8 @@ pair_close(struct side *a, struct side *b)
 
 	for (int i = 0; i < 2; i++) {
 		CHECK(dprdma_destroy_qp(s[i]->qp) == 0, "destroy_qp");
+		if (s[i]->srq != NULL)
+			CHECK(dprdma_destroy_srq(s[i]->srq) == 0, "destroy_srq");
 		CHECK(dprdma_dereg_mr(s[i]->mr) == 0, "dereg_mr");
 		CHECK(dprdma_destroy_cq(s[i]->cq) == 0, "destroy_cq");
 		if (s[i]->ch != NULL)
@@ -284,19 +295,25 @@ post_send(struct side *s, uint32_t opcode, uint32_t flags, const void *local,
 }
 
 static void
+one_sge_rwqe(struct dpr_shm_rwqe *w, const struct side *s, void *addr,
+	     uint32_t len, uint64_t wr_id)
+{
+	w->wr_id = wr_id;
+	w->num_sge = 1;
+	w->sge[0].addr = (uintptr_t)addr;
+	w->sge[0].length = len;
+	w->sge[0].lkey = dprdma_mr_lkey(s->mr);
+}
+
+static void
 post_recv(struct side *s, void *addr, uint32_t len, uint64_t wr_id)
 {
 	struct dpr_shm_rwqe *w;
 
 	dprdma_post_begin(s->qp);
 	w = dprdma_rq_next(s->qp);
-	if (w != NULL) {
-		w->wr_id = wr_id;
-		w->num_sge = 1;
-		w->sge[0].addr = (uintptr_t)addr;
-		w->sge[0].length = len;
-		w->sge[0].lkey = dprdma_mr_lkey(s->mr);
-	}
+	if (w != NULL)
+		one_sge_rwqe(w, s, addr, len, wr_id);
 	dprdma_post_end(s->qp);
 	CHECK(w != NULL, "receive queue has room");
 }
@@ -1014,6 +1031,66 @@ do_mrloop(const char *sock, int n)
 	return 0;
 }
 
+static void
+post_srq(struct side *s, void *addr, uint32_t len, uint64_t wr_id)
+{
+	struct dpr_shm_rwqe *w;
+
+	dprdma_srq_post_begin(s->srq);
+	w = dprdma_srq_next(s->srq);
+	if (w != NULL)
+		one_sge_rwqe(w, s, addr, len, wr_id);
+	dprdma_srq_post_end(s->srq);
+	CHECK(w != NULL, "SRQ has room");
+}
+
+/* A's QP receives from an SRQ: SENDs land in its WQEs in order, the
+ * limit event comes once when fewer WQEs than the limit are left, with
+ * the SRQ as its object; the SRQ's size is fixed and it outlives no QP. */
+static int
+do_srq(const char *sa, const char *sb)
+{
+	struct side a = { 0 }, b = { 0 };
+	uint32_t max_wr, max_sge, limit, type;
+	struct pollfd pf;
+	void *obj = NULL;
+	uint64_t id = 1;
+	int i;
+
+	with_srq = true;
+	pair_open(&a, &b, sa, sb);
+	CHECK(dprdma_query_srq(a.srq, &max_wr, &max_sge, &limit) == 0 &&
+	      max_wr == 16 && max_sge == 1 && limit == 0, "query: 16 WQEs, 1 SGE (%u %u %u)",
+	      max_wr, max_sge, limit);
+	CHECK(dprdma_modify_srq(a.srq, 1 /* IBV_SRQ_MAX_WR */, 32, 0) == EOPNOTSUPP,
+	      "resizing refused: EOPNOTSUPP");
+	CHECK(dprdma_modify_srq(a.srq, 2 /* IBV_SRQ_LIMIT */, 0, 17) == EINVAL,
+	      "a limit over the size: EINVAL");
+	CHECK(dprdma_destroy_srq(a.srq) == EBUSY, "an SRQ in use: EBUSY");
+	for (i = 0; i < 4; i++)
+		post_srq(&a, a.buf + (uint32_t)i * 4096, 4096, 500 + (uint64_t)i);
+	CHECK(dprdma_modify_srq(a.srq, 2, 0, 3) == 0, "limit 3");
+	for (i = 0; i < 2; i++) {
+		fill(b.buf, 3000, (uint32_t)i);
+		post_send(&b, WR_SEND, F_SIGNALED, b.buf, 3000, 0, 0, 0, 0, 0, id);
+		expect_wc(&b, id, WC_SEND, 0, UINT32_MAX, "SEND");
+		expect_wc(&a, 500 + (uint64_t)i, WC_RECV, 0, 3000, "SEND into the SRQ");
+		CHECK(memcmp(a.buf + (uint32_t)i * 4096, b.buf, 3000) == 0,
+		      "SEND %d: its bytes in its WQE", i);
+		id++;
+	}
+	pf.fd = dprdma_async_fd(a.ctx);
+	pf.events = POLLIN;
+	CHECK(poll(&pf, 1, 5000) == 1 && dprdma_get_async_event(a.ctx, &type, &obj) == 0 &&
+	      type == 15 && obj == a.srq, "IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ (%u)",
+	      type);
+	CHECK(dprdma_query_srq(a.srq, &max_wr, &max_sge, &limit) == 0 && limit == 0,
+	      "the limit disarmed (%u)", limit);
+	pair_close(&a, &b);
+	printf("srq: %d failures\n", failures);
+	return failures != 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1021,6 +1098,8 @@ main(int argc, char **argv)
 		use_events = argc >= 5 && strcmp(argv[4], "events") == 0;
 		return do_ops(argv[2], argv[3]);
 	}
+	if (argc >= 4 && strcmp(argv[1], "srq") == 0)
+		return do_srq(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "overflow") == 0)
 		return do_overflow(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "isolation") == 0)

@@ -269,7 +269,8 @@ def hostile_control(sock):
 def test_libdprdma(sa, sb):
     # a client that stops consuming its CQ between two healthy runs
     for mode in (["ops", sa, sb], ["ops", sa, sb, "events"],
-                 ["isolation", sa, sb], ["overflow", sa, sb], ["ops", sa, sb]):
+                 ["isolation", sa, sb], ["srq", sa, sb], ["overflow", sa, sb],
+                 ["ops", sa, sb]):
         r = run_client(mode)
         t.check(r.returncode == 0 and "FAIL" not in r.stdout,
                 "dprdma-shim-test %s passes" % " ".join(mode[:1] + mode[3:]))
@@ -468,6 +469,22 @@ def test_dropin(sa, sb):
                     "%s: dprdmad B sent %d datagrams and received %d (%d, %d)"
                     % (what, n, n, sent, got))
 
+    # SRQ: ibv_srq_pingpong, 16 QPs (its default) receiving from one SRQ,
+    # below and above the path MTU (a SEND's packets of several QPs
+    # interleave), with events, with 4 QPs and a shallow SRQ
+    for args in (["-s", "64", "-n", "200"], ["-s", "4096", "-n", "100"],
+                 ["-e", "-s", "1024", "-n", "100"],
+                 ["-q", "4", "-r", "8", "-s", "1024", "-n", "200"]):
+        what = "ibv_srq_pingpong %s" % " ".join(args)
+        n = int(args[args.index("-n") + 1])
+        srv_rc, sout, cli_rc, cout = pair_run("ibv_srq_pingpong", ["-g", "1"] + args,
+                                              sa, sb)
+        for side, out in (("server", sout), ("client", cout)):
+            m = re.search(r"(\d+) iters in [\d.]+ seconds", out)
+            t.check(m is not None and int(m.group(1)) == n and not ERR.search(out),
+                    "%s: %s did %d iterations" % (what, side, n))
+        t.check(srv_rc == 0 and cli_rc == 0, "%s: both exit 0" % what)
+
     # both ends on one daemon (the frames loop back inside it)
     srv_rc, sout, cli_rc, cout = pair_run("ibv_rc_pingpong",
                                           ["-g", "1", "-s", "4096", "-n", "200", "-c"],
@@ -485,7 +502,9 @@ def test_dropin(sa, sb):
             ("ib_send_bw", ["--use_old_post_send", "-s", "4096"]),
             ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", []),
             # UD: address handles from the exchanged GIDs
-            ("ib_send_bw", ["-c", "UD"]), ("ib_send_lat", ["-c", "UD"])]
+            ("ib_send_bw", ["-c", "UD"]), ("ib_send_lat", ["-c", "UD"]),
+            # receives from an SRQ
+            ("ib_send_bw", ["--use-srq"]), ("ib_send_bw", ["--use-srq", "-q", "4"])]
     for prog, extra in perf:
         sb0 = stats(PB)
         since = len(DAEMONS["b"].lines)

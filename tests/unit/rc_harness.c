@@ -155,6 +155,7 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 			.max_send_sge = 4,
 			.max_recv_sge = 4,
 			.max_inline_data = 64,
+			.srq = c->srq[i],
 		};
 
 		qp[i] = dpr_qp_create(h->side[i].tp, &ia);

@@ -57,7 +57,7 @@ struct rc_side {
 	struct dpr_cq *rcq;
 	union dpr_gid gid;
 	struct rte_ether_addr mac;
-	uint32_t events[8];          /**< async events by type */
+	uint32_t events[32];         /**< async events by type */
 };
 
 struct rc_flight {
@@ -130,6 +130,7 @@ struct rc_conn {
 	uint32_t access;
 	uint32_t psn[2];
 	uint32_t max_send_wr, max_recv_wr;
+	struct dpr_srq *srq[2];      /**< a side's QP receives from it */
 };
 void rc_conn_defaults(struct rc_conn *c);
 

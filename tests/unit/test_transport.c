@@ -1741,6 +1741,135 @@ test_ud(void)
 	return TEST_SUCCESS;
 }
 
+/* ----------------------------------------------------------------- SRQ */
+
+static unsigned int srq_limit_hits;
+
+static bool
+never(struct rc_harness *h, void *arg)
+{
+	(void)h;
+	(void)arg;
+	return false;
+}
+
+static void
+srq_limit_cb(void *arg)
+{
+	(void)arg;
+	srq_limit_hits++;
+}
+
+/* Two RC connections whose receivers share one SRQ: multi-packet SENDs
+ * of both interleave, each completes in the WQE it took at its first
+ * packet; the limit event fires once, below the limit; an empty SRQ is
+ * an RNR NAK and the SEND goes on after a post; a QP in error flushes
+ * only what it took and reports its last WQE. */
+static int
+test_srq(void)
+{
+	struct dpr_tqp *a1, *b1, *a2, *b2;
+	struct dpr_mr *src, *dst;
+	struct dpr_srq *srq;
+	struct dpr_cqe c[8];
+	struct rc_conn cn;
+	unsigned int i, got1 = 0, got2 = 0;
+
+	CHECK(rc_harness_init(&H, pool, 11, NULL) == 0, "harness");
+	srq = dpr_srq_create(H.side[1].tp, H.side[1].pd, 16, 2);
+	CHECK(srq != NULL, "SRQ");
+	CHECK(dpr_srq_create(H.side[1].tp, H.side[1].pd, 1u << 30, 1) == NULL &&
+	      errno == EINVAL, "an SRQ over the WR limit: EINVAL");
+	dpr_srq_set_limit_cb(srq, srq_limit_cb, NULL);
+	rc_conn_defaults(&cn);
+	cn.srq[1] = srq;
+	CHECK(rc_connect(&H, &cn, &a1, &b1) == 0, "connection 1");
+	cn.psn[0] += 1000;
+	CHECK(rc_connect(&H, &cn, &a2, &b2) == 0, "connection 2");
+	CHECK_EQ(dpr_srq_destroy(srq), -EBUSY, "an SRQ in use stays");
+	src = rc_mr(&H, 0, 8192, DPR_ACCESS_LOCAL_WRITE);
+	dst = rc_mr(&H, 1, 16 * 4096, DPR_ACCESS_LOCAL_WRITE);
+	CHECK_EQ(post_recv(b1, dst, 0, 4096, 1), -EINVAL,
+		 "ibv_post_recv on a QP with an SRQ: EINVAL");
+	for (i = 0; i < 8; i++) {
+		struct dpr_recv_wr wr = { .wr_id = 100 + i, .num_sge = 1,
+			.sge[0] = { dst->iova + i * 4096, 4096, dst->lkey } };
+
+		CHECK_EQ(dpr_post_srq_recv(srq, &wr, 1, NULL), 0, "post %u", i);
+	}
+	CHECK_EQ(dpr_srq_set_limit(srq, 17), -EINVAL, "a limit over the size");
+	CHECK_EQ(dpr_srq_set_limit(srq, 3), 0, "limit 3");
+	fill(src, 0, 8192, 5);
+	/* 3 packets each at 1 KiB, both connections at once */
+	for (i = 0; i < 3; i++) {
+		CHECK_EQ(post_send(a1, DPR_WR_SEND, src, 0, 3000, 0, 0, 10 + i, 0), 0, "s1");
+		CHECK_EQ(post_send(a2, DPR_WR_SEND, src, 4096, 2500, 0, 0, 20 + i, 0), 0, "s2");
+	}
+	CHECK_EQ(wait_cq(H.side[1].rcq, 6, c, SEC), 6, "six receives");
+	for (i = 0; i < 6; i++) {
+		const uint8_t *buf = dst->addr + (c[i].wr_id - 100) * 4096;
+		bool one = c[i].qp_num == dpr_qp_num(b1);
+
+		CHECK(c[i].status == DPR_WC_SUCCESS && c[i].opcode == DPR_WC_RECV &&
+		      c[i].wr_id >= 100 && c[i].wr_id < 108 &&
+		      c[i].byte_len == (one ? 3000u : 2500u), "CQE %u: QP %u len %u",
+		      i, c[i].qp_num, c[i].byte_len);
+		CHECK(memcmp(buf, src->addr + (one ? 0 : 4096), one ? 3000 : 2500) == 0,
+		      "CQE %u: the message whole in its WQE", i);
+		got1 += one;
+		got2 += !one;
+	}
+	CHECK(got1 == 3 && got2 == 3, "three each");
+	CHECK_EQ(dpr_srq_count(srq), 2, "two WQEs left");
+	CHECK_EQ(srq_limit_hits, 1, "the limit event, once");
+	{
+		uint32_t mw, ms, lim;
+
+		dpr_srq_query(srq, &mw, &ms, &lim);
+		CHECK(mw == 16 && ms == 2 && lim == 0, "query: 16, 2, disarmed");
+	}
+	/* empty: RNR NAK, then the SEND lands once a WQE is there */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(post_send(a1, DPR_WR_SEND, src, 0, 100, 0, 0, 30 + i, 0), 0, "s");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 2, c, SEC), 2, "two fit");
+	rc_run(&H, never, NULL, 2 * MS);
+	CHECK(dpr_transport_stats(H.side[1].tp)->rnr_nak_tx > 0, "the third: RNR NAK");
+	{
+		struct dpr_recv_wr wr = { .wr_id = 200, .num_sge = 1,
+			.sge[0] = { dst->iova, 4096, dst->lkey } };
+
+		CHECK_EQ(dpr_post_srq_recv(srq, &wr, 1, NULL), 0, "post");
+	}
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "after the RNR wait");
+	CHECK(c[0].wr_id == 200 && c[0].byte_len == 100, "into the new WQE");
+	/* a QP of the SRQ to error: nothing of the SRQ's flushed */
+	{
+		struct dpr_qp_attr e = { .qp_state = DPR_QPS_ERR };
+		struct dpr_recv_wr wr = { .wr_id = 201, .num_sge = 1,
+			.sge[0] = { dst->iova, 4096, dst->lkey } };
+		uint32_t ev = H.side[1].events[DPR_EVENT_QP_LAST_WQE_REACHED];
+
+		CHECK_EQ(dpr_post_srq_recv(srq, &wr, 1, NULL), 0, "post");
+		CHECK_EQ(dpr_qp_modify(b2, &e, DPR_QP_STATE), 0, "b2 to ERR");
+		CHECK_EQ(dpr_cq_count(H.side[1].rcq), 0, "no flush of the SRQ's WQEs");
+		CHECK_EQ(dpr_srq_count(srq), 1, "still there for b1");
+		CHECK_EQ(H.side[1].events[DPR_EVENT_QP_LAST_WQE_REACHED], ev + 1,
+			 "the last WQE reached event");
+	}
+	rc_settle(&H, SEC);
+	while (dpr_cq_poll(H.side[0].scq, c, 8) > 0)
+		;
+	dpr_qp_destroy(a1);
+	dpr_qp_destroy(b1);
+	dpr_qp_destroy(a2);
+	dpr_qp_destroy(b2);
+	CHECK_EQ(dpr_srq_destroy(srq), 0, "destroyed once unused");
+	mr_free(src);
+	mr_free(dst);
+	rc_harness_fini(&H);
+	return TEST_SUCCESS;
+}
+
 static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_verbs_objects),
 	DPR_TEST_CASE(test_cq_overflow),
@@ -1763,6 +1892,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_flush_and_unsignaled),
 	DPR_TEST_CASE(test_rd_atomic_limit_and_fence),
 	DPR_TEST_CASE(test_ud),
+	DPR_TEST_CASE(test_srq),
 	DPR_TEST_CASES_END,
 };
 

@@ -4,9 +4,8 @@
 
 /*
  * The rest of rdma-core 44's libibverbs ABI: entry points that need a
- * kernel device (ibv_cmd_*, imports, provider registration), SRQs and
- * multicast (SRQ comes with the rest of the transport-breadth work;
- * address handles are in verbs.c). They exist because programs and the providers perftest links
+ * kernel device (ibv_cmd_*, imports, provider registration) and
+ * multicast (address handles and SRQs are in verbs.c). They exist because programs and the providers perftest links
  * (libmlx5, libefa) bind every symbol at load time; they refuse with
  * EOPNOTSUPP, or do nothing where refusing would stop a program that
  * merely loads them (a provider registering itself).
@@ -557,22 +556,6 @@ ibv_copy_qp_attr_from_kern(void)
 {
 }
 
-EXPORT void *ibv_create_srq(void);
-void *
-ibv_create_srq(void)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-EXPORT int ibv_destroy_srq(void);
-int
-ibv_destroy_srq(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
 EXPORT int ibv_detach_mcast(void);
 int
 ibv_detach_mcast(void)
@@ -621,14 +604,6 @@ ibv_import_pd(void)
 	return NULL;
 }
 
-EXPORT int ibv_modify_srq(void);
-int
-ibv_modify_srq(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
 EXPORT int ibv_query_ece(void);
 int
 ibv_query_ece(void)
@@ -642,14 +617,6 @@ int
 ibv_query_qp_data_in_order(void)
 {
 	return 0;
-}
-
-EXPORT int ibv_query_srq(void);
-int
-ibv_query_srq(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
 }
 
 EXPORT int ibv_read_ibdev_sysfs_file(void);

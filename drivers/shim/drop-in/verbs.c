@@ -79,6 +79,11 @@ struct dv_ah {
 	struct ibv_ah_attr attr;
 };
 
+struct dv_srq {
+	struct ibv_srq srq;
+	struct dprdma_srq *p;
+};
+
 struct dv_qp {
 	struct ibv_qp_ex qpx;           /* starts with the ibv_qp */
 	struct dprdma_qp *p;
@@ -263,6 +268,18 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return rc;
 }
 
+static void
+fill_rwqe(struct dpr_shm_rwqe *w, const struct ibv_recv_wr *wr)
+{
+	w->wr_id = wr->wr_id;
+	w->num_sge = (uint32_t)wr->num_sge;
+	for (int i = 0; i < wr->num_sge; i++) {
+		w->sge[i].addr = wr->sg_list[i].addr;
+		w->sge[i].length = wr->sg_list[i].length;
+		w->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+}
+
 static int
 dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	     struct ibv_recv_wr **bad)
@@ -271,14 +288,14 @@ dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	const struct dpr_shm_qp_caps *cap = dprdma_qp_caps(q->p);
 	int rc = 0;
 
-	if (dprdma_qp_state(q->p) == IBV_QPS_RESET) {
+	/* RESET takes nothing; a QP of an SRQ takes its receives there */
+	if (dprdma_qp_state(q->p) == IBV_QPS_RESET || ibqp->srq != NULL) {
 		*bad = wr;
 		return EINVAL;
 	}
 	dprdma_post_begin(q->p);
 	for (; wr != NULL; wr = wr->next) {
 		struct dpr_shm_rwqe *w;
-		int i;
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > cap->max_recv_sge) {
 			rc = EINVAL;
@@ -289,13 +306,7 @@ dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			rc = ENOMEM;
 			break;
 		}
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint32_t)wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			w->sge[i].addr = wr->sg_list[i].addr;
-			w->sge[i].length = wr->sg_list[i].length;
-			w->sge[i].lkey = wr->sg_list[i].lkey;
-		}
+		fill_rwqe(w, wr);
 	}
 	dprdma_post_end(q->p);
 	if (rc != 0)
@@ -304,11 +315,32 @@ dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 }
 
 static int
-dv_post_srq_recv(struct ibv_srq *srq __attribute__((unused)),
-		 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+dv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad)
 {
-	*bad = wr;
-	return EOPNOTSUPP;
+	struct dprdma_srq *s = DV(dv_srq, ibsrq)->p;
+	uint32_t max_sge = dprdma_srq_max_sge(s);
+	int rc = 0;
+
+	dprdma_srq_post_begin(s);
+	for (; wr != NULL; wr = wr->next) {
+		struct dpr_shm_rwqe *w;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		w = dprdma_srq_next(s);
+		if (w == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		fill_rwqe(w, wr);
+	}
+	dprdma_srq_post_end(s);
+	if (rc != 0)
+		*bad = wr;
+	return rc;
 }
 
 static int
@@ -611,6 +643,8 @@ static int dv_query_device_ex(struct ibv_context *ctx,
 			      struct ibv_device_attr_ex *attr, size_t len);
 static struct ibv_qp *dv_create_qp_ex(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *ia);
+static struct ibv_srq *dv_create_srq_ex(struct ibv_context *ctx,
+					struct ibv_srq_init_attr_ex *ia);
 
 EXPORT struct ibv_context *
 ibv_open_device(struct ibv_device *device)
@@ -645,6 +679,7 @@ ibv_open_device(struct ibv_device *device)
 	d->vctx.query_port = dv_query_port;
 	d->vctx.query_device_ex = dv_query_device_ex;
 	d->vctx.create_qp_ex = dv_create_qp_ex;
+	d->vctx.create_srq_ex = dv_create_srq_ex;
 	return ctx;
 }
 
@@ -686,6 +721,10 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_rd_atom = (int)dev->max_qp_rd_atom;
 	a->max_res_rd_atom = (int)(dev->max_qp_rd_atom * dev->max_qp);
 	a->max_qp_init_rd_atom = (int)dev->max_qp_rd_atom;
+	/* SRQs: the shim's quota per client, its ring and SGE limits */
+	a->max_srq = 16;
+	a->max_srq_wr = DPR_SHM_MAX_WR;
+	a->max_srq_sge = DPR_SHM_MAX_RECV_SGE;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
@@ -1143,6 +1182,86 @@ ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 	return ibv_create_ah(pd, &a);
 }
 
+/* --------------------------------------------------------------- SRQ */
+
+static struct ibv_srq *
+make_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, void *srq_context)
+{
+	struct dv_srq *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->p = dprdma_create_srq(DV(dv_pd, pd)->p, attr->max_wr, attr->max_sge,
+				 attr->srq_limit);
+	if (s->p == NULL) {
+		int e = errno;
+
+		free(s);
+		errno = e;
+		return NULL;
+	}
+	dprdma_srq_set_user(s->p, &s->srq);
+	/* what it was made with: the ring's size, at least what was asked */
+	dprdma_query_srq(s->p, &attr->max_wr, &attr->max_sge, &attr->srq_limit);
+	s->srq.context = pd->context;
+	s->srq.srq_context = srq_context;
+	s->srq.pd = pd;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	return &s->srq;
+}
+
+EXPORT struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *ia)
+{
+	return make_srq(pd, &ia->attr, ia->srq_context);
+}
+
+/* ibv_create_srq_ex: basic SRQs; XRC and tag matching are not offered
+ * (XRC domains are refused too: docs) */
+static struct ibv_srq *
+dv_create_srq_ex(struct ibv_context *ctx __attribute__((unused)),
+		 struct ibv_srq_init_attr_ex *ia)
+{
+	if (!(ia->comp_mask & IBV_SRQ_INIT_ATTR_PD) ||
+	    ((ia->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ia->srq_type != IBV_SRQT_BASIC) ||
+	    (ia->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+					  IBV_SRQ_INIT_ATTR_CQ))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return make_srq(ia->pd, &ia->attr, ia->srq_context);
+}
+
+EXPORT int
+ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	return dprdma_modify_srq(DV(dv_srq, srq)->p, (unsigned int)mask,
+				 attr->max_wr, attr->srq_limit);
+}
+
+EXPORT int
+ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	return dprdma_query_srq(DV(dv_srq, srq)->p, &attr->max_wr,
+				&attr->max_sge, &attr->srq_limit);
+}
+
+EXPORT int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct dv_srq *s = DV(dv_srq, srq);
+	int rc = dprdma_destroy_srq(s->p);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_destroy(&srq->mutex);
+	pthread_cond_destroy(&srq->cond);
+	free(s);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- QP */
 
 static struct ibv_qp *
@@ -1156,8 +1275,8 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (ia->srq != NULL || ia->send_cq == NULL || ia->recv_cq == NULL) {
-		errno = ia->srq != NULL ? EOPNOTSUPP : EINVAL;
+	if (ia->send_cq == NULL || ia->recv_cq == NULL) {
+		errno = EINVAL;
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
@@ -1172,6 +1291,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 	init.cap.max_inline_data = ia->cap.max_inline_data;
 	init.qp_type = ia->qp_type;
 	init.sq_sig_all = ia->sq_sig_all;
+	init.srq = ia->srq != NULL ? DV(dv_srq, ia->srq)->p : NULL;
 	q->p = dprdma_create_qp(DV(dv_pd, ibpd)->p, &init);
 	if (q->p == NULL) {
 		int e = errno;
@@ -1195,6 +1315,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 	q->qpx.qp_base.pd = ibpd;
 	q->qpx.qp_base.send_cq = ia->send_cq;
 	q->qpx.qp_base.recv_cq = ia->recv_cq;
+	q->qpx.qp_base.srq = ia->srq;
 	q->qpx.qp_base.qp_num = dprdma_qp_num(q->p);
 	q->qpx.qp_base.state = IBV_QPS_RESET;
 	q->qpx.qp_base.qp_type = ia->qp_type;
@@ -1400,6 +1521,8 @@ ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 	event->event_type = (enum ibv_event_type)type;
 	if (type == IBV_EVENT_CQ_ERR)
 		event->element.cq = obj;
+	else if (type == IBV_EVENT_SRQ_ERR || type == IBV_EVENT_SRQ_LIMIT_REACHED)
+		event->element.srq = obj;
 	else
 		event->element.qp = obj;
 	return 0;

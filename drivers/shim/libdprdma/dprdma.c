@@ -90,10 +90,21 @@ struct dprdma_qp {
 	void *user;
 };
 
-/* CQ and QP handles -> objects, for completion channels and events */
+struct dprdma_srq {
+	struct dprdma_context *ctx;
+	uint32_t handle, size, max_sge, prod, pub;
+	struct dpr_shm_ring *ring;
+	size_t map_bytes;
+	pthread_spinlock_t lock;
+	struct dprdma_srq *next_in_list;
+	void *user;
+};
+
+/* CQ, QP and SRQ handles -> objects, for completion channels and events */
 static pthread_mutex_t cq_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dprdma_cq *cq_list;
 static struct dprdma_qp *qp_list;
+static struct dprdma_srq *srq_list;
 
 /* ------------------------------------------------------- the socket */
 
@@ -296,6 +307,10 @@ dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj)
 				for (struct dprdma_cq *c = cq_list; c; c = c->next_in_list)
 					if (c->ctx == ctx && c->handle == e.handle)
 						*obj = c->user != NULL ? c->user : c;
+			} else if (e.type == 14 || e.type == 15 /* SRQ_ERR, _LIMIT */) {
+				for (struct dprdma_srq *s = srq_list; s; s = s->next_in_list)
+					if (s->ctx == ctx && s->handle == e.handle)
+						*obj = s->user != NULL ? s->user : s;
 			} else {
 				for (struct dprdma_qp *q = qp_list; q; q = q->next_in_list)
 					if (q->ctx == ctx && q->handle == e.handle)
@@ -884,6 +899,7 @@ dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
 	m.create_qp.send_cq = init->send_cq->handle;
 	m.create_qp.recv_cq = init->recv_cq->handle;
 	m.create_qp.qp_type = init->qp_type;
+	m.create_qp.srq = init->srq != NULL ? init->srq->handle : 0;
 	m.create_qp.sq_sig_all = init->sq_sig_all != 0;
 	m.create_qp.cap = init->cap;
 	rc = call(ctx, &m, -1, &fd);
@@ -1097,4 +1113,144 @@ int
 dprdma_check_swqe(const struct dprdma_qp *qp, const struct dpr_shm_swqe *w)
 {
 	return dprdma_check_send(qp, w->opcode, w->send_flags, w->num_sge);
+}
+
+/* --------------------------------------------------------------- SRQ */
+
+struct dprdma_srq *
+dprdma_create_srq(struct dprdma_pd *pd, uint32_t max_wr, uint32_t max_sge,
+		  uint32_t limit)
+{
+	struct dprdma_context *ctx = pd->ctx;
+	struct dprdma_srq *srq = calloc(1, sizeof(*srq));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_SRQ };
+	int fd = -1, rc;
+
+	if (srq == NULL)
+		return NULL;
+	m.create_srq.pd = pd->handle;
+	m.create_srq.max_wr = max_wr;
+	m.create_srq.max_sge = max_sge;
+	m.create_srq.limit = limit;
+	rc = call(ctx, &m, -1, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc != 0) {
+		free(srq);
+		errno = -rc;
+		return NULL;
+	}
+	srq->ctx = ctx;
+	srq->handle = m.create_srq_resp.handle;
+	srq->size = m.create_srq_resp.size;
+	srq->max_sge = m.create_srq_resp.max_sge;
+	srq->map_bytes = m.create_srq_resp.map_bytes;
+	srq->ring = map_fd(fd, srq->map_bytes);
+	if (srq->ring == NULL || srq->size == 0 || (srq->size & (srq->size - 1))) {
+		if (srq->ring != NULL)
+			munmap(srq->ring, srq->map_bytes);
+		destroy_obj(ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_lock(&cq_list_lock);
+	srq->next_in_list = srq_list;
+	srq_list = srq;
+	pthread_mutex_unlock(&cq_list_lock);
+	return srq;
+}
+
+int
+dprdma_destroy_srq(struct dprdma_srq *srq)
+{
+	struct dprdma_srq **pp;
+	int rc = destroy_obj(srq->ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&cq_list_lock);
+	for (pp = &srq_list; *pp != NULL; pp = &(*pp)->next_in_list)
+		if (*pp == srq) {
+			*pp = srq->next_in_list;
+			break;
+		}
+	pthread_mutex_unlock(&cq_list_lock);
+	munmap(srq->ring, srq->map_bytes);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return 0;
+}
+
+int
+dprdma_modify_srq(struct dprdma_srq *srq, unsigned int mask, uint32_t max_wr,
+		  uint32_t limit)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_MODIFY_SRQ };
+
+	m.modify_srq.handle = srq->handle;
+	m.modify_srq.mask = mask;
+	m.modify_srq.max_wr = max_wr;
+	m.modify_srq.limit = limit;
+	return -call(srq->ctx, &m, -1, NULL);
+}
+
+int
+dprdma_query_srq(struct dprdma_srq *srq, uint32_t *max_wr, uint32_t *max_sge,
+		 uint32_t *limit)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_QUERY_SRQ };
+	int rc;
+
+	m.obj.handle = srq->handle;
+	rc = call(srq->ctx, &m, -1, NULL);
+	if (rc != 0)
+		return -rc;
+	*max_wr = m.query_srq_resp.max_wr;
+	*max_sge = m.query_srq_resp.max_sge;
+	*limit = m.query_srq_resp.limit;
+	return 0;
+}
+
+void
+dprdma_srq_set_user(struct dprdma_srq *srq, void *user)
+{
+	srq->user = user;
+}
+
+uint32_t
+dprdma_srq_max_sge(const struct dprdma_srq *srq)
+{
+	return srq->max_sge;
+}
+
+void
+dprdma_srq_post_begin(struct dprdma_srq *srq)
+{
+	pthread_spin_lock(&srq->lock);
+}
+
+struct dpr_shm_rwqe *
+dprdma_srq_next(struct dprdma_srq *srq)
+{
+	uint32_t cons = __atomic_load_n(&srq->ring->cons, __ATOMIC_ACQUIRE);
+	struct dpr_shm_rwqe *w;
+
+	if (srq->prod - cons >= srq->size)
+		return NULL;
+	w = dpr_shm_ring_entry(srq->ring, sizeof(*w), srq->size - 1, srq->prod);
+	srq->prod++;
+	return w;
+}
+
+void
+dprdma_srq_post_end(struct dprdma_srq *srq)
+{
+	/* no doorbell: the daemon looks at SRQ rings every round */
+	if (srq->prod != srq->pub) {
+		__atomic_store_n(&srq->ring->prod, srq->prod, __ATOMIC_RELEASE);
+		srq->pub = srq->prod;
+	}
+	pthread_spin_unlock(&srq->lock);
 }

@@ -57,6 +57,7 @@ struct dprdma_mr;
 struct dprdma_cq;
 struct dprdma_qp;
 struct dprdma_channel;
+struct dprdma_srq;
 
 /** A completion: the fields of ibv_wc. */
 typedef struct dpr_shm_cqe dprdma_wc;
@@ -127,6 +128,7 @@ struct dprdma_qp_init {
 	struct dprdma_cq *send_cq, *recv_cq;
 	struct dpr_shm_qp_caps cap;
 	uint32_t qp_type;               /**< ibv_qp_type: RC (2) or UD (4) */
+	struct dprdma_srq *srq;         /**< receives from it (NULL: own RQ) */
 	int sq_sig_all;
 };
 
@@ -144,6 +146,27 @@ int dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
 		struct dpr_shm_qp_caps *cap);
 /** The state the QP was last moved to (ibv_qp_state). */
 unsigned int dprdma_qp_state(const struct dprdma_qp *qp);
+/**
+ * Shared receive queues (ibv_create_srq): @p max_wr WQEs of @p max_sge
+ * SGEs, armed with @p limit (0: not). IBV_EVENT_SRQ_LIMIT_REACHED comes
+ * through dprdma_get_async_event() with the SRQ (or its user pointer).
+ */
+struct dprdma_srq *dprdma_create_srq(struct dprdma_pd *pd, uint32_t max_wr,
+		uint32_t max_sge, uint32_t limit);
+int dprdma_destroy_srq(struct dprdma_srq *srq);
+/** ibv_modify_srq: @p mask IBV_SRQ_LIMIT (2) sets @p limit; IBV_SRQ_MAX_WR
+ * (1) is refused (EOPNOTSUPP: the size is fixed). @return 0 or an errno. */
+int dprdma_modify_srq(struct dprdma_srq *srq, unsigned int mask,
+		uint32_t max_wr, uint32_t limit);
+int dprdma_query_srq(struct dprdma_srq *srq, uint32_t *max_wr,
+		uint32_t *max_sge, uint32_t *limit);
+void dprdma_srq_set_user(struct dprdma_srq *srq, void *user);
+uint32_t dprdma_srq_max_sge(const struct dprdma_srq *srq);
+/** Posting to it, as to a QP: begin, next (NULL: full), end. */
+void dprdma_srq_post_begin(struct dprdma_srq *srq);
+struct dpr_shm_rwqe *dprdma_srq_next(struct dprdma_srq *srq);
+void dprdma_srq_post_end(struct dprdma_srq *srq);
+
 /** The QP's ibv_qp_type, as created. */
 uint32_t dprdma_qp_type(const struct dprdma_qp *qp);
 
