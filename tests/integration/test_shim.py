@@ -412,6 +412,17 @@ def test_dropin(sa, sb):
                       ("GID 0 link-local", r"GID\[\s*0\]:\s+fe80::.*RoCE v2"),
                       ("GID 1 IPv4", r"GID\[\s*1\]:\s+::ffff:10\.82\.0\.1, RoCE v2")]:
         t.check(r.returncode == 0 and re.search(pat, out), "ibv_devinfo: " + what)
+    # the extended CQ, AHs from completions, ibv_create_srq_ex, the refusals
+    vt = os.environ.get("DPR_VERBS_TEST", "build/tests/dprdma-verbs-test")
+    if not os.path.exists(vt):
+        t.fail("%s missing: build first" % vt)
+    r = subprocess.run([vt], env=dropin_env(sa), capture_output=True, text=True,
+                       timeout=120)
+    sys.stdout.write(r.stdout + r.stderr)
+    t.check(r.returncode == 0 and "verbs-test: 0 failures" in r.stdout,
+            "dprdma-verbs-test: ibv_create_cq_ex and the ibv_wc_read_* poll, "
+            "UD with ibv_create_ah_from_wc, ibv_query_qp's Q_Key, "
+            "ibv_create_srq_ex, and what is refused")
     r = subprocess.run(["ibv_devices"], env=dropin_env("/tmp/nowhere-%d" % PID),
                        capture_output=True, text=True)
     t.check(r.returncode == 0 and "dprdma" not in r.stdout,

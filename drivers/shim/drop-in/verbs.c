@@ -66,9 +66,15 @@ struct dv_channel {
 	struct dprdma_channel *p;
 };
 
+/* Every CQ is an ibv_cq_ex (whose first members are an ibv_cq's), so
+ * that ibv_create_cq_ex's poll API and ibv_poll_cq both work on it. */
 struct dv_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;
+	};
 	struct dprdma_cq *p;
+	dprdma_wc cur;                  /* the ex API's current completion */
 };
 
 /* An address handle lives here alone: each UD send carries its vector
@@ -379,6 +385,123 @@ dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	return got;
 }
 
+/* ------------------------------------------------ the extended CQ poll */
+
+static inline struct dv_cq *
+dv_cqx(struct ibv_cq_ex *x)
+{
+	return (struct dv_cq *)(void *)x;
+}
+
+static int
+cqx_next(struct ibv_cq_ex *x)
+{
+	struct dv_cq *cq = dv_cqx(x);
+	int n = dprdma_poll_cq(cq->p, 1, &cq->cur);
+
+	if (n < 0)
+		return EIO;     /* overflowed: the CQ is in error */
+	if (n == 0)
+		return ENOENT;
+	x->wr_id = cq->cur.wr_id;
+	x->status = (enum ibv_wc_status)cq->cur.status;
+	return 0;
+}
+
+static int
+cqx_start(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
+{
+	if (attr != NULL && attr->comp_mask != 0)
+		return EINVAL;
+	return cqx_next(x);
+}
+
+static void
+cqx_end(struct ibv_cq_ex *x __attribute__((unused)))
+{
+}
+
+static enum ibv_wc_opcode
+cqx_opcode(struct ibv_cq_ex *x)
+{
+	return (enum ibv_wc_opcode)dv_cqx(x)->cur.opcode;
+}
+
+static uint32_t
+cqx_vendor_err(struct ibv_cq_ex *x)
+{
+	return dv_cqx(x)->cur.vendor_err;
+}
+
+static uint32_t
+cqx_byte_len(struct ibv_cq_ex *x)
+{
+	return dv_cqx(x)->cur.byte_len;
+}
+
+static __be32
+cqx_imm_data(struct ibv_cq_ex *x)
+{
+	return dv_cqx(x)->cur.imm_data;
+}
+
+static uint32_t
+cqx_qp_num(struct ibv_cq_ex *x)
+{
+	return dv_cqx(x)->cur.qp_num;
+}
+
+static uint32_t
+cqx_src_qp(struct ibv_cq_ex *x)
+{
+	return dv_cqx(x)->cur.src_qp;
+}
+
+static unsigned int
+cqx_wc_flags(struct ibv_cq_ex *x)
+{
+	return dv_cqx(x)->cur.wc_flags;
+}
+
+/* RoCE: no LIDs, SL 0 (as rxe reports them) */
+static uint32_t
+cqx_slid(struct ibv_cq_ex *x __attribute__((unused)))
+{
+	return 0;
+}
+
+static uint8_t
+cqx_zero8(struct ibv_cq_ex *x __attribute__((unused)))
+{
+	return 0;
+}
+
+/* The wc_flags ibv_create_cq_ex takes: the standard ones, as rxe. No
+ * completion timestamps (rxe has none either: ibv_rc_pingpong -t is
+ * refused with EOPNOTSUPP on both), no VLAN, flow tag or tag matching. */
+#define CQX_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \
+		   IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | \
+		   IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | \
+		   IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static void
+cqx_ops(struct ibv_cq_ex *x)
+{
+	x->start_poll = cqx_start;
+	x->next_poll = cqx_next;
+	x->end_poll = cqx_end;
+	x->read_opcode = cqx_opcode;
+	x->read_vendor_err = cqx_vendor_err;
+	x->read_byte_len = cqx_byte_len;
+	x->read_imm_data = cqx_imm_data;
+	x->read_qp_num = cqx_qp_num;
+	x->read_src_qp = cqx_src_qp;
+	x->read_wc_flags = cqx_wc_flags;
+	x->read_slid = cqx_slid;
+	x->read_sl = cqx_zero8;
+	x->read_dlid_path_bits = cqx_zero8;
+}
+
 static int
 dv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
@@ -645,6 +768,8 @@ static struct ibv_qp *dv_create_qp_ex(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *ia);
 static struct ibv_srq *dv_create_srq_ex(struct ibv_context *ctx,
 					struct ibv_srq_init_attr_ex *ia);
+static struct ibv_cq_ex *dv_create_cq_ex(struct ibv_context *ctx,
+					 struct ibv_cq_init_attr_ex *a);
 
 EXPORT struct ibv_context *
 ibv_open_device(struct ibv_device *device)
@@ -680,6 +805,7 @@ ibv_open_device(struct ibv_device *device)
 	d->vctx.query_device_ex = dv_query_device_ex;
 	d->vctx.create_qp_ex = dv_create_qp_ex;
 	d->vctx.create_srq_ex = dv_create_srq_ex;
+	d->vctx.create_cq_ex = dv_create_cq_ex;
 	return ctx;
 }
 
@@ -1010,6 +1136,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 		return NULL;
 	}
 	dprdma_cq_set_user(cq->p, cq);
+	cqx_ops(&cq->cqx);
 	cq->cq.context = ctx;
 	cq->cq.channel = channel;
 	cq->cq.cq_context = cq_context;
@@ -1022,6 +1149,29 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 		pthread_mutex_unlock(&ctx->mutex);
 	}
 	return &cq->cq;
+}
+
+/* ibv_create_cq_ex (verbs_context_ops.create_cq_ex) */
+static struct ibv_cq_ex *
+dv_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	struct ibv_cq *cq;
+
+	if ((a->wc_flags & ~(uint64_t)CQX_FLAGS) ||
+	    (a->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					IBV_CQ_INIT_ATTR_MASK_PD)) ||
+	    ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (a->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (a->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = ibv_create_cq(ctx, (int)a->cqe, a->cq_context, a->channel,
+			   (int)a->comp_vector);
+	return cq != NULL ? &DV(dv_cq, cq)->cqx : NULL;
 }
 
 EXPORT int

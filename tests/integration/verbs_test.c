@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * dprdma-verbs-test: the verbs a program reaches through <infiniband/verbs.h>
+ * and the drop-in libibverbs that the Debian programs in shim_dropin do
+ * not: the extended CQ (ibv_create_cq_ex, ibv_start_poll/ibv_next_poll and
+ * the ibv_wc_read_* accessors), address handles made from a completion
+ * (ibv_create_ah_from_wc), ibv_query_qp's Q_Key, ibv_create_srq_ex and the
+ * refusals that say what is not offered. QPs of one daemon connected to
+ * each other (the frames loop back in its worker).
+ *
+ *   DPRDMA_SOCKET=... dprdma-verbs-test
+ *
+ * Prints a line per check that fails and "verbs-test: N failures"; exit
+ * status 0 when none failed.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+static int failures;
+
+#define CHECK(cond, ...) do { \
+		if (!(cond)) { \
+			printf("FAIL: "); \
+			printf(__VA_ARGS__); \
+			printf("\n"); \
+			failures++; \
+		} \
+	} while (0)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static union ibv_gid gid;
+
+static void
+die(const char *what)
+{
+	printf("FAIL: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static struct ibv_qp *
+make_qp(enum ibv_qp_type type, struct ibv_cq *cq, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	if (qp == NULL)
+		die("create_qp");
+	return qp;
+}
+
+static void
+rc_connect(struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		die("RC INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		die("RC RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 7;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RC RTS");
+}
+
+static void
+ud_ready(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = qkey };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_QKEY))
+		die("UD INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		die("UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD RTS");
+}
+
+static void
+post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint32_t off, uint32_t len,
+	  uint64_t id)
+{
+	struct ibv_sge sg = { (uintptr_t)buf + off, len, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if ((srq != NULL ? ibv_post_srq_recv(srq, &wr, &bad) :
+	     ibv_post_recv(qp, &wr, &bad)) != 0)
+		die("post_recv");
+}
+
+static void
+post_send(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t dqpn, uint32_t qkey,
+	  uint32_t off, uint32_t len, uint64_t id, bool imm)
+{
+	struct ibv_sge sg = { (uintptr_t)buf + off, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sg, .num_sge = 1,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0xfeed0000u + (uint32_t)id),
+	}, *bad;
+
+	if (ah != NULL) {
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = dqpn;
+		wr.wr.ud.remote_qkey = qkey;
+	}
+	if (ibv_post_send(qp, &wr, &bad) != 0)
+		die("post_send");
+}
+
+/* Up to @p n completions of @p cq, within 10 s. */
+static int
+poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	time_t t0 = time(NULL);
+	int got = 0;
+
+	while (got < n && time(NULL) - t0 < 10) {
+		int k = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (k < 0)
+			return got;
+		got += k;
+	}
+	return got;
+}
+
+static void
+test_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_qp *qa, *qb;
+	int seen = 0, rc;
+	time_t t0;
+
+	CHECK(cqx != NULL, "ibv_create_cq_ex with the standard wc_flags (%s)",
+	      strerror(errno));
+	if (cqx == NULL)
+		return;
+	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP,
+	      "completion timestamps refused with EOPNOTSUPP (%d)", errno);
+	qa = make_qp(IBV_QPT_RC, ibv_cq_ex_to_cq(cqx), NULL);
+	qb = make_qp(IBV_QPT_RC, ibv_cq_ex_to_cq(cqx), NULL);
+	rc_connect(qa, qb->qp_num);
+	rc_connect(qb, qa->qp_num);
+	memset(buf, 0x5a, 100);
+	post_recv(qb, NULL, 4096, 100, 2);
+	post_send(qa, NULL, 0, 0, 0, 100, 1, true);
+	/* both completions (the send on qa, the receive on qb) in one CQ */
+	t0 = time(NULL);
+	while (seen < 2 && time(NULL) - t0 < 10) {
+		rc = ibv_start_poll(cqx, &pa);
+		if (rc == ENOENT)
+			continue;
+		CHECK(rc == 0, "ibv_start_poll: %d", rc);
+		if (rc != 0)
+			break;
+		do {
+			CHECK(cqx->status == IBV_WC_SUCCESS, "status %d", cqx->status);
+			if (cqx->wr_id == 1) {
+				CHECK(ibv_wc_read_opcode(cqx) == IBV_WC_SEND &&
+				      ibv_wc_read_qp_num(cqx) == qa->qp_num,
+				      "the send: opcode %d", ibv_wc_read_opcode(cqx));
+			} else {
+				CHECK(cqx->wr_id == 2 &&
+				      ibv_wc_read_opcode(cqx) == IBV_WC_RECV &&
+				      ibv_wc_read_byte_len(cqx) == 100 &&
+				      ibv_wc_read_qp_num(cqx) == qb->qp_num &&
+				      ibv_wc_read_src_qp(cqx) == qa->qp_num &&
+				      (ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM) &&
+				      be32toh(ibv_wc_read_imm_data(cqx)) == 0xfeed0001u &&
+				      ibv_wc_read_slid(cqx) == 0 && ibv_wc_read_sl(cqx) == 0,
+				      "the receive through ibv_wc_read_*: wr_id %llu len %u",
+				      (unsigned long long)cqx->wr_id,
+				      ibv_wc_read_byte_len(cqx));
+			}
+			seen++;
+		} while (ibv_next_poll(cqx) == 0);
+		ibv_end_poll(cqx);
+	}
+	CHECK(seen == 2, "two completions by the extended poll (%d)", seen);
+	CHECK(memcmp(buf + 4096, buf, 100) == 0, "the SEND's bytes");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "destroy the extended CQ");
+}
+
+static void
+test_ud_ah_from_wc(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_qp_attr qa_attr;
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp *ua, *ub;
+	struct ibv_ah *ah, *back;
+	struct ibv_wc wc[2];
+	int n;
+
+	if (cq == NULL)
+		die("create_cq");
+	ua = make_qp(IBV_QPT_UD, cq, NULL);
+	ub = make_qp(IBV_QPT_UD, cq, NULL);
+	ud_ready(ua, 0x1111);
+	ud_ready(ub, 0x2222);
+	CHECK(ibv_query_qp(ub, &qa_attr, IBV_QP_QKEY, &qi) == 0 &&
+	      qa_attr.qkey == 0x2222 && qi.qp_type == IBV_QPT_UD,
+	      "ibv_query_qp: the Q_Key (%#x) and the type", qa_attr.qkey);
+	aa.grh.sgid_index = 0;
+	errno = 0;
+	CHECK(ibv_create_ah(pd, &aa) == NULL && errno == EAFNOSUPPORT,
+	      "an AH from the IPv6 GID: EAFNOSUPPORT (%d)", errno);
+	aa.grh.sgid_index = 1;
+	aa.is_global = 0;
+	errno = 0;
+	CHECK(ibv_create_ah(pd, &aa) == NULL && errno == EINVAL,
+	      "an AH without a GRH: EINVAL (%d)", errno);
+	aa.is_global = 1;
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL, "ibv_create_ah to our own GID");
+	if (ah == NULL)
+		return;
+	memset(buf + 8192, 0, 40 + 64);
+	memset(buf, 0x33, 64);
+	post_recv(ub, NULL, 8192, 40 + 64, 20);
+	post_send(ua, ah, ub->qp_num, 0x2222, 0, 64, 10, false);
+	n = poll_n(cq, wc, 2);
+	CHECK(n == 2, "UD: send and receive completions (%d)", n);
+	for (int i = 0; i < n; i++) {
+		if (wc[i].wr_id != 20)
+			continue;
+		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == 40 + 64 &&
+		      wc[i].src_qp == ua->qp_num && (wc[i].wc_flags & IBV_WC_GRH),
+		      "UD receive: len %u src_qp %u flags %#x", wc[i].byte_len,
+		      wc[i].src_qp, wc[i].wc_flags);
+		CHECK(buf[8192 + 20] == 0x45 && memcmp(buf + 8192 + 40, buf, 64) == 0,
+		      "the GRH (IPv4 header at byte 20), then the payload");
+		back = ibv_create_ah_from_wc(pd, &wc[i], (struct ibv_grh *)(buf + 8192), 1);
+		CHECK(back != NULL, "ibv_create_ah_from_wc (%s)", strerror(errno));
+		if (back == NULL)
+			break;
+		/* answer to the sender through it */
+		post_recv(ua, NULL, 12288, 40 + 64, 21);
+		post_send(ub, back, wc[i].src_qp, 0x1111, 0, 32, 11, true);
+		{
+			struct ibv_wc w2[2];
+			int m = poll_n(cq, w2, 2), ok = 0;
+
+			for (int k = 0; k < m; k++)
+				ok += w2[k].wr_id == 21 && w2[k].status == IBV_WC_SUCCESS &&
+				      w2[k].src_qp == ub->qp_num && w2[k].byte_len == 72 &&
+				      (w2[k].wc_flags & IBV_WC_WITH_IMM);
+			CHECK(ok == 1, "the answer through the AH from the completion");
+		}
+		ibv_destroy_ah(back);
+	}
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(ua);
+	ibv_destroy_qp(ub);
+	ibv_destroy_cq(cq);
+}
+
+static void
+test_srq_ex(void)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 8, .max_sge = 1, .srq_limit = 2 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE,
+		.srq_type = IBV_SRQT_BASIC,
+		.pd = pd,
+	};
+	struct ibv_srq_attr q;
+	struct ibv_srq *srq = ibv_create_srq_ex(ctx, &sa);
+
+	CHECK(srq != NULL, "ibv_create_srq_ex, basic (%s)", strerror(errno));
+	if (srq == NULL)
+		return;
+	CHECK(ibv_query_srq(srq, &q) == 0 && q.max_wr >= 8 && q.max_sge == 1 &&
+	      q.srq_limit == 2, "ibv_query_srq: %u WQEs, limit %u", q.max_wr,
+	      q.srq_limit);
+	q.max_wr = 64;
+	CHECK(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
+	      "resizing an SRQ: EOPNOTSUPP");
+	CHECK(ibv_destroy_srq(srq) == 0, "destroy_srq");
+	sa.srq_type = IBV_SRQT_XRC;
+	errno = 0;
+	CHECK(ibv_create_srq_ex(ctx, &sa) == NULL && errno == EOPNOTSUPP,
+	      "an XRC SRQ: EOPNOTSUPP (%d)", errno);
+}
+
+int
+main(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+
+	if (list == NULL || list[0] == NULL)
+		die("no device (DPRDMA_SOCKET?)");
+	ctx = ibv_open_device(list[0]);
+	if (ctx == NULL)
+		die("open_device");
+	if (ibv_query_gid(ctx, 1, 1, &gid) != 0)
+		die("query_gid");
+	pd = ibv_alloc_pd(ctx);
+	buf = calloc(1, 65536);
+	if (pd == NULL || buf == NULL)
+		die("pd");
+	mr = ibv_reg_mr(pd, buf, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (mr == NULL)
+		die("reg_mr");
+	test_cq_ex();
+	test_ud_ah_from_wc();
+	test_srq_ex();
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	free(buf);
+	printf("verbs-test: %d failures\n", failures);
+	return failures != 0;
+}
