@@ -434,10 +434,11 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	void *ring;
 	int fd, rc;
 
-	/* refused before its rings are made (UC, XRC, raw packet: the
-	 * transport refuses them too, for its other callers). A UD QP's
-	 * rings are an RC one's: its WQEs carry their address vector. */
-	if (m->create_qp.qp_type != DPR_QPT_RC && m->create_qp.qp_type != DPR_QPT_UD)
+	/* refused before its rings are made (XRC, raw packet: the transport
+	 * refuses them too, for its other callers). UC and UD QPs' rings are
+	 * an RC one's: a UD WQE carries its address vector. */
+	if (m->create_qp.qp_type != DPR_QPT_RC && m->create_qp.qp_type != DPR_QPT_UD &&
+	    m->create_qp.qp_type != DPR_QPT_UC)
 		return -EOPNOTSUPP;
 	if (m->create_qp.srq != 0 &&
 	    (srq = shim_obj_get(c, m->create_qp.srq, OBJ_SRQ)) == NULL)

@@ -151,6 +151,7 @@ fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
 	struct dpr_wire_hdrs h;
 
 	if (!dpr_wire_parse_fast(m, &qp->rxt, 4096, &pi, &h) ||
+	    !(pi.mask & DPR_RC_MASK) ||      /* UC, UD: rx_one's checks */
 	    !((pi.mask & DPR_REQ_MASK) ?
 	      qp->state == DPR_QPS_RTR || qp->state == DPR_QPS_RTS ||
 	      qp->state == DPR_QPS_SQD :

@@ -112,6 +112,52 @@ static const struct qp_trans qp_table_ud[DPR_QPS_NUM][DPR_QPS_NUM] = {
 	},
 };
 
+/* UC (IBA table 91, the kernel's qp_state_table): RC's without the
+ * READ/atomic depths, the ACK timer and the retry counts. */
+static const struct qp_trans qp_table_uc[DPR_QPS_NUM][DPR_QPS_NUM] = {
+	[DPR_QPS_RESET] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_INIT] = T(DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+				   DPR_QP_ACCESS_FLAGS, 0),
+	},
+	[DPR_QPS_INIT] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_INIT] = T(0, DPR_QP_PKEY_INDEX | DPR_QP_PORT |
+				   DPR_QP_ACCESS_FLAGS),
+		[DPR_QPS_RTR] = T(DPR_QP_AV | DPR_QP_PATH_MTU | DPR_QP_DEST_QPN |
+				  DPR_QP_RQ_PSN,
+				  DPR_QP_ALT_PATH | DPR_QP_ACCESS_FLAGS |
+				  DPR_QP_PKEY_INDEX),
+	},
+	[DPR_QPS_RTR] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(DPR_QP_SQ_PSN,
+				  DPR_QP_CUR_STATE | DPR_QP_ALT_PATH |
+				  DPR_QP_ACCESS_FLAGS | DPR_QP_PATH_MIG_STATE),
+	},
+	[DPR_QPS_RTS] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_ACCESS_FLAGS |
+				  DPR_QP_ALT_PATH | DPR_QP_PATH_MIG_STATE),
+		[DPR_QPS_SQD] = T(0, DPR_QP_EN_SQD_ASYNC_NOTIFY),
+	},
+	[DPR_QPS_SQD] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_ALT_PATH |
+				  DPR_QP_ACCESS_FLAGS | DPR_QP_PATH_MIG_STATE),
+		[DPR_QPS_SQD] = T(0, DPR_QP_AV | DPR_QP_ALT_PATH |
+				  DPR_QP_ACCESS_FLAGS | DPR_QP_PKEY_INDEX |
+				  DPR_QP_PATH_MIG_STATE),
+	},
+	[DPR_QPS_SQE] = {
+		ANY_TO_RESET_ERR,
+		[DPR_QPS_RTS] = T(0, DPR_QP_CUR_STATE | DPR_QP_ACCESS_FLAGS),
+	},
+	[DPR_QPS_ERR] = {
+		ANY_TO_RESET_ERR,
+	},
+};
+
 struct dpr_tqp *
 dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 {
@@ -119,8 +165,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	struct dpr_tqp *qp;
 	uint32_t sq_size, rq_size, i;
 
-	/* UC comes with the rest of the transport breadth */
-	if (ia->qp_type != DPR_QPT_RC && ia->qp_type != DPR_QPT_UD) {
+	if (ia->qp_type != DPR_QPT_RC && ia->qp_type != DPR_QPT_UD &&
+	    ia->qp_type != DPR_QPT_UC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -417,9 +463,9 @@ build_encap(struct dpr_tqp *qp)
 	qp->tmpl_fresh = false;
 	qp->mac_resolved = tp->conf.resolve == NULL ||
 		tp->conf.resolve(tp->conf.resolve_arg, &e->dgid, &e->dst_mac) == 0;
-	/* the peer's frames, for the receive fast path (IPv4 only) */
+	/* the peer's frames, for the receive fast path (RC over IPv4) */
 	qp->rxt.on = false;
-	if (!e->ipv6 && dpr_gid_is_ipv4(&e->sgid))
+	if (qp->type == DPR_QPT_RC && !e->ipv6 && dpr_gid_is_ipv4(&e->sgid))
 		dpr_wire_rx_tmpl_make(&qp->rxt, dpr_gid_to_ipv4(&e->dgid),
 				      &e->src_mac, dpr_gid_to_ipv4(&e->sgid),
 				      qp->qpn, DPR_DEFAULT_PKEY);
@@ -451,7 +497,8 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 
 	if ((unsigned int)next >= DPR_QPS_NUM || (mask & ~((1 << 21) - 1)))
 		return -EINVAL;
-	t = qp->type == DPR_QPT_UD ? &qp_table_ud[cur][next] : &qp_table[cur][next];
+	t = qp->type == DPR_QPT_UD ? &qp_table_ud[cur][next] :
+	    qp->type == DPR_QPT_UC ? &qp_table_uc[cur][next] : &qp_table[cur][next];
 	if (!t->valid || (mask & t->req) != t->req ||
 	    (mask & ~(t->req | t->opt | DPR_QP_STATE)) != 0)
 		return -EINVAL;
@@ -701,6 +748,11 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 			rc = dpr_ud_check_send(qp, wr, len);
 			if (rc != 0)
 				break;
+		}
+		/* UC: SENDs and WRITEs only (IBA 9.8.2, table 38) */
+		if (qp->type == DPR_QPT_UC && wr_is_rd_atomic(wr->opcode)) {
+			rc = -EINVAL;
+			break;
 		}
 		if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
 			rc = -ENOMEM;

@@ -114,8 +114,8 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		tp->stats.rx_invalid++;
 		return;
 	}
-	if (!(pi.mask & (DPR_RC_MASK | DPR_UD_MASK))) {
-		/* UC and CNP come with the rest of the transport breadth */
+	if (!(pi.mask & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK))) {
+		/* CNP comes with congestion control */
 		tp->stats.rx_invalid++;
 		return;
 	}
@@ -126,7 +126,8 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		return;
 	}
 	/* rxe check_type_state: the opcode's class is the QP's type */
-	if ((qp->type == DPR_QPT_UD) != ((pi.mask & DPR_UD_MASK) != 0)) {
+	if (!(pi.mask & (qp->type == DPR_QPT_UD ? DPR_UD_MASK :
+			 qp->type == DPR_QPT_UC ? DPR_UC_MASK : DPR_RC_MASK))) {
 		tp->stats.rx_wrong_type++;
 		return;
 	}
@@ -163,7 +164,9 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		tp->stats.rx_wrong_peer++;
 		return;
 	}
-	if (pi.mask & DPR_REQ_MASK)
+	if (qp->type == DPR_QPT_UC)
+		dpr_uc_rx(qp, m, &pi, &h);
+	else if (pi.mask & DPR_REQ_MASK)
 		dpr_resp_rx(qp, m, &pi, &h);
 	else
 		dpr_comp_rx(qp, m, &pi, &h);

@@ -201,6 +201,11 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		}
 	}
 	h.opcode = req_opcode(w, first, last);
+	if (qp->type == DPR_QPT_UC) {
+		/* UC's SEND and WRITE opcodes are RC's in the UC class */
+		h.opcode |= 0x20;
+		h.ackreq = false;
+	}
 
 	rc = dpr_xmit(tp, qp, &h, segs, nseg);
 	if (rc != 0)
@@ -213,6 +218,17 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		last = true;
 	} else {
 		w->offset += paylen;
+	}
+	if (qp->type == DPR_QPT_UC) {
+		/* nothing comes back: the window moves with what is sent,
+		 * and a message is complete once its last packet is queued */
+		qp->comp.psn = dpr_psn_add(h.psn, 1);
+		if (last) {
+			dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
+			qp->comp.index++;
+			qp->req.index++;
+		}
+		return 0;
 	}
 	if (last) {
 		w->state = WQE_PENDING;
@@ -255,8 +271,8 @@ fast_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	bool first, last;
 	struct rte_mbuf *m;
 
-	if (!qp->tmpl_fresh || (!write && w->opcode != DPR_WR_SEND &&
-				w->opcode != DPR_WR_SEND_WITH_IMM))
+	if (!qp->tmpl_fresh || qp->type != DPR_QPT_RC ||
+	    (!write && w->opcode != DPR_WR_SEND && w->opcode != DPR_WR_SEND_WITH_IMM))
 		return 1;
 	paylen = RTE_MIN(qp->pmtu, w->length - w->offset);
 	if (paylen != 0) {

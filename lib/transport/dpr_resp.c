@@ -36,9 +36,10 @@ set_ack(struct dpr_tqp *qp)
 	qp_work(qp);
 }
 
-static void
-complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
-	      uint32_t len, const struct dpr_wire_hdrs *h, bool imm)
+void
+dpr_resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status,
+		       uint32_t opcode, uint32_t len, const struct dpr_wire_hdrs *h,
+		       bool imm)
 {
 	struct dpr_recv_wqe *r = rq_cur(qp);
 	struct dpr_cqe e = {
@@ -72,7 +73,7 @@ class_c(struct dpr_tqp *qp, uint8_t nak_code, uint32_t psn,
 
 	set_nak(qp, DPR_AETH_NAK | nak_code, psn);
 	if (qp->resp.have_wqe)
-		complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
+		dpr_resp_complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
 			      NULL, false);
 	dpr_verbs_event(qp->tp->ctx, ev, qp->qpn);
 	dpr_qp_error(qp);
@@ -156,9 +157,31 @@ rx_send(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	}
 	qp->resp.in_msg = DPR_SEND_MASK;
 	if (pi->mask & DPR_END_MASK)
-		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, qp->resp.recv_off, h,
+		dpr_resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, qp->resp.recv_off, h,
 			      pi->mask & DPR_IMMDT_MASK);
 	done_request(qp, pi, h);
+}
+
+bool
+dpr_resp_place_write(struct dpr_tqp *qp, struct dpr_mr *mr,
+		     const struct rte_mbuf *m, const struct dpr_pkt_info *pi)
+{
+	uint8_t *dst;
+	const void *src;
+
+	if (mr == NULL)
+		mr = dpr_mr_check(qp->tp->ctx, qp->resp.write_rkey, qp->pd,
+				  qp->resp.write_va, pi->paylen,
+				  DPR_ACCESS_REMOTE_WRITE);
+	if (mr == NULL)
+		return false;
+	dst = dpr_mr_ptr(mr, qp->resp.write_va);
+	src = rte_pktmbuf_read(m, pi->payload_off, pi->paylen, dst);
+	if (src != dst)
+		memcpy(dst, src, pi->paylen);
+	qp->resp.write_va += pi->paylen;
+	qp->resp.write_left -= pi->paylen;
+	return true;
 }
 
 static void
@@ -192,33 +215,18 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		nak_invalid(qp, h->psn);
 		return;
 	}
-	if (pi->paylen != 0) {
-		uint8_t *dst;
-		const void *src;
-
-		/* the key again after the first packet (checked with the whole
-		 * DMA length just above for it): it may have been deregistered
-		 * since */
-		if (!(pi->mask & DPR_START_MASK))
-			mr = dpr_mr_check(ctx, qp->resp.write_rkey, qp->pd,
-					  qp->resp.write_va, pi->paylen,
-					  DPR_ACCESS_REMOTE_WRITE);
-		if (mr == NULL) {
-			nak_access(qp, h->psn);
-			return;
-		}
-		dst = dpr_mr_ptr(mr, qp->resp.write_va);
-		src = rte_pktmbuf_read(m, pi->payload_off, pi->paylen, dst);
-		if (src != dst)
-			memcpy(dst, src, pi->paylen);
-		qp->resp.write_va += pi->paylen;
-		qp->resp.write_left -= pi->paylen;
+	/* the key again after the first packet (checked with the whole DMA
+	 * length just above for it): it may have been deregistered since */
+	if (pi->paylen != 0 &&
+	    !dpr_resp_place_write(qp, (pi->mask & DPR_START_MASK) ? mr : NULL, m, pi)) {
+		nak_access(qp, h->psn);
+		return;
 	}
 	qp->resp.in_msg = DPR_WRITE_MASK;
 	if ((pi->mask & DPR_END_MASK) && (pi->mask & DPR_IMMDT_MASK)) {
 		rq_take(qp);
 		qp->resp.have_wqe = true;
-		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV_RDMA_WITH_IMM,
+		dpr_resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV_RDMA_WITH_IMM,
 			      qp->resp.write_len, h, true);
 	}
 	done_request(qp, pi, h);

@@ -120,7 +120,7 @@ struct dpr_qp_attr {
 struct dpr_srq;
 
 struct dpr_qp_init_attr {
-	enum dpr_qp_type qp_type;       /**< RC or UD; UC: EOPNOTSUPP */
+	enum dpr_qp_type qp_type;       /**< RC, UC or UD */
 	/** Receive WQEs from this SRQ (of the same transport and PD's
 	 * device) instead of a receive queue of its own: max_recv_wr and
 	 * max_recv_sge are then ignored. NULL: its own. */
@@ -165,7 +165,8 @@ struct dpr_qp_init_attr {
 	_(ud_unreachable) \
 	_(ud_no_wqe) \
 	_(ud_too_long) \
-	_(bad_qkey)
+	_(bad_qkey) \
+	_(uc_dropped)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */
@@ -301,8 +302,8 @@ const struct dpr_transport_stats *dpr_transport_stats(const struct dpr_transport
 /* ------------------------------------------------------------------ QPs */
 
 /** @return a QP in RESET, or NULL with errno (EOPNOTSUPP: a type other
- * than RC and UD; EINVAL: caps over the limits or missing objects;
- * ENOMEM). */
+ * than RC, UC and UD; EINVAL: caps over the limits or missing objects,
+ * an SRQ for a UC QP; ENOMEM). */
 struct dpr_tqp *dpr_qp_create(struct dpr_transport *tp,
 		const struct dpr_qp_init_attr *ia);
 /** Destroy (any state); outstanding work is dropped without completions. */
@@ -336,7 +337,8 @@ int dpr_transport_foreach_qp(struct dpr_transport *tp,
  * a negative errno for wr[*n_posted], the first not posted: EINVAL (QP in
  * RESET, INIT or RTR; a bad opcode; more SGEs than the QP takes; a message
  * over 2^31 bytes; an atomic not of one 8-byte SGE; inline data too long,
- * or with a READ or an atomic; on a UD QP, anything but SEND, a message
+ * or with a READ or an atomic; a READ or atomic on a UC QP; on a UD QP,
+ * anything but SEND, a message
  * over the port's MTU, a destination that is not an IPv4-mapped GID or a
  * QPN over 24 bits), ENOMEM (queue full). In ERR, requests are accepted
  * and complete with WR_FLUSH_ERR.

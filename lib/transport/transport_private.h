@@ -207,6 +207,7 @@ struct dpr_tqp {
 		uint32_t res_head;     /**< next slot to allocate: the oldest */
 		uint32_t res_unsent;   /**< slots with responses to send */
 		bool ack_pending;
+		bool uc_drop;          /**< UC: the rest of a message is discarded */
 		uint32_t ack_psn;
 		bool nak_pending;
 		uint8_t nak_syn;
@@ -422,11 +423,23 @@ void dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 int dpr_ud_check_send(const struct dpr_tqp *qp, const struct dpr_send_wr *wr,
 		      uint64_t len);
 
+/* dpr_uc.c */
+void dpr_uc_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	       const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
+
 /* dpr_resp.c */
 void dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
 bool dpr_resp_send(struct dpr_tqp *qp, uint32_t budget);
 bool dpr_resp_has_output(const struct dpr_tqp *qp);
+/* A WRITE packet's payload into the MR at resp.write_va (@p mr, or its
+ * key looked up again when NULL). @return false: no such key (any more). */
+bool dpr_resp_place_write(struct dpr_tqp *qp, struct dpr_mr *mr,
+			  const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
+/* The receive WQE in use completes (and the queue moves on, rq_done). */
+void dpr_resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status,
+			    uint32_t opcode, uint32_t len,
+			    const struct dpr_wire_hdrs *h, bool imm);
 
 /* The local ACK timer of @p qp to @p deadline (see comp.ack_deadline):
  * the wheel is touched only when the timer is not armed or must fire

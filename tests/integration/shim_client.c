@@ -518,12 +518,12 @@ do_isolation(const char *sa, const char *sb)
 	/* the client library refuses what the daemon would refuse */
 	{
 		struct dprdma_qp_init init = { .send_cq = x.cq, .recv_cq = x.cq,
-					       .qp_type = 3 /* UC */ };
+					       .qp_type = 9 /* XRC_SEND */ };
 
 		init.cap.max_send_wr = 1;
 		errno = 0;
 		CHECK(dprdma_create_qp(x.pd, &init) == NULL && errno == EOPNOTSUPP,
-		      "UC QP refused with EOPNOTSUPP (%d)", errno);
+		      "XRC QP refused with EOPNOTSUPP (%d)", errno);
 		init.qp_type = 2;
 		init.cap.max_send_wr = 1u << 20;
 		errno = 0;

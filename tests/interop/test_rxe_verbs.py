@@ -10,6 +10,7 @@ guest as server with dprdma as client, then the reverse.
 
   ibv_rc_pingpong at 64 B, 1 KiB (the path MTU), 4 KiB and 64 KiB;
   ibv_ud_pingpong at 64 B and 1 KiB (the port MTU), ib_send_lat -c UD;
+  ibv_uc_pingpong at 4 KiB (4 packets a message);
   ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw (FETCH_AND_ADD and
   CMP_AND_SWAP), ib_write_lat, ib_read_lat, ib_send_lat, ib_write_bw -q 4
   (4 KiB, 16 deep when dprdma writes).
@@ -31,7 +32,8 @@ frame, one file per program run).
 
 To loop one case (a flaky one, or after a change to the transport):
   DPR_RXV_ONLY='ib_write_bw -q 4' DPR_RXV_REPEAT=20 meson test -C build rxe_verbs
-runs only the PERF entries (or ibv_rc_pingpong, ibv_ud_pingpong) whose command line holds
+runs only the PERF entries (or ibv_rc_pingpong, ibv_ud_pingpong,
+ibv_uc_pingpong) whose command line holds
 the text, REPEAT times each way, and skips the loss phases.
 
 Skipped (77) where qemu cannot run; with CI=true a skip where qemu is
@@ -189,12 +191,13 @@ def run_pingpong(size, iters, guest_is_server, label=""):
                  else "dprdma", iters))
 
 
-def run_ud_pingpong(size, iters, guest_is_server, label=""):
+def run_ud_pingpong(size, iters, guest_is_server, label="", prog="ibv_ud_pingpong"):
     """UD both ways: rxe's GRH and DETH in, ours out, address handles
-    made from the GIDs the two exchange."""
-    what = "ibv_ud_pingpong -s %d -n %d, guest as %s%s" % (
-        size, iters, "server" if guest_is_server else "client", label)
-    src, sout, crc, cout = pair("ibv_ud_pingpong",
+    made from the GIDs the two exchange (and the same shape for UC:
+    ibv_uc_pingpong, no ACKs either way)."""
+    what = "%s -s %d -n %d, guest as %s%s" % (
+        prog, size, iters, "server" if guest_is_server else "client", label)
+    src, sout, crc, cout = pair(prog,
                                 ["-g", "1", "-s", str(size), "-n", str(iters)],
                                 guest_is_server)
     for side, rc, out in (("server", src, sout), ("client", crc, cout)):
@@ -281,7 +284,8 @@ def loop_only(only, repeat):
     cases = [(p, e, n) for p, e, n in PERF if only in " ".join([p] + e)]
     pingpong = only in "ibv_rc_pingpong"
     ud = only in "ibv_ud_pingpong"
-    if not cases and not pingpong and not ud:
+    uc = only in "ibv_uc_pingpong"
+    if not cases and not pingpong and not ud and not uc:
         t.fail("DPR_RXV_ONLY=%r matches no case" % only)
     for guest_is_server in (True, False):
         t1 = time.time()
@@ -290,6 +294,9 @@ def loop_only(only, repeat):
                 run_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1))
             if ud:
                 run_ud_pingpong(1024, 20, guest_is_server, ", run %d" % (i + 1))
+            if uc:
+                run_ud_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1),
+                                "ibv_uc_pingpong")
             for prog, extra, iters in cases:
                 run_perf(prog, extra, iters, guest_is_server, ", run %d" % (i + 1))
         t.log("%d runs of %r, guest as %s: %.0f s" % (
@@ -324,6 +331,7 @@ def main():
                 run_pingpong(size, 20, guest_is_server)
             for size in (64, 1024):
                 run_ud_pingpong(size, 20, guest_is_server)
+            run_ud_pingpong(4096, 20, guest_is_server, prog="ibv_uc_pingpong")
             for prog, extra, iters in PERF:
                 run_perf(prog, extra, iters, guest_is_server)
         tr = wire_check(PREFIX, CAPTURE, 1000)

@@ -146,7 +146,7 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 
 	for (i = 0; i < 2; i++) {
 		struct dpr_qp_init_attr ia = {
-			.qp_type = DPR_QPT_RC,
+			.qp_type = c->uc ? DPR_QPT_UC : DPR_QPT_RC,
 			.pd = h->side[i].pd,
 			.send_cq = h->side[i].scq,
 			.recv_cq = h->side[i].rcq,
@@ -185,8 +185,8 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 		a.ah_attr.hop_limit = 1;
 		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_AV |
 				   DPR_QP_PATH_MTU | DPR_QP_DEST_QPN |
-				   DPR_QP_RQ_PSN | DPR_QP_MAX_DEST_RD_ATOMIC |
-				   DPR_QP_MIN_RNR_TIMER);
+				   DPR_QP_RQ_PSN | (c->uc ? 0 :
+				   DPR_QP_MAX_DEST_RD_ATOMIC | DPR_QP_MIN_RNR_TIMER));
 		if (rc != 0)
 			return rc;
 		a.qp_state = DPR_QPS_RTS;
@@ -195,9 +195,9 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 		a.retry_cnt = c->retry_cnt;
 		a.rnr_retry = c->rnr_retry;
 		a.max_rd_atomic = c->rd_atomic;
-		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_TIMEOUT |
-				   DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY |
-				   DPR_QP_SQ_PSN | DPR_QP_MAX_QP_RD_ATOMIC);
+		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_SQ_PSN |
+				   (c->uc ? 0 : DPR_QP_TIMEOUT | DPR_QP_RETRY_CNT |
+				    DPR_QP_RNR_RETRY | DPR_QP_MAX_QP_RD_ATOMIC));
 		if (rc != 0)
 			return rc;
 	}

@@ -131,6 +131,7 @@ struct rc_conn {
 	uint32_t psn[2];
 	uint32_t max_send_wr, max_recv_wr;
 	struct dpr_srq *srq[2];      /**< a side's QP receives from it */
+	bool uc;                     /**< UC QPs (no ACKs, no retries) */
 };
 void rc_conn_defaults(struct rc_conn *c);
 

@@ -1420,8 +1420,9 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr_ex *ia, bool ex)
 	struct dprdma_qp_init init = { 0 };
 	struct dv_qp *q;
 
-	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) {
-		/* UC, XRC, raw packet: the rest of the transport breadth */
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD &&
+	    ia->qp_type != IBV_QPT_UC) {
+		/* XRC, raw packet: not offered */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

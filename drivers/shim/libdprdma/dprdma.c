@@ -1084,7 +1084,7 @@ dprdma_post_abort(struct dprdma_qp *qp)
 /* ibv values, as the ABI carries them */
 enum { WR_SEND = 2, WR_SEND_WITH_IMM = 3, WR_RDMA_READ = 4,
        WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6 };
-enum { QPT_UD = 4 };
+enum { QPT_UC = 3, QPT_UD = 4 };
 #define SEND_INLINE 8u
 
 uint32_t
@@ -1101,6 +1101,9 @@ dprdma_check_send(const struct dprdma_qp *qp, uint32_t opcode, uint32_t flags,
 		return EINVAL;
 	/* a datagram service carries SENDs only (IBA 9.8.1) */
 	if (qp->qp_type == QPT_UD && opcode != WR_SEND && opcode != WR_SEND_WITH_IMM)
+		return EINVAL;
+	/* UC: SENDs and WRITEs (IBA 9.8.2) */
+	if (qp->qp_type == QPT_UC && opcode >= WR_RDMA_READ)
 		return EINVAL;
 	if (flags & SEND_INLINE)
 		return count > qp->cap.max_inline_data || opcode == WR_RDMA_READ ||

@@ -127,7 +127,7 @@ int dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only);
 struct dprdma_qp_init {
 	struct dprdma_cq *send_cq, *recv_cq;
 	struct dpr_shm_qp_caps cap;
-	uint32_t qp_type;               /**< ibv_qp_type: RC (2) or UD (4) */
+	uint32_t qp_type;               /**< ibv_qp_type: RC (2), UC (3), UD (4) */
 	struct dprdma_srq *srq;         /**< receives from it (NULL: own RQ) */
 	int sq_sig_all;
 };
