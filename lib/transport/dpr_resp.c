@@ -36,10 +36,9 @@ set_ack(struct dpr_tqp *qp)
 	qp_work(qp);
 }
 
-void
-dpr_resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status,
-		       uint32_t opcode, uint32_t len, const struct dpr_wire_hdrs *h,
-		       bool imm)
+static inline void
+complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
+	      uint32_t len, const struct dpr_wire_hdrs *h, bool imm)
 {
 	struct dpr_recv_wqe *r = rq_cur(qp);
 	struct dpr_cqe e = {
@@ -60,6 +59,15 @@ dpr_resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status,
 	qp->resp.have_wqe = false;
 }
 
+/* the same for the UC responder (out of line: the RC paths inline it) */
+void
+dpr_resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status,
+		       uint32_t opcode, uint32_t len, const struct dpr_wire_hdrs *h,
+		       bool imm)
+{
+	complete_recv(qp, status, opcode, len, h, imm);
+}
+
 /*
  * IBA 9.9.3.1 class C errors (rxe do_class_ac_error): NAK the request, and
  * the QP goes to the error state; the receive WQE in use, if any, takes
@@ -73,7 +81,7 @@ class_c(struct dpr_tqp *qp, uint8_t nak_code, uint32_t psn,
 
 	set_nak(qp, DPR_AETH_NAK | nak_code, psn);
 	if (qp->resp.have_wqe)
-		dpr_resp_complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
+		complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
 			      NULL, false);
 	dpr_verbs_event(qp->tp->ctx, ev, qp->qpn);
 	dpr_qp_error(qp);
@@ -157,7 +165,7 @@ rx_send(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	}
 	qp->resp.in_msg = DPR_SEND_MASK;
 	if (pi->mask & DPR_END_MASK)
-		dpr_resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, qp->resp.recv_off, h,
+		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, qp->resp.recv_off, h,
 			      pi->mask & DPR_IMMDT_MASK);
 	done_request(qp, pi, h);
 }
@@ -226,7 +234,7 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	if ((pi->mask & DPR_END_MASK) && (pi->mask & DPR_IMMDT_MASK)) {
 		rq_take(qp);
 		qp->resp.have_wqe = true;
-		dpr_resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV_RDMA_WITH_IMM,
+		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV_RDMA_WITH_IMM,
 			      qp->resp.write_len, h, true);
 	}
 	done_request(qp, pi, h);
