@@ -358,6 +358,16 @@ main(void)
 	mr = ibv_reg_mr(pd, buf, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (mr == NULL)
 		die("reg_mr");
+	{
+		struct ibv_device_attr_ex dx;
+
+		CHECK(ibv_query_device_ex(ctx, NULL, &dx) == 0 &&
+		      dx.orig_attr.max_srq > 0 && dx.orig_attr.max_srq_wr > 0 &&
+		      dx.orig_attr.max_ah > 0 && dx.orig_attr.max_qp > 0 &&
+		      dx.odp_caps.general_caps == 0 && dx.completion_timestamp_mask == 0,
+		      "ibv_query_device_ex: SRQs and AHs offered, no ODP, no "
+		      "completion timestamps");
+	}
 	test_cq_ex();
 	test_ud_ah_from_wc();
 	test_srq_ex();

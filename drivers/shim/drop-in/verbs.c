@@ -851,6 +851,8 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_srq = 16;
 	a->max_srq_wr = DPR_SHM_MAX_WR;
 	a->max_srq_sge = DPR_SHM_MAX_RECV_SGE;
+	/* address handles live in the client alone: no table to fill */
+	a->max_ah = 1 << 16;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
