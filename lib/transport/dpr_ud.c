@@ -62,10 +62,11 @@ ud_encap(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 	struct dpr_wire_encap *e = &qp->encap;
 	uint16_t ip_id = e->ip_id;
 	struct rte_ether_addr mac;
+	union dpr_gid dgid;
 
-	memcpy(e->dgid.raw, w->ud.dgid, sizeof(e->dgid.raw));
+	memcpy(dgid.raw, w->ud.dgid, sizeof(dgid.raw));
 	if (tp->conf.resolve != NULL &&
-	    tp->conf.resolve(tp->conf.resolve_arg, &e->dgid, &mac) != 0)
+	    tp->conf.resolve(tp->conf.resolve_arg, &dgid, &mac) != 0)
 		return -EAGAIN;
 	if (tp->conf.resolve == NULL)
 		memset(&mac, 0xff, sizeof(mac));
@@ -73,7 +74,7 @@ ud_encap(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 	e->src_mac = tp->conf.mac;
 	e->dst_mac = mac;
 	e->sgid = tp->conf.gid;
-	memcpy(e->dgid.raw, w->ud.dgid, sizeof(e->dgid.raw));
+	e->dgid = dgid;
 	e->tos = w->ud.traffic_class;
 	/* as rxe over IPv4: the route's hop limit, not the AH's (the UD
 	 * capture of ibv_ud_pingpong, whose AH says 1, carries TTL 64) */

@@ -267,6 +267,14 @@ test_ud_ah_from_wc(void)
 	CHECK(ibv_create_ah(pd, &aa) == NULL && errno == EINVAL,
 	      "an AH without a GRH: EINVAL (%d)", errno);
 	aa.is_global = 1;
+	{
+		struct ibv_sge sg = { (uintptr_t)buf, 8, mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sg, .num_sge = 1,
+					  .opcode = IBV_WR_SEND }, *bad = NULL;
+
+		CHECK(ibv_post_send(ua, &wr, &bad) == EINVAL && bad == &wr,
+		      "a UD send without an AH: EINVAL, itself the bad WR");
+	}
 	ah = ibv_create_ah(pd, &aa);
 	CHECK(ah != NULL, "ibv_create_ah to our own GID");
 	if (ah == NULL)

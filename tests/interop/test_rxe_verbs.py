@@ -177,24 +177,10 @@ def perftest_cq_mod(extra):
     return min(opt("-Q", 100), opt("-t", 128))
 
 
-def run_pingpong(size, iters, guest_is_server, label=""):
-    what = "ibv_rc_pingpong -s %d -n %d, guest as %s%s" % (
-        size, iters, "server" if guest_is_server else "client", label)
-    src, sout, crc, cout = pair("ibv_rc_pingpong",
-                                ["-g", "1", "-s", str(size), "-n", str(iters)],
-                                guest_is_server)
-    for side, rc, out in (("server", src, sout), ("client", crc, cout)):
-        m = re.search(r"(\d+) iters in", out)
-        t.check(rc == 0 and m is not None and int(m.group(1)) == iters and
-                not ERR.search(out), "%s: %s (%s) did %d iterations" %
-                (what, side, "rxe" if (side == "server") == guest_is_server
-                 else "dprdma", iters))
-
-
-def run_ud_pingpong(size, iters, guest_is_server, label="", prog="ibv_ud_pingpong"):
-    """UD both ways: rxe's GRH and DETH in, ours out, address handles
-    made from the GIDs the two exchange (and the same shape for UC:
-    ibv_uc_pingpong, no ACKs either way)."""
+def run_pingpong(size, iters, guest_is_server, label="", prog="ibv_rc_pingpong"):
+    """One of the ibv_*_pingpong programs both ways (ibv_ud_pingpong: rxe's
+    GRH and DETH in, ours out, address handles from the GIDs the two
+    exchange; ibv_uc_pingpong: no ACKs either way)."""
     what = "%s -s %d -n %d, guest as %s%s" % (
         prog, size, iters, "server" if guest_is_server else "client", label)
     src, sout, crc, cout = pair(prog,
@@ -293,10 +279,11 @@ def loop_only(only, repeat):
             if pingpong:
                 run_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1))
             if ud:
-                run_ud_pingpong(1024, 20, guest_is_server, ", run %d" % (i + 1))
+                run_pingpong(1024, 20, guest_is_server, ", run %d" % (i + 1),
+                             "ibv_ud_pingpong")
             if uc:
-                run_ud_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1),
-                                "ibv_uc_pingpong")
+                run_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1),
+                             "ibv_uc_pingpong")
             for prog, extra, iters in cases:
                 run_perf(prog, extra, iters, guest_is_server, ", run %d" % (i + 1))
         t.log("%d runs of %r, guest as %s: %.0f s" % (
@@ -330,8 +317,8 @@ def main():
             for size in (64, 1024, 4096, 65536):
                 run_pingpong(size, 20, guest_is_server)
             for size in (64, 1024):
-                run_ud_pingpong(size, 20, guest_is_server)
-            run_ud_pingpong(4096, 20, guest_is_server, prog="ibv_uc_pingpong")
+                run_pingpong(size, 20, guest_is_server, prog="ibv_ud_pingpong")
+            run_pingpong(4096, 20, guest_is_server, prog="ibv_uc_pingpong")
             for prog, extra, iters in PERF:
                 run_perf(prog, extra, iters, guest_is_server)
         tr = wire_check(PREFIX, CAPTURE, 1000)

@@ -220,6 +220,9 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		rc = dprdma_check_send(q->p, wr->opcode, wr->send_flags,
 				       (wr->send_flags & IBV_SEND_INLINE) ?
 				       len : (uint64_t)wr->num_sge);
+		/* a UD send names its destination: its AH */
+		if (rc == 0 && ibqp->qp_type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
+			rc = EINVAL;
 		if (rc != 0)
 			break;
 		w = dprdma_sq_next(q->p);
@@ -232,11 +235,6 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		w->send_flags = wr->send_flags;
 		w->imm_data = wr->imm_data;
 		if (ibqp->qp_type == IBV_QPT_UD) {
-			if (wr->wr.ud.ah == NULL) {
-				dprdma_post_abort(q->p);
-				*bad = wr;
-				return EINVAL;
-			}
 			set_ud_dest(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
 				    wr->wr.ud.remote_qkey);
 		} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
