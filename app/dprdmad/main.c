@@ -62,6 +62,7 @@ usage(FILE *f, const char *prog)
 "Options (after --, or alone):\n"
 "  -f, --config FILE      read an INI configuration (see config/dprdmad.conf)\n"
 "      --ip ADDR/LEN      IPv4 address of port 0 ([port0] ip)\n"
+"      --ipv6 ADDR/LEN    IPv6 address of port 0 ([port0] ipv6)\n"
 "      --mtu N            Ethernet MTU of port 0 ([port0] mtu)\n"
 "      --socket PATH      client socket ([control] socket, default %s)\n"
 "      --idle busy|yield  worker idle mode ([engine] idle)\n"
@@ -93,6 +94,7 @@ config_error(const char *msg)
 
 enum {
 	OPT_IP = 256,
+	OPT_IP6,
 	OPT_MTU,
 	OPT_SOCKET,
 	OPT_IDLE,
@@ -105,6 +107,7 @@ enum {
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'f' },
 	{ "ip", required_argument, NULL, OPT_IP },
+	{ "ipv6", required_argument, NULL, OPT_IP6 },
 	{ "mtu", required_argument, NULL, OPT_MTU },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "idle", required_argument, NULL, OPT_IDLE },
@@ -200,6 +203,9 @@ main(int argc, char **argv)
 		case OPT_CHECK: check = true; continue;
 		case OPT_IP:
 			sec = "port0"; key = "ip"; name = "ip";
+			break;
+		case OPT_IP6:
+			sec = "port0"; key = "ipv6"; name = "ipv6";
 			break;
 		case OPT_MTU:
 			sec = "port0"; key = "mtu"; name = "mtu";

@@ -83,18 +83,18 @@ fill_port(struct shim_client *c, struct dpr_shm_port *p)
 	mtu = dpr_active_mtu(pi.mtu);
 	p->active_mtu = mtu >= 4096 ? DPR_MTU_4096 : mtu >= 2048 ? DPR_MTU_2048 :
 		mtu >= 1024 ? DPR_MTU_1024 : mtu >= 512 ? DPR_MTU_512 : DPR_MTU_256;
-	p->gid_tbl_len = 2;
 	p->speed_mbps = pi.speed_mbps;
 	memcpy(p->mac, pi.mac.addr_bytes, 6);
-	/* rxe's table: 0 = fe80::/64 with the MAC's EUI-64, 1 = ::ffff:IPv4 */
-	g = p->gid[0].raw;
-	g[0] = 0xfe;
-	g[1] = 0x80;
-	shim_mac_eui64(pi.mac.addr_bytes, &g[8]);
+	/* rxe's table: 0 = fe80::/64 with the MAC's EUI-64, 1 = ::ffff:IPv4,
+	 * 2 = the port's IPv6 address when it has one */
+	memcpy(p->gid[0].raw, pi.ip6_ll, 16);
 	g = p->gid[1].raw;
 	g[10] = 0xff;
 	g[11] = 0xff;
 	memcpy(&g[12], &pi.ip, 4);
+	p->gid_tbl_len = 2;
+	if (memcmp(pi.ip6, p->gid[3].raw, 16) != 0)   /* gid[3]: still zero */
+		memcpy(p->gid[p->gid_tbl_len++].raw, pi.ip6, 16);
 }
 
 int

@@ -597,12 +597,10 @@ shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	if (j.p == NULL)
 		return -EINVAL;
 	if (m->modify_qp.mask & DPR_QP_AV) {
-		/* RoCE needs the GRH: its GID is the address. The table has
-		 * two entries; only the IPv4 one (1) carries traffic today */
-		if (!s->is_global || s->sgid_index > 1)
+		/* RoCE needs the GRH: its GID is the address (the
+		 * transport checks the index and the family) */
+		if (!s->is_global)
 			return -EINVAL;
-		if (s->sgid_index == 0)
-			return -EAFNOSUPPORT;   /* IPv6 comes with its own work */
 	}
 	attr_from_shm(s, &j.attr);
 	j.mask = (int)m->modify_qp.mask;

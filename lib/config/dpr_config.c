@@ -264,12 +264,12 @@ section_keys(const char *section, char *buf, size_t len)
 	}
 }
 
-int
-dpr_parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *len)
+/* "ADDR/LEN": ADDR of family @p af into @p ip, LEN (at most @p max). */
+static int
+parse_prefix(const char *s, int af, void *ip, unsigned long max, uint8_t *len)
 {
-	char addr[INET_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN];
 	const char *slash = strchr(s, '/');
-	struct in_addr a;
 	char *end;
 	unsigned long l;
 
@@ -277,16 +277,32 @@ dpr_parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *len)
 		return -1;
 	memcpy(addr, s, slash - s);
 	addr[slash - s] = '\0';
-	if (inet_pton(AF_INET, addr, &a) != 1)
+	if (inet_pton(af, addr, ip) != 1)
 		return -1;
 	if (!isdigit((unsigned char)slash[1]))
 		return -1;
 	l = strtoul(slash + 1, &end, 10);
-	if (*end != '\0' || l > 32)
+	if (*end != '\0' || l > max)
 		return -1;
-	*ip = a.s_addr;
 	*len = (uint8_t)l;
 	return 0;
+}
+
+int
+dpr_parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *len)
+{
+	struct in_addr a;
+
+	if (parse_prefix(s, AF_INET, &a, 32, len) != 0)
+		return -1;
+	*ip = a.s_addr;
+	return 0;
+}
+
+int
+dpr_parse_ipv6_prefix(const char *s, uint8_t ip[16], uint8_t *len)
+{
+	return parse_prefix(s, AF_INET6, ip, 128, len);
 }
 
 int

@@ -191,6 +191,10 @@ unsigned long dpr_config_free_huge_mb(void);
 /** Parse "A.B.C.D/LEN"; @return 0 or -1. */
 int dpr_parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *len);
 
+/** Parse "IPV6ADDR/LEN" (RFC 4291 text form) into 16 bytes, network
+ * order; @return 0 or -1. */
+int dpr_parse_ipv6_prefix(const char *s, uint8_t ip[16], uint8_t *len);
+
 /** Parse an lcore list such as "0-1" or "0,2-3" into a bitmap of @p max bits.
  * @return number of lcores, or -1 on a syntax error. */
 int dpr_parse_lcore_list(const char *s, uint64_t *bits, unsigned int max);

@@ -4,9 +4,10 @@
 
 /*
  * RX classification: every received frame ends here as a reply rewritten
- * in place (ARP request, ICMP echo request for the port's address), a
- * RoCEv2 frame for the receive stage (UDP 4791 to the port's address), or
- * a drop counted under one reason. No allocation: replies reuse the
+ * in place (ARP request, neighbour solicitation, ICMP or ICMPv6 echo
+ * request for one of the port's addresses), a RoCEv2 frame for the
+ * receive stage (UDP 4791 to one of the port's addresses), a neighbour
+ * learnt, or a drop counted under one reason. No allocation: replies reuse the
  * request's mbuf.
  */
 
@@ -42,6 +43,15 @@ drop(struct dpr_port_counters *c, enum dpr_drop_reason r)
 	return DPR_RX_DROP;
 }
 
+static void
+learn4(struct dpr_neigh_table *nt, rte_be32_t ip, const struct rte_ether_addr *mac)
+{
+	union dpr_gid g;
+
+	dpr_gid_from_ipv4(&g, ip);
+	dpr_neigh_learn(nt, &g, mac);
+}
+
 /* RFC 826: answer a request for our address, in place. */
 static enum dpr_rx_action
 rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
@@ -61,8 +71,7 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
 	    arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY)) {
 		/* the answer to our own request: a RoCE peer's MAC */
 		if (nt != NULL && arp->arp_data.arp_sip != 0)
-			dpr_neigh_learn(nt, arp->arp_data.arp_sip,
-					&arp->arp_data.arp_sha);
+			learn4(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
 		c->arp_reply_rx++;
 		return DPR_RX_CONSUMED;
 	}
@@ -73,7 +82,7 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
 	c->arp_request_rx++;
 	/* RFC 826: whoever asks for us is a neighbour worth knowing */
 	if (nt != NULL && arp->arp_data.arp_sip != 0)
-		dpr_neigh_learn(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
+		learn4(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
 
 	/* the reply over the request (dpr_wire_arp reads the asker's
 	 * addresses before it writes) */
@@ -241,6 +250,211 @@ rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
 	}
 }
 
+static inline bool
+gid_eq(const union dpr_gid *a, const uint8_t *b)
+{
+	return memcmp(a->raw, b, 16) == 0;
+}
+
+/* The link-layer address option of type @p type in an ND message's
+ * options (RFC 4861 4.6.1), or NULL; -1 for an option of length 0. */
+static int
+nd_lladdr(const uint8_t *opt, uint32_t len, uint8_t type,
+	  const struct rte_ether_addr **mac)
+{
+	*mac = NULL;
+	while (len >= 2) {
+		uint32_t olen = opt[1] * 8u;
+
+		if (olen == 0 || olen > len)
+			return -1;
+		if (opt[0] == type && olen >= 8)
+			*mac = (const struct rte_ether_addr *)(opt + 2);
+		opt += olen;
+		len -= olen;
+	}
+	return 0;
+}
+
+/*
+ * RFC 4861 neighbour discovery: a solicitation for one of our addresses
+ * gets an advertisement in its place, and teaches @p nt the asker; an
+ * advertisement teaches @p nt the target. The validity checks of 7.1.1
+ * and 7.1.2: hop limit 255, code 0, 24 bytes or more, target not
+ * multicast, options of non-zero length; a solicitation from the
+ * unspecified address (duplicate address detection) goes to a
+ * solicited-node group and carries no source address option.
+ */
+static enum dpr_rx_action
+rx_nd(const struct dpr_port *port, struct rte_mbuf *m, struct rte_ether_hdr *eth,
+      struct rte_ipv6_hdr *ip6, uint8_t *icmp, uint32_t len,
+      struct dpr_port_counters *c, struct dpr_neigh_table *nt)
+{
+	static const uint8_t unspec[16];
+	const struct rte_ether_addr *ll;
+	union dpr_gid target, src;
+
+	if (ip6->hop_limits != 255 || icmp[1] != 0 || len < 24 ||
+	    icmp[8] == 0xff || nd_lladdr(icmp + 24, len - 24, icmp[0] ==
+		DPR_ICMP6_ND_SOLICIT ? DPR_ND_OPT_SRC_LLADDR :
+		DPR_ND_OPT_TGT_LLADDR, &ll) != 0)
+		return drop(c, DPR_DROP_ICMP6_MALFORMED);
+	memcpy(target.raw, icmp + 8, 16);
+	memcpy(src.raw, ip6->src_addr, 16);
+	if (icmp[0] == DPR_ICMP6_ND_ADVERT) {
+		c->nd_advert_rx++;
+		if (!dpr_port_owns(port, &target) && nt != NULL)
+			dpr_neigh_learn(nt, &target, ll != NULL ? ll : &eth->src_addr);
+		return DPR_RX_CONSUMED;
+	}
+	if (!dpr_port_owns(port, &target))
+		return drop(c, DPR_DROP_IP6_NOT_FOR_US);
+	if (gid_eq(&src, unspec) && (ll != NULL || ip6->dst_addr[0] != 0xff))
+		return drop(c, DPR_DROP_ICMP6_MALFORMED);
+	c->nd_solicit_rx++;
+	if (m->nb_segs != 1 || rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m) < DPR_ND_FRAME_LEN)
+		return drop(c, DPR_DROP_ICMP6_MALFORMED);
+	/* RFC 4861 7.2.3: whoever asks learns us, and we them */
+	if (ll != NULL && nt != NULL)
+		dpr_neigh_learn(nt, &src, ll);
+	if (gid_eq(&src, unspec)) {
+		/* someone testing our address for duplicates: tell all nodes */
+		union dpr_gid all = { .w = { RTE_BE32(0xff020000), 0, 0, RTE_BE32(1) } };
+		struct rte_ether_addr mc;
+
+		dpr_ipv6_mcast_mac(&all, &mc);
+		dpr_wire_nd(eth, &port->mac, &target, &mc, &all, &target,
+			    DPR_ND_NA_OVERRIDE);
+	} else {
+		dpr_wire_nd(eth, &port->mac, &target,
+			    ll != NULL ? ll : &eth->src_addr, &src, &target,
+			    DPR_ND_NA_SOLICITED | DPR_ND_NA_OVERRIDE);
+	}
+	if (rte_pktmbuf_pkt_len(m) > DPR_ND_FRAME_LEN)
+		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - DPR_ND_FRAME_LEN);
+	else if (rte_pktmbuf_pkt_len(m) < DPR_ND_FRAME_LEN)
+		rte_pktmbuf_append(m, DPR_ND_FRAME_LEN - rte_pktmbuf_pkt_len(m));
+	m->ol_flags = 0;
+	c->nd_advert_tx++;
+	return DPR_RX_REPLY;
+}
+
+/* ICMPv6 (RFC 4443): echo requests to our addresses are answered in
+ * place; neighbour discovery as above; the rest counted and dropped. */
+static enum dpr_rx_action
+rx_icmp6(const struct dpr_port *port, struct rte_mbuf *m,
+	 struct rte_ether_hdr *eth, struct rte_ipv6_hdr *ip6, uint32_t len,
+	 bool to_us, struct dpr_port_counters *c, struct dpr_neigh_table *nt)
+{
+	uint32_t off = sizeof(*eth) + sizeof(*ip6);
+	uint8_t *icmp;
+	uint16_t sum;
+	uint8_t tmp[16];
+
+	if (len < 4 || rte_pktmbuf_data_len(m) < off + RTE_MIN(len, 32u) ||
+	    m->nb_segs != 1)
+		return drop(c, DPR_DROP_ICMP6_MALFORMED);
+	icmp = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
+	/* over the checksum too: a sound one folds to 0xffff, returned
+	 * complemented (0) for a protocol other than UDP */
+	if (rte_ipv6_udptcp_cksum(ip6, icmp) != 0)
+		return drop(c, DPR_DROP_ICMP6_MALFORMED);
+	switch (icmp[0]) {
+	case DPR_ICMP6_ND_SOLICIT:
+	case DPR_ICMP6_ND_ADVERT:
+		return rx_nd(port, m, eth, ip6, icmp, len, c, nt);
+	case DPR_ICMP6_ECHO_REQUEST:
+		if (!to_us)
+			break;          /* to a group: nothing to answer */
+		if (icmp[1] != 0 || len < 8)
+			return drop(c, DPR_DROP_ICMP6_MALFORMED);
+		c->icmp6_echo_rx++;
+		icmp[0] = DPR_ICMP6_ECHO_REPLY;
+		icmp[2] = 0;
+		icmp[3] = 0;
+		memcpy(tmp, ip6->src_addr, 16);
+		memcpy(ip6->src_addr, ip6->dst_addr, 16);
+		memcpy(ip6->dst_addr, tmp, 16);
+		ip6->hop_limits = DEFAULT_TTL;
+		sum = rte_ipv6_udptcp_cksum(ip6, icmp);
+		memcpy(icmp + 2, &sum, 2);
+		eth->dst_addr = eth->src_addr;
+		eth->src_addr = port->mac;
+		if (rte_pktmbuf_pkt_len(m) > off + len)
+			rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - off - len);
+		m->ol_flags = 0;
+		c->icmp6_echo_reply_tx++;
+		return DPR_RX_REPLY;
+	default:
+		break;
+	}
+	return drop(c, DPR_DROP_ICMP6_OTHER);
+}
+
+/*
+ * IPv6 (RFC 8200) to one of our addresses, or to the solicited-node group
+ * of one (neighbour solicitations) or all nodes: ICMPv6, and RoCEv2 over
+ * UDP (IBTA A17.4: its UDP checksum is not checked, as rxe and ConnectX
+ * do not: the ICRC covers the packet). No extension headers: a RoCEv2
+ * sender uses none, and ND messages carry none.
+ */
+static enum dpr_rx_action
+rx_ipv6(const struct dpr_port *port, struct rte_mbuf *m,
+	struct rte_ether_hdr *eth, struct dpr_port_counters *c,
+	struct dpr_neigh_table *nt)
+{
+	struct rte_ipv6_hdr *ip6;
+	union dpr_gid dst, group;
+	uint32_t plen;
+	bool to_us;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip6))
+		return drop(c, DPR_DROP_RUNT);
+	ip6 = (struct rte_ipv6_hdr *)(eth + 1);
+	plen = rte_be_to_cpu_16(ip6->payload_len);
+	if ((rte_be_to_cpu_32(ip6->vtc_flow) >> 28) != 6 ||
+	    plen > rte_pktmbuf_pkt_len(m) - sizeof(*eth) - sizeof(*ip6))
+		return drop(c, DPR_DROP_IP6_MALFORMED);
+	memcpy(dst.raw, ip6->dst_addr, 16);
+	to_us = dpr_port_owns(port, &dst) && !dpr_gid_is_ipv4(&dst);
+	if (!to_us) {
+		bool group_of_ours = false;
+
+		dpr_ipv6_solicited_node(&port->ip6_ll, &group);
+		group_of_ours = memcmp(&group, &dst, 16) == 0;
+		if (port->has_ip6) {
+			dpr_ipv6_solicited_node(&port->ip6, &group);
+			group_of_ours |= memcmp(&group, &dst, 16) == 0;
+		}
+		/* ff02::1 */
+		group_of_ours |= dst.w[0] == RTE_BE32(0xff020000) && dst.w[1] == 0 &&
+			dst.w[2] == 0 && dst.w[3] == RTE_BE32(1);
+		if (!group_of_ours || ip6->proto != IPPROTO_ICMPV6)
+			return drop(c, DPR_DROP_IP6_NOT_FOR_US);
+	}
+	switch (ip6->proto) {
+	case IPPROTO_ICMPV6:
+		return rx_icmp6(port, m, eth, ip6, plen, to_us, c, nt);
+	case IPPROTO_UDP: {
+		struct rte_udp_hdr *udp;
+		uint16_t udp_len;
+
+		if (plen < sizeof(*udp) ||
+		    rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip6) + sizeof(*udp))
+			return drop(c, DPR_DROP_UDP_MALFORMED);
+		udp = (struct rte_udp_hdr *)(ip6 + 1);
+		udp_len = rte_be_to_cpu_16(udp->dgram_len);
+		if (udp_len < sizeof(*udp) || udp_len != plen)
+			return drop(c, DPR_DROP_UDP_MALFORMED);
+		if (udp->dst_port != RTE_BE16(DPR_ROCEV2_PORT))
+			return drop(c, DPR_DROP_UDP_PORT);
+		return roce(m, c, sizeof(*ip6));
+	}
+	default:
+		return drop(c, DPR_DROP_IP6_PROTO);
+	}
+}
+
 enum dpr_rx_action
 dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
 		struct dpr_port_counters *c, struct dpr_neigh_table *nt)
@@ -252,8 +466,13 @@ dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
 	if (unlikely(rte_pktmbuf_data_len(m) < sizeof(*eth)))
 		return drop(c, DPR_DROP_RUNT);
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	/* ours, broadcast (ARP), or an IPv6 group (33:33:..., neighbour
+	 * discovery: rx_ipv6 checks the group) */
 	if (!rte_is_same_ether_addr(&eth->dst_addr, &port->mac) &&
-	    !rte_is_broadcast_ether_addr(&eth->dst_addr))
+	    !rte_is_broadcast_ether_addr(&eth->dst_addr) &&
+	    !(eth->dst_addr.addr_bytes[0] == 0x33 &&
+	      eth->dst_addr.addr_bytes[1] == 0x33 &&
+	      eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)))
 		return drop(c, DPR_DROP_L2_NOT_FOR_US);
 
 	switch (eth->ether_type) {
@@ -265,7 +484,7 @@ dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
 	case RTE_BE16(RTE_ETHER_TYPE_QINQ):
 		return drop(c, DPR_DROP_VLAN);
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
-		return drop(c, DPR_DROP_IPV6);
+		return rx_ipv6(port, m, eth, c, nt);
 	default:
 		return drop(c, DPR_DROP_ETHERTYPE);
 	}

@@ -392,9 +392,10 @@ run_commands(struct dpr_worker *w)
 }
 
 /*
- * Address resolution for the transports (RFC 826): the MAC of a GID from
- * this worker's table, or an ARP request (at most one a second per
- * address) and -EAGAIN: the QP's work waits in its send queue.
+ * Address resolution for the transports (ARP, RFC 826; neighbour
+ * discovery, RFC 4861): the MAC of a GID from this worker's table, or a
+ * request (at most one a second per address) and -EAGAIN: the QP's work
+ * waits in its send queue.
  */
 static int
 resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
@@ -402,30 +403,32 @@ resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
 	struct dpr_resolve_arg *ra = arg;
 	struct dpr_worker *w = ra->w;
 	const struct dpr_port *port = &dpr_engine.ports[ra->pi];
-	uint32_t ip = dpr_gid_to_ipv4(gid);
 	struct dpr_neigh *n;
 	uint64_t tsc = rte_rdtsc();
 
-	if (!dpr_gid_is_ipv4(gid))
-		return -EAFNOSUPPORT;
-	if (ip == port->ip) {
+	if (dpr_port_owns(port, gid)) {
 		/* a QP of this box: frames loop back inside the worker */
 		*mac = port->mac;
 		w->hairpin = true;
 		return 0;
 	}
-	n = dpr_neigh_get(&w->neigh[ra->pi], ip, true);
+	if (dpr_gid_is_ipv4(gid) ? port->ip == 0 : gid->raw[0] == 0xff)
+		return -EAFNOSUPPORT;   /* no address to ask from; a group */
+	n = dpr_neigh_get(&w->neigh[ra->pi], gid, true);
 	if (n->valid) {
 		*mac = n->mac;
 		return 0;
 	}
 	if (n->asked_tsc == 0 || tsc - n->asked_tsc > rte_get_tsc_hz()) {
-		struct rte_mbuf *m = dpr_arp_request(dpr_engine.pool, port, ip);
+		struct rte_mbuf *m = dpr_neigh_request(dpr_engine.pool, port, gid);
 
 		n->asked_tsc = tsc;
 		if (m != NULL) {
 			tx_reply(w, ra->pi, m);
-			w->ctr[ra->pi].arp_request_tx++;
+			if (dpr_gid_is_ipv4(gid))
+				w->ctr[ra->pi].arp_request_tx++;
+			else
+				w->ctr[ra->pi].nd_solicit_tx++;
 		}
 	}
 	return -EAGAIN;
@@ -521,6 +524,9 @@ dpr_engine_port_info(uint16_t pi, struct dpr_port_info *out)
 	out->port_id = p->port_id;
 	out->mac = p->mac;
 	out->ip = p->ip;
+	memcpy(out->ip6_ll, p->ip6_ll.raw, 16);
+	if (p->has_ip6)
+		memcpy(out->ip6, p->ip6.raw, 16);
 	out->mtu = p->mtu;
 	out->up = p->started;
 	if (rte_eth_link_get_nowait(p->port_id, &link) == 0) {
@@ -838,7 +844,12 @@ dpr_engine_start(const struct dpr_config *conf,
 
 			w->rarg[pi].w = w;
 			w->rarg[pi].pi = (uint16_t)pi;
-			dpr_gid_from_ipv4(&tc.gid, p->ip);
+			/* the GID table, as rxe's (DESIGN.md) */
+			tc.gid[0] = p->ip6_ll;
+			dpr_gid_from_ipv4(&tc.gid[1], p->ip);
+			tc.n_gids = 2;
+			if (p->has_ip6)
+				tc.gid[tc.n_gids++] = p->ip6;
 			w->tp[pi] = dpr_transport_create(&tc);
 			if (w->tp[pi] == NULL)
 				break;
@@ -989,11 +1000,27 @@ ip_str(const struct dpr_port *p, char *buf, size_t len)
 	return buf;
 }
 
+/* "fe80::...[, fd77::1/64]": the port's IPv6 addresses */
+static const char *
+ip6_str(const struct dpr_port *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET6, p->ip6_ll.raw, a, sizeof(a));
+	if (!p->has_ip6) {
+		snprintf(buf, len, "%s", a);
+		return buf;
+	}
+	inet_ntop(AF_INET6, p->ip6.raw, b, sizeof(b));
+	snprintf(buf, len, "%s %s/%u", a, b, p->ip6_prefix_len);
+	return buf;
+}
+
 void
 dpr_engine_print_setup(FILE *f)
 {
 	const struct dpr_engine *e = &dpr_engine;
-	char mac[RTE_ETHER_ADDR_FMT_SIZE], ip[32];
+	char mac[RTE_ETHER_ADDR_FMT_SIZE], ip[32], ip6[2 * INET6_ADDRSTRLEN + 8];
 	unsigned int i;
 
 	fprintf(f, "dprdmad %s: %u port(s), %u worker(s) on lcore(s)",
@@ -1010,10 +1037,10 @@ dpr_engine_print_setup(FILE *f)
 		rte_ether_format_addr(mac, sizeof(mac), &p->mac);
 		memset(&link, 0, sizeof(link));
 		rte_eth_link_get_nowait(p->port_id, &link);
-		fprintf(f, "  dprdma%u = port %u %s: MAC %s, IPv4 %s, MTU %u "
-			"(RoCE active MTU %u), %u queue(s), link %s\n", i,
+		fprintf(f, "  dprdma%u = port %u %s: MAC %s, IPv4 %s, IPv6 %s, "
+			"MTU %u (RoCE active MTU %u), %u queue(s), link %s\n", i,
 			p->port_id, p->name, mac, ip_str(p, ip, sizeof(ip)),
-			p->mtu, dpr_active_mtu(p->mtu), p->nb_queues,
+			ip6_str(p, ip6, sizeof(ip6)), p->mtu, dpr_active_mtu(p->mtu), p->nb_queues,
 			link.link_status ? "up" : "down");
 	}
 	/* the prefix the EAL runs with (EAL options given by hand after

@@ -53,6 +53,10 @@ struct dpr_engine_conf {
 struct dpr_port_conf {
 	uint32_t ip;         /**< IPv4 address, network order; 0 = none */
 	uint8_t prefix_len;  /**< of ip */
+	uint8_t ip6[16];     /**< IPv6 address (global or unique local), all
+	                          zero = none; the link-local one comes from
+	                          the MAC */
+	uint8_t ip6_prefix_len; /**< of ip6 */
 	uint16_t mtu;        /**< Ethernet MTU (IP packet size) */
 	uint16_t rx_desc;    /**< RX ring size per queue */
 	uint16_t tx_desc;    /**< TX ring size per queue */
@@ -160,6 +164,8 @@ struct dpr_port_info {
 	uint16_t port_id;
 	struct rte_ether_addr mac;
 	uint32_t ip;                  /**< network order */
+	uint8_t ip6_ll[16];           /**< link-local IPv6 (from the MAC) */
+	uint8_t ip6[16];              /**< configured IPv6, zero = none */
 	uint16_t mtu;                 /**< Ethernet MTU */
 	bool up;
 	uint32_t speed_mbps;

@@ -115,10 +115,71 @@ format_ip(const void *area, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", a, pc->prefix_len);
 }
 
+/* ipv6: ADDR/LEN, a global or unique-local unicast address; empty: none */
+static int
+parse_ip6(void *area, const char *value, char *why, size_t len)
+{
+	static const uint8_t zero[16];
+	struct dpr_port_conf *pc = area;
+	uint8_t ip[16];
+	uint8_t plen;
+
+	if (value[0] == '\0') {
+		/* empty: the link-local address alone */
+		memset(pc->ip6, 0, sizeof(pc->ip6));
+		pc->ip6_prefix_len = 0;
+		return 0;
+	}
+	if (dpr_parse_ipv6_prefix(value, ip, &plen) != 0) {
+		snprintf(why, len, ": expected an IPv6 address with prefix length, "
+			 "e.g. fd77::1/64");
+		return -1;
+	}
+	/* RFC 4291 2.4: not unspecified, loopback, multicast, link-local
+	 * (the port has its own from its MAC) or IPv4-mapped (set ip) */
+	if (memcmp(ip, zero, 15) == 0 || ip[0] == 0xff ||
+	    (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80) ||
+	    (memcmp(ip, zero, 10) == 0 && ip[10] == 0xff && ip[11] == 0xff)) {
+		snprintf(why, len, ": not a usable global or unique-local unicast "
+			 "address (not ::, ::1, multicast, link-local fe80::/10 "
+			 "(every port has one from its MAC) or IPv4-mapped (set "
+			 "ip instead))");
+		return -1;
+	}
+	if (plen == 0 || plen > 127) {
+		snprintf(why, len, ": prefix length must be 1 to 127 (64 on an "
+			 "Ethernet link)");
+		return -1;
+	}
+	memcpy(pc->ip6, ip, 16);
+	pc->ip6_prefix_len = plen;
+	return 0;
+}
+
+static void
+format_ip6(const void *area, char *buf, size_t len)
+{
+	static const uint8_t zero[16];
+	const struct dpr_port_conf *pc = area;
+	char a[INET6_ADDRSTRLEN];
+
+	if (memcmp(pc->ip6, zero, 16) == 0) {
+		buf[0] = '\0';
+		return;
+	}
+	inet_ntop(AF_INET6, pc->ip6, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, pc->ip6_prefix_len);
+}
+
 static const struct dpr_conf_key port_keys[] = {
 	{ "ip", DPR_CONF_CUSTOM, .parse = parse_ip, .format = format_ip,
 	  .help = "IPv4 address and prefix length, e.g. 10.77.0.1/24; the "
 		  "port answers ARP and ping for it and speaks RoCEv2 from it" },
+	{ "ipv6", DPR_CONF_CUSTOM, .parse = parse_ip6, .format = format_ip6,
+	  .help = "IPv6 address and prefix length, e.g. fd77::1/64 (GID index "
+		  "2); every port also has the link-local fe80:: address of its "
+		  "MAC (GID index 0); the port answers neighbour discovery and "
+		  "ping for both" },
 	{ "mtu", DPR_CONF_UINT, P_OFF(mtu), P_SZ(mtu), 576, 9216,
 	  .help = "Ethernet MTU; the RoCE path MTU follows as rxe computes it "
 		  "(1500 -> 1024, 4200 -> 4096)" },

@@ -3,8 +3,8 @@
  */
 
 /*
- * IPv4 neighbours (RFC 826): the MACs of RoCE peers, learnt from ARP and
- * asked for when a QP needs one. Each worker keeps its own table per port,
+ * Neighbours: the MACs of RoCE peers, learnt from ARP (RFC 826) and
+ * neighbour discovery (RFC 4861) and asked for when a QP needs one. Each worker keeps its own table per port,
  * so the data path shares nothing.
  */
 
@@ -14,16 +14,24 @@
 
 #include "engine_private.h"
 
-struct dpr_neigh *
-dpr_neigh_get(struct dpr_neigh_table *nt, uint32_t ip, bool create)
+static inline bool
+gid_eq(const union dpr_gid *a, const union dpr_gid *b)
 {
+	return ((a->w[3] ^ b->w[3]) | (a->w[2] ^ b->w[2]) |
+		(a->w[1] ^ b->w[1]) | (a->w[0] ^ b->w[0])) == 0;
+}
+
+struct dpr_neigh *
+dpr_neigh_get(struct dpr_neigh_table *nt, const union dpr_gid *ip, bool create)
+{
+	static const union dpr_gid zero;
 	struct dpr_neigh *free_e = NULL;
 	unsigned int i;
 
 	for (i = 0; i < DPR_NEIGH_MAX; i++) {
-		if (nt->e[i].ip == ip)
+		if (gid_eq(&nt->e[i].ip, ip))
 			return &nt->e[i];
-		if (nt->e[i].ip == 0 && free_e == NULL)
+		if (free_e == NULL && gid_eq(&nt->e[i].ip, &zero))
 			free_e = &nt->e[i];
 	}
 	if (!create)
@@ -33,12 +41,12 @@ dpr_neigh_get(struct dpr_neigh_table *nt, uint32_t ip, bool create)
 		free_e = &nt->e[nt->next++ % DPR_NEIGH_MAX];
 	}
 	memset(free_e, 0, sizeof(*free_e));
-	free_e->ip = ip;
+	free_e->ip = *ip;
 	return free_e;
 }
 
 void
-dpr_neigh_learn(struct dpr_neigh_table *nt, uint32_t ip,
+dpr_neigh_learn(struct dpr_neigh_table *nt, const union dpr_gid *ip,
 		const struct rte_ether_addr *mac)
 {
 	struct dpr_neigh *n = dpr_neigh_get(nt, ip, true);
@@ -47,9 +55,25 @@ dpr_neigh_learn(struct dpr_neigh_table *nt, uint32_t ip,
 	n->valid = true;
 }
 
-struct rte_mbuf *
-dpr_arp_request(struct rte_mempool *pool, const struct dpr_port *port,
-		uint32_t ip)
+bool
+dpr_port_owns(const struct dpr_port *port, const union dpr_gid *ip)
 {
-	return dpr_wire_build_arp(pool, &port->mac, port->ip, NULL, ip);
+	if (dpr_gid_is_ipv4(ip))
+		return port->ip != 0 && dpr_gid_to_ipv4(ip) == port->ip;
+	return gid_eq(ip, &port->ip6_ll) || (port->has_ip6 && gid_eq(ip, &port->ip6));
+}
+
+struct rte_mbuf *
+dpr_neigh_request(struct rte_mempool *pool, const struct dpr_port *port,
+		  const union dpr_gid *ip)
+{
+	if (dpr_gid_is_ipv4(ip))
+		return port->ip == 0 ? NULL :
+			dpr_wire_build_arp(pool, &port->mac, port->ip, NULL,
+					   dpr_gid_to_ipv4(ip));
+	/* RFC 4861 7.2.2: from an address of ours, the one of the target's
+	 * scope where we have it */
+	return dpr_wire_build_ns(pool, &port->mac,
+				 port->has_ip6 && !dpr_gid_is_link_local(ip) ?
+				 &port->ip6 : &port->ip6_ll, ip);
 }

@@ -37,6 +37,37 @@ dpr_port_pool_size(const struct dpr_config *conf, uint16_t n_ports,
 	return rte_align32pow2(n) - 1;
 }
 
+/*
+ * Neighbour solicitations come to the solicited-node groups of our IPv6
+ * addresses (RFC 4861 7.2.1): a NIC that filters multicast must let their
+ * MACs through. The list where the driver has one, else all multicast;
+ * virtual devices (memif, af_packet, tap) filter nothing and refuse both,
+ * which is fine.
+ */
+static void
+join_groups(const struct dpr_port *p)
+{
+	struct rte_ether_addr mc[3];
+	union dpr_gid g;
+	uint32_t n = 0;
+
+	dpr_ipv6_solicited_node(&p->ip6_ll, &g);
+	dpr_ipv6_mcast_mac(&g, &mc[n++]);
+	if (p->has_ip6) {
+		dpr_ipv6_solicited_node(&p->ip6, &g);
+		dpr_ipv6_mcast_mac(&g, &mc[n]);
+		if (!rte_is_same_ether_addr(&mc[n], &mc[0]))
+			n++;
+	}
+	memset(&g, 0, sizeof(g));
+	g.raw[0] = 0xff;
+	g.raw[1] = 0x02;
+	g.raw[15] = 1;                  /* ff02::1, all nodes */
+	dpr_ipv6_mcast_mac(&g, &mc[n++]);
+	if (rte_eth_dev_set_mc_addr_list(p->port_id, mc, n) != 0)
+		rte_eth_allmulticast_enable(p->port_id);
+}
+
 int
 dpr_port_setup(struct dpr_port *p, uint16_t port_id,
 	       const struct dpr_port_conf *pc, uint16_t nb_queues,
@@ -54,6 +85,9 @@ dpr_port_setup(struct dpr_port *p, uint16_t port_id,
 	p->port_id = port_id;
 	p->ip = pc->ip;
 	p->prefix_len = pc->prefix_len;
+	memcpy(p->ip6.raw, pc->ip6, 16);
+	p->ip6_prefix_len = pc->ip6_prefix_len;
+	p->has_ip6 = pc->ip6_prefix_len != 0;
 	p->mtu = pc->mtu;
 	p->nb_queues = nb_queues;
 	rte_eth_dev_get_name_by_port(port_id, p->name);
@@ -153,6 +187,8 @@ dpr_port_setup(struct dpr_port *p, uint16_t port_id,
 	}
 	p->started = true;
 	rte_eth_macaddr_get(port_id, &p->mac);
+	dpr_ipv6_link_local(&p->mac, &p->ip6_ll);
+	join_groups(p);
 	return 0;
 }
 

@@ -95,7 +95,7 @@ tel_port_info(const char *cmd __rte_unused, const char *params,
 {
 	int pi = port_param(params);
 	const struct dpr_port *p;
-	char buf[64], a[INET_ADDRSTRLEN];
+	char buf[64], a[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN];
 	struct rte_eth_link link;
 
 	if (pi < 0)
@@ -115,6 +115,15 @@ tel_port_info(const char *cmd __rte_unused, const char *params,
 		snprintf(buf, sizeof(buf), "none");
 	}
 	rte_tel_data_add_dict_string(d, "ipv4", buf);
+	inet_ntop(AF_INET6, p->ip6_ll.raw, a6, sizeof(a6));
+	rte_tel_data_add_dict_string(d, "ipv6_link_local", a6);
+	if (p->has_ip6) {
+		inet_ntop(AF_INET6, p->ip6.raw, a6, sizeof(a6));
+		snprintf(buf, sizeof(buf), "%s/%u", a6, p->ip6_prefix_len);
+	} else {
+		snprintf(buf, sizeof(buf), "none");
+	}
+	rte_tel_data_add_dict_string(d, "ipv6", buf);
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "active_mtu", (int)dpr_active_mtu(p->mtu));
 	rte_tel_data_add_dict_int(d, "queues", p->nb_queues);

@@ -39,6 +39,12 @@ extern int dpr_logtype_engine;
 	_(arp_request_tx) \
 	_(icmp_echo_rx) \
 	_(icmp_echo_reply_tx) \
+	_(nd_solicit_rx) \
+	_(nd_advert_tx) \
+	_(nd_advert_rx) \
+	_(nd_solicit_tx) \
+	_(icmp6_echo_rx) \
+	_(icmp6_echo_reply_tx) \
 	_(roce_rx_packets) \
 	_(roce_rx_bytes) \
 	_(loopback_packets) \
@@ -49,8 +55,7 @@ extern int dpr_logtype_engine;
 	_(RUNT, rx_drop_runt, "frame shorter than the headers it announces") \
 	_(L2_NOT_FOR_US, rx_drop_l2_not_for_us, "destination MAC neither the port's nor broadcast") \
 	_(VLAN, rx_drop_vlan, "VLAN-tagged frame (VLANs are not configured)") \
-	_(IPV6, rx_drop_ipv6, "IPv6 frame (the IPv6 data path is not built yet)") \
-	_(ETHERTYPE, rx_drop_ethertype, "EtherType neither ARP nor IPv4") \
+	_(ETHERTYPE, rx_drop_ethertype, "EtherType neither ARP, IPv4 nor IPv6") \
 	_(ARP_MALFORMED, rx_drop_arp_malformed, "ARP not Ethernet/IPv4 or too short") \
 	_(ARP_NOT_FOR_US, rx_drop_arp_not_for_us, "ARP request for another address") \
 	_(ARP_NOT_REQUEST, rx_drop_arp_not_request, "ARP operation neither request nor reply for us") \
@@ -61,7 +66,12 @@ extern int dpr_logtype_engine;
 	_(IP_PROTO, rx_drop_ipv4_protocol, "IPv4 protocol neither ICMP nor UDP") \
 	_(ICMP_MALFORMED, rx_drop_icmp_malformed, "ICMP too short or checksum wrong") \
 	_(ICMP_NOT_ECHO, rx_drop_icmp_not_echo, "ICMP other than echo request") \
-	_(UDP_MALFORMED, rx_drop_udp_malformed, "UDP length inconsistent with IPv4") \
+	_(IP6_MALFORMED, rx_drop_ipv6_malformed, "bad IPv6 version or payload length") \
+	_(IP6_NOT_FOR_US, rx_drop_ipv6_not_for_us, "IPv6 destination neither one of the port's addresses nor their solicited-node groups") \
+	_(IP6_PROTO, rx_drop_ipv6_protocol, "IPv6 next header neither ICMPv6 nor UDP (extension headers included)") \
+	_(ICMP6_MALFORMED, rx_drop_icmp6_malformed, "ICMPv6 too short, checksum wrong, or neighbour discovery failing RFC 4861's checks") \
+	_(ICMP6_OTHER, rx_drop_icmp6_other, "ICMPv6 other than echo request and neighbour discovery for us (router advertisements, MLD, ...)") \
+	_(UDP_MALFORMED, rx_drop_udp_malformed, "UDP length inconsistent with IPv4 or IPv6") \
 	_(UDP_PORT, rx_drop_udp_port, "UDP to a port other than 4791") \
 	_(TX_FULL, tx_drop_full, "ARP or ICMP reply not sent: the TX queue stayed full (RoCE frames wait instead)")
 
@@ -89,6 +99,10 @@ struct dpr_port {
 	struct rte_ether_addr mac;
 	uint32_t ip;          /**< network order, 0 = unnumbered */
 	uint8_t prefix_len;
+	union dpr_gid ip6_ll; /**< link-local, from the MAC: always there */
+	union dpr_gid ip6;    /**< configured IPv6 ([portN] ipv6), if has_ip6 */
+	bool has_ip6;
+	uint8_t ip6_prefix_len;
 	uint16_t mtu;
 	bool started;
 	bool closed;
@@ -108,14 +122,15 @@ enum dpr_rx_action {
 	DPR_RX_CONSUMED, /**< used up (an ARP reply learnt): free it */
 };
 
-/* Neighbours of one port, as one worker knows them (IPv4 -> MAC). */
+/* Neighbours of one port, as one worker knows them (IP -> MAC): IPv4
+ * ones as IPv4-mapped addresses, beside IPv6 ones. */
 #define DPR_NEIGH_MAX 64
 
 struct dpr_neigh {
-	uint32_t ip;                  /**< network order; 0 = free */
+	union dpr_gid ip;             /**< all zero = free */
 	struct rte_ether_addr mac;
 	bool valid;                   /**< MAC known */
-	uint64_t asked_tsc;           /**< last ARP request sent */
+	uint64_t asked_tsc;           /**< last ARP request / solicitation */
 };
 
 struct dpr_neigh_table {
@@ -124,12 +139,17 @@ struct dpr_neigh_table {
 };
 
 /* dpr_neigh.c */
-void dpr_neigh_learn(struct dpr_neigh_table *nt, uint32_t ip,
+void dpr_neigh_learn(struct dpr_neigh_table *nt, const union dpr_gid *ip,
 		const struct rte_ether_addr *mac);
-struct dpr_neigh *dpr_neigh_get(struct dpr_neigh_table *nt, uint32_t ip,
-		bool create);
-struct rte_mbuf *dpr_arp_request(struct rte_mempool *pool,
-		const struct dpr_port *port, uint32_t ip);
+struct dpr_neigh *dpr_neigh_get(struct dpr_neigh_table *nt,
+		const union dpr_gid *ip, bool create);
+/** Whom to ask for @p ip's MAC: an ARP request (IPv4-mapped) or a
+ * neighbour solicitation (IPv6); NULL without an mbuf or without a
+ * source address of ours for it. */
+struct rte_mbuf *dpr_neigh_request(struct rte_mempool *pool,
+		const struct dpr_port *port, const union dpr_gid *ip);
+/** @p ip is one of @p port's own addresses. */
+bool dpr_port_owns(const struct dpr_port *port, const union dpr_gid *ip);
 
 /**
  * Classify one received frame and, for ARP requests and ICMP echo requests

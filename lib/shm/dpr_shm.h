@@ -41,7 +41,8 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 3            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ */
+#define DPR_SHM_VERSION 4            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+                                          4: IPv6 GIDs (4 in the port's table) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -235,7 +236,9 @@ struct dpr_shm_port {
 	uint32_t speed_mbps;
 	uint8_t mac[6];
 	uint8_t pad[2];
-	struct dpr_shm_gid gid[2];      /**< rxe's table: link-local, IPv4-mapped */
+	/** rxe's table: link-local, IPv4-mapped, the configured IPv6 (when
+	 * there is one: gid_tbl_len says) */
+	struct dpr_shm_gid gid[4];
 };
 
 /** QP attributes, as ibv_qp_attr (the RC and UD fields). */

@@ -432,10 +432,10 @@ check_values(const struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 	if ((mask & DPR_QP_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > lim->max_rd_atomic)
 		return -EINVAL;
-	/* the IPv6 data path (neighbour discovery, GID index 0) comes with the
-	 * transport-breadth work: an AV must name an IPv4-mapped GID */
-	if ((mask & DPR_QP_AV) && (!dpr_gid_is_ipv4(&a->ah_attr.dgid) ||
-				   a->ah_attr.sgid_index > 1))
+	/* an AV names one of our GIDs, of the destination's family */
+	if ((mask & DPR_QP_AV) &&
+	    !dpr_conf_gid_reaches(&qp->tp->conf, a->ah_attr.sgid_index,
+				  &a->ah_attr.dgid))
 		return -EINVAL;
 	return 0;
 }
@@ -448,7 +448,7 @@ build_encap(struct dpr_tqp *qp)
 
 	memset(e, 0, sizeof(*e));
 	e->src_mac = tp->conf.mac;
-	e->sgid = tp->conf.gid;
+	e->sgid = tp->conf.gid[qp->attr.ah_attr.sgid_index];
 	e->dgid = qp->attr.ah_attr.dgid;
 	e->ipv6 = !dpr_gid_is_ipv4(&e->dgid);
 	e->tos = qp->attr.ah_attr.traffic_class;

@@ -101,6 +101,21 @@ state_takes(const struct dpr_tqp *qp, uint32_t mask)
 		qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
 }
 
+/* @p g is one of our GIDs (a datagram may come to any of them). */
+static bool
+own_gid(const struct dpr_transport_conf *c, const union dpr_gid *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n_gids; i++) {
+		const union dpr_gid *o = dpr_conf_gid(c, i);
+
+		if (o != NULL && memcmp(o, g, sizeof(*g)) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void
 rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 {
@@ -137,7 +152,7 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 			tp->stats.rx_qp_state++;
 			return;
 		}
-		if (memcmp(&pi.encap.dgid, &tp->conf.gid, sizeof(pi.encap.dgid)) ||
+		if (!own_gid(&tp->conf, &pi.encap.dgid) ||
 		    h.pkey != DPR_DEFAULT_PKEY) {
 			tp->stats.rx_wrong_peer++;
 			return;
@@ -159,7 +174,7 @@ rx_one(struct dpr_transport *tp, const struct rte_mbuf *m)
 		return;
 	}
 	if (memcmp(&pi.encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi.encap.sgid)) ||
-	    memcmp(&pi.encap.dgid, &tp->conf.gid, sizeof(pi.encap.dgid)) ||
+	    memcmp(&pi.encap.dgid, &qp->encap.sgid, sizeof(pi.encap.dgid)) ||
 	    h.pkey != DPR_DEFAULT_PKEY) {
 		tp->stats.rx_wrong_peer++;
 		return;

@@ -42,11 +42,18 @@ typedef int (*dpr_resolve_cb)(void *arg, const union dpr_gid *gid,
  * requests); frames it has no room for are not built yet. */
 #define DPR_TX_RING 256
 
+#define DPR_GID_MAX 4
+
 struct dpr_transport_conf {
 	struct dpr_verbs_ctx *ctx;   /**< objects (PDs, MRs, CQs, QP numbers) */
 	struct rte_mempool *pool;    /**< frames built here come from it */
 	struct rte_ether_addr mac;   /**< our port's MAC */
-	union dpr_gid gid;           /**< our address (IPv4: mapped) */
+	/** our addresses, the port's GID table (DESIGN.md: 0 = link-local
+	 * IPv6, 1 = IPv4-mapped, 2 = the configured IPv6): an AV's
+	 * sgid_index picks one; an all-zero entry (an IPv4-mapped 0.0.0.0
+	 * too) is none */
+	union dpr_gid gid[DPR_GID_MAX];
+	unsigned int n_gids;
 	dpr_resolve_cb resolve;
 	void *resolve_arg;
 	uint32_t max_unacked;        /**< PSN window of a requester (0: 512) */
@@ -68,6 +75,34 @@ struct dpr_transport_conf {
 	 * message (a UD QP has no path MTU of its own) */
 	uint32_t port_mtu;
 };
+
+/** GID @p index of @p c, or NULL where there is none (out of the table,
+ * unset, or an IPv4-mapped address of a port without IPv4). */
+static inline const union dpr_gid *
+dpr_conf_gid(const struct dpr_transport_conf *c, unsigned int index)
+{
+	const union dpr_gid *g;
+
+	if (index >= c->n_gids)
+		return NULL;
+	g = &c->gid[index];
+	if ((g->w[0] | g->w[1] | g->w[2] | g->w[3]) == 0 ||
+	    (dpr_gid_is_ipv4(g) && g->w[3] == 0))
+		return NULL;
+	return g;
+}
+
+/** The GID of @p index can send to @p dgid: it exists and is of the same
+ * family (IPv4-mapped to IPv4-mapped, IPv6 to IPv6). */
+static inline bool
+dpr_conf_gid_reaches(const struct dpr_transport_conf *c, unsigned int index,
+		     const union dpr_gid *dgid)
+{
+	const union dpr_gid *g = dpr_conf_gid(c, index);
+
+	return g != NULL && dpr_gid_is_ipv4(g) == dpr_gid_is_ipv4(dgid) &&
+		dgid->raw[0] != 0xff;
+}
 
 /* How long a UD send waits for its destination's MAC (ARP) before it is
  * dropped: a datagram to nowhere completes as sent, as on a wire where

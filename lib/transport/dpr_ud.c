@@ -46,8 +46,9 @@ dpr_ud_check_send(const struct dpr_tqp *qp, const struct dpr_send_wr *wr,
 	memcpy(g.raw, wr->ud.dgid, sizeof(g.raw));
 	if ((wr->opcode != DPR_WR_SEND && wr->opcode != DPR_WR_SEND_WITH_IMM) ||
 	    len > ud_mtu(qp) || wr->ud.remote_qpn > DPR_PSN_MASK ||
-	    /* RoCEv2 over IPv4 today: the AV names the IPv4 GID (index 1) */
-	    !dpr_gid_is_ipv4(&g) || wr->ud.sgid_index > 1)
+	    /* the AV's source GID is one of ours, of the destination's
+	     * family (multicast comes with ibv_attach_mcast) */
+	    !dpr_conf_gid_reaches(&qp->tp->conf, wr->ud.sgid_index, &g))
 		return -EINVAL;
 	return 0;
 }
@@ -73,8 +74,10 @@ ud_encap(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 	memset(e, 0, sizeof(*e));
 	e->src_mac = tp->conf.mac;
 	e->dst_mac = mac;
-	e->sgid = tp->conf.gid;
+	/* checked when it was posted (dpr_ud_check_send) */
+	e->sgid = tp->conf.gid[w->ud.sgid_index];
 	e->dgid = dgid;
+	e->ipv6 = !dpr_gid_is_ipv4(&dgid);
 	e->tos = w->ud.traffic_class;
 	/* as rxe over IPv4: the route's hop limit, not the AH's (the UD
 	 * capture of ibv_ud_pingpong, whose AH says 1, carries TTL 64) */

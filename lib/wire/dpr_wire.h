@@ -435,6 +435,91 @@ dpr_wire_arp(void *buf, const struct rte_ether_addr *sha, rte_be32_t sip,
 	memcpy(f + 38, &tip, 4);
 }
 
+/*
+ * IPv6 neighbour discovery (RFC 4861) over Ethernet (RFC 2464): the
+ * IPv6 twin of ARP. A solicitation goes to the target's solicited-node
+ * group; the advertisement answers the asker directly.
+ */
+
+/** Bytes of an Ethernet + IPv6 + ICMPv6 neighbour solicitation or
+ * advertisement carrying one link-layer address option. */
+#define DPR_ND_FRAME_LEN (RTE_ETHER_HDR_LEN + 40 + 24 + 8)
+
+#define DPR_ICMP6_ECHO_REQUEST 128
+#define DPR_ICMP6_ECHO_REPLY   129
+#define DPR_ICMP6_ND_SOLICIT   135
+#define DPR_ICMP6_ND_ADVERT    136
+#define DPR_ND_OPT_SRC_LLADDR  1
+#define DPR_ND_OPT_TGT_LLADDR  2
+#define DPR_ND_NA_ROUTER       0x80
+#define DPR_ND_NA_SOLICITED    0x40
+#define DPR_ND_NA_OVERRIDE     0x20
+
+/** ff02::1:ffXX:XXXX, the solicited-node group of @p ip (RFC 4291 2.7.1). */
+static inline void
+dpr_ipv6_solicited_node(const union dpr_gid *ip, union dpr_gid *group)
+{
+	group->w[0] = RTE_BE32(0xff020000);
+	group->w[1] = 0;
+	group->w[2] = RTE_BE32(0x00000001);
+	group->w[3] = RTE_BE32(0xff000000) | (ip->w[3] & RTE_BE32(0x00ffffff));
+}
+
+/** 33:33 and the low 32 bits of multicast @p ip (RFC 2464 7). */
+static inline void
+dpr_ipv6_mcast_mac(const union dpr_gid *ip, struct rte_ether_addr *mac)
+{
+	mac->addr_bytes[0] = 0x33;
+	mac->addr_bytes[1] = 0x33;
+	memcpy(&mac->addr_bytes[2], &ip->raw[12], 4);
+}
+
+/** fe80::/64 with the modified EUI-64 of @p mac (RFC 4291 2.5.1): a
+ * port's link-local address, and its GID index 0 (as rxe's). */
+static inline void
+dpr_ipv6_link_local(const struct rte_ether_addr *mac, union dpr_gid *ip)
+{
+	const uint8_t *a = mac->addr_bytes;
+
+	memset(ip, 0, sizeof(*ip));
+	ip->raw[0] = 0xfe;
+	ip->raw[1] = 0x80;
+	ip->raw[8] = a[0] ^ 2;
+	ip->raw[9] = a[1];
+	ip->raw[10] = a[2];
+	ip->raw[11] = 0xff;
+	ip->raw[12] = 0xfe;
+	ip->raw[13] = a[3];
+	ip->raw[14] = a[4];
+	ip->raw[15] = a[5];
+}
+
+/** An IPv6 GID (not IPv4-mapped, not zero) that is link-local. */
+static inline bool
+dpr_gid_is_link_local(const union dpr_gid *g)
+{
+	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
+}
+
+/**
+ * Write an Ethernet + IPv6 + ICMPv6 frame of DPR_ND_FRAME_LEN bytes at
+ * @p buf, hop limit 255: with @p dst_mac NULL, a neighbour solicitation
+ * from (@p mac, @p src) for @p target to its solicited-node group, with
+ * our link-layer address; else an advertisement of @p target at @p mac to
+ * (@p dst_mac, @p dst) with @p flags (DPR_ND_NA_*). Every pointer may
+ * point into @p buf (all are read before anything is written).
+ */
+void dpr_wire_nd(void *buf, const struct rte_ether_addr *mac,
+		const union dpr_gid *src, const struct rte_ether_addr *dst_mac,
+		const union dpr_gid *dst, const union dpr_gid *target,
+		uint8_t flags);
+
+/** A neighbour solicitation (dpr_wire_nd()) in a new mbuf from @p pool;
+ * NULL when none is free. */
+struct rte_mbuf *dpr_wire_build_ns(struct rte_mempool *pool,
+		const struct rte_ether_addr *mac, const union dpr_gid *src,
+		const union dpr_gid *target);
+
 /** UDP source port of a UD QP, as rxe gives it: 0xC000 + hash_32(qpn, 14). */
 static inline uint16_t
 dpr_udp_sport_ud(uint32_t qpn)

@@ -545,3 +545,65 @@ dpr_wire_build_arp(struct rte_mempool *pool, const struct rte_ether_addr *sha,
 	dpr_wire_arp(f, sha, sip, tha, tip);
 	return m;
 }
+
+void
+dpr_wire_nd(void *buf, const struct rte_ether_addr *mac, const union dpr_gid *src,
+	    const struct rte_ether_addr *dst_mac, const union dpr_gid *dst,
+	    const union dpr_gid *target, uint8_t flags)
+{
+	/* copies first: the answer is written over the question */
+	const struct rte_ether_addr from = *mac;
+	const union dpr_gid s = *src, t = *target;
+	const bool advert = dst_mac != NULL;
+	struct rte_ether_addr to;
+	union dpr_gid d;
+	uint8_t *f = buf;
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + RTE_ETHER_HDR_LEN);
+	uint8_t *icmp = (uint8_t *)(ip6 + 1);
+	uint16_t ck;
+
+	if (advert) {
+		to = *dst_mac;
+		d = *dst;
+	} else {
+		dpr_ipv6_solicited_node(&t, &d);
+		dpr_ipv6_mcast_mac(&d, &to);
+	}
+	memcpy(f, &to, RTE_ETHER_ADDR_LEN);
+	memcpy(f + 6, &from, RTE_ETHER_ADDR_LEN);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip6->vtc_flow = RTE_BE32(6u << 28);
+	ip6->payload_len = RTE_BE16(24 + 8);
+	ip6->proto = IPPROTO_ICMPV6;
+	ip6->hop_limits = 255;
+	memcpy(ip6->src_addr, s.raw, 16);
+	memcpy(ip6->dst_addr, d.raw, 16);
+	icmp[0] = advert ? DPR_ICMP6_ND_ADVERT : DPR_ICMP6_ND_SOLICIT;
+	icmp[1] = 0;
+	icmp[2] = 0;
+	icmp[3] = 0;
+	icmp[4] = advert ? flags : 0;
+	memset(icmp + 5, 0, 3);
+	memcpy(icmp + 8, t.raw, 16);
+	icmp[24] = advert ? DPR_ND_OPT_TGT_LLADDR : DPR_ND_OPT_SRC_LLADDR;
+	icmp[25] = 1;   /* in units of 8 bytes */
+	memcpy(icmp + 26, &from, RTE_ETHER_ADDR_LEN);
+	ck = rte_ipv6_udptcp_cksum(ip6, icmp);
+	memcpy(icmp + 2, &ck, 2);
+}
+
+struct rte_mbuf *
+dpr_wire_build_ns(struct rte_mempool *pool, const struct rte_ether_addr *mac,
+		  const union dpr_gid *src, const union dpr_gid *target)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	char *f = m != NULL ? rte_pktmbuf_append(m, DPR_ND_FRAME_LEN) : NULL;
+
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	dpr_wire_nd(f, mac, src, NULL, NULL, target, 0);
+	return m;
+}

@@ -104,7 +104,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	c.ctx = ctx;
 	c.pool = pool;
 	c.mac = our_mac;
-	c.gid = our_gid;
+	dpr_ipv6_link_local(&our_mac, &c.gid[0]);
+	c.gid[1] = our_gid;
+	c.n_gids = 2;
 	c.resolve = resolve;
 	tp = dpr_transport_create(&c);
 	pd = dpr_pd_alloc(ctx, 0);

@@ -1091,9 +1091,112 @@ do_srq(const char *sa, const char *sb)
 	return failures != 0;
 }
 
+/* N datagrams from a UD QP to QP 0x11 at @p addr (IPv6 or IPv4 text),
+ * each completing before the next is posted: the destination's MAC is
+ * found on the way (ARP or neighbour discovery). Nobody needs to receive
+ * them. */
+static int
+do_ud_to(const char *sock, const char *addr, int n)
+{
+	struct dprdma_qp_init init = { 0 };
+	struct dpr_shm_qp_attr a;
+	struct dprdma_context *ctx;
+	struct dprdma_pd *pd;
+	struct dprdma_cq *cq;
+	struct dprdma_qp *qp;
+	struct dprdma_mr *mr;
+	uint8_t dgid[16] = { 0 }, sgid_index;
+	char *buf;
+	int i;
+
+	if (inet_pton(AF_INET6, addr, dgid) == 1) {
+		sgid_index = dgid[0] == 0xfe && (dgid[1] & 0xc0) == 0x80 ? 0 : 2;
+	} else if (inet_pton(AF_INET, addr, dgid + 12) == 1) {
+		dgid[10] = dgid[11] = 0xff;
+		sgid_index = 1;
+	} else {
+		fprintf(stderr, "ud-to: %s is no address\n", addr);
+		return 2;
+	}
+	ctx = dprdma_open_at(sock, 0);
+	if (ctx == NULL)
+		die(sock);
+	pd = dprdma_alloc_pd(ctx);
+	cq = dprdma_create_cq(ctx, 64, NULL);
+	buf = dprdma_alloc(ctx, 4096);
+	if (pd == NULL || cq == NULL || buf == NULL)
+		die("pd, cq, buffer");
+	memset(buf, 0x5a, 4096);
+	mr = dprdma_reg_mr(pd, buf, 4096, (uintptr_t)buf, 1);
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = 4;       /* UD */
+	init.cap.max_send_wr = 16;
+	init.cap.max_recv_wr = 16;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qp = mr != NULL ? dprdma_create_qp(pd, &init) : NULL;
+	if (qp == NULL)
+		die("mr, UD qp");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = 1;         /* INIT: state, P_Key index, port, Q_Key */
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	if (dprdma_modify_qp(qp, &a, 1 | 16 | 32 | 64) != 0)
+		die("modify INIT");
+	a.qp_state = 2;
+	if (dprdma_modify_qp(qp, &a, 1) != 0)
+		die("modify RTR");
+	a.qp_state = 3;
+	if (dprdma_modify_qp(qp, &a, 1 | 65536) != 0)
+		die("modify RTS");
+	for (i = 0; i < n; i++) {
+		struct dpr_shm_swqe *w;
+		dprdma_wc wc;
+		int k, tries = 0;
+
+		dprdma_post_begin(qp);
+		w = dprdma_sq_next(qp);
+		if (w == NULL)
+			die("send slot");
+		memset(w, 0, sizeof(*w));
+		w->wr_id = (uint64_t)i;
+		w->opcode = 2;          /* IBV_WR_SEND */
+		w->send_flags = 2;      /* IBV_SEND_SIGNALED */
+		w->num_sge = 1;
+		w->sge[0].addr = (uintptr_t)buf;
+		w->sge[0].length = 256;
+		w->sge[0].lkey = dprdma_mr_lkey(mr);
+		memcpy(w->ud.dgid, dgid, 16);
+		w->ud.sgid_index = sgid_index;
+		w->ud.hop_limit = 64;
+		w->ud.remote_qpn = 0x11;
+		w->ud.remote_qkey = 0x11111111;
+		dprdma_post_end(qp);
+		while ((k = dprdma_poll_cq(cq, 1, &wc)) == 0 && tries++ < 5000)
+			usleep(1000);
+		if (k != 1 || wc.status != 0) {
+			fprintf(stderr, "ud-to: datagram %d: %s (status %u)\n", i,
+				k == 1 ? "failed" : "no completion in 5 s",
+				k == 1 ? wc.status : 0);
+			return 1;
+		}
+	}
+	printf("ud-to: %d datagrams to %s sent\n", n, addr);
+	dprdma_destroy_qp(qp);
+	dprdma_dereg_mr(mr);
+	dprdma_destroy_cq(cq);
+	dprdma_free(ctx, buf);
+	dprdma_dealloc_pd(pd);
+	dprdma_close(ctx);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc >= 5 && strcmp(argv[1], "ud-to") == 0)
+		return do_ud_to(argv[2], argv[3], atoi(argv[4]));
 	if (argc >= 4 && strcmp(argv[1], "ops") == 0) {
 		use_events = argc >= 5 && strcmp(argv[4], "events") == 0;
 		return do_ops(argv[2], argv[3]);
@@ -1121,7 +1224,8 @@ main(int argc, char **argv)
 				 (uint32_t)strtoul(argv[6], NULL, 0));
 	fprintf(stderr, "usage: %s ops|isolation|overflow|victim SOCK_A SOCK_B [events]\n"
 		"       %s stream SOCK_A SOCK_B SECONDS\n"
-		"       %s target SOCK PEER_IP NQP RQPN0 RPSN\n",
-		argv[0], argv[0], argv[0]);
+		"       %s target SOCK PEER_IP NQP RQPN0 RPSN\n"
+		"       %s ud-to SOCK ADDRESS N\n",
+		argv[0], argv[0], argv[0], argv[0]);
 	return 2;
 }

@@ -58,6 +58,12 @@ def main():
     expect(["-f", "CONF"], eal + "[port0]\nip = 10.1.1.300/24\n", 2,
            ["CONF:5:", "[port0] ip = '10.1.1.300/24'", "IPv4 address"],
            "bad IPv4 address")
+    expect(["-f", "CONF"], eal + "[port0]\nipv6 = fe80::1/64\n", 2,
+           ["CONF:5:", "[port0] ipv6 = 'fe80::1/64'", "link-local",
+            "every port has one from its MAC"], "link-local IPv6 address")
+    expect(["-f", "CONF"], eal + "[port0]\nipv6 = fd77::1\n", 2,
+           ["CONF:5:", "[port0] ipv6 = 'fd77::1'", "prefix length",
+            "fd77::1/64"], "IPv6 address without a prefix length")
     expect(["-f", "CONF"], "[eal]\nfile_prefix =\nhuge = no\n", 2,
            ["CONF:2:", "[eal] file_prefix: empty value", "--file-prefix"],
            "empty file_prefix (found by fuzz_config)")
@@ -73,6 +79,8 @@ def main():
            ["/nonexistent/x.conf", "cannot open"], "missing file")
     expect(["--ip", "10.0.0.256/24"], None, 2,
            ["command line --ip", "IPv4 address"], "bad --ip")
+    expect(["--ipv6", "ff02::1/64"], None, 2,
+           ["command line --ipv6", "multicast"], "multicast --ipv6")
     expect(["--idle", "lazy"], None, 2, ["command line --idle", "busy, yield"],
            "bad --idle")
     expect(["--frobnicate"], None, 2, ["unknown option '--frobnicate'"],

@@ -53,14 +53,15 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "libdprdma"
 DAEMONS = {}
 
 
-def daemon(prefix, role, ip):
+def daemon(prefix, role, ip, ip6):
     # payload attached from the MR even on memif (which copies frames, so
     # the default copies them): the MR mappings the frames in flight hold
     # are what mr_mappings_released() checks
     conf = "/tmp/dprt-shim-attach-%d.conf" % os.getpid()
     with open(conf, "w") as f:
         f.write("[engine]\ntx_payload = attach\n")
-    return t.memif_daemon(prefix, role, ip, MEMIF, extra=["-f", conf])
+    return t.memif_daemon(prefix, role, ip, MEMIF,
+                          extra=["-f", conf, "--ipv6", ip6])
 
 
 def stats(prefix):
@@ -397,12 +398,12 @@ def qp_send_wqes(daemon_, out, since):
     return len(qpns), total
 
 
-def pingpong_ok(prog, args, sa, sb):
+def pingpong_ok(prog, args, sa, sb, gid=1):
     """One of the ibv_*_pingpong programs, server on A: both sides did -n
     iterations without an error line and exit 0."""
-    what = "%s %s" % (prog, " ".join(args))
+    what = "%s -g %d %s" % (prog, gid, " ".join(args))
     n = int(args[args.index("-n") + 1])
-    srv_rc, sout, cli_rc, cout = pair_run(prog, ["-g", "1"] + args, sa, sb)
+    srv_rc, sout, cli_rc, cout = pair_run(prog, ["-g", str(gid)] + args, sa, sb)
     for side, out in (("server", sout), ("client", cout)):
         m = re.search(r"(\d+) iters in [\d.]+ seconds", out)
         t.check(m is not None and int(m.group(1)) == n and not ERR.search(out),
@@ -423,7 +424,8 @@ def test_dropin(sa, sb):
                       ("Ethernet", r"link_layer:\s+Ethernet"),
                       ("active MTU 1024", r"active_mtu:\s+1024"),
                       ("GID 0 link-local", r"GID\[\s*0\]:\s+fe80::.*RoCE v2"),
-                      ("GID 1 IPv4", r"GID\[\s*1\]:\s+::ffff:10\.82\.0\.1, RoCE v2")]:
+                      ("GID 1 IPv4", r"GID\[\s*1\]:\s+::ffff:10\.82\.0\.1, RoCE v2"),
+                      ("GID 2 IPv6", r"GID\[\s*2\]:\s+fd82::1, RoCE v2")]:
         t.check(r.returncode == 0 and re.search(pat, out), "ibv_devinfo: " + what)
     # the extended CQ, AHs from completions, ibv_create_srq_ex, the refusals
     vt = os.environ.get("DPR_VERBS_TEST", "build/tests/dprdma-verbs-test")
@@ -551,6 +553,53 @@ def test_dropin(sa, sb):
         t.check(nq == qps and wq == n * qps, "%s: dprdmad B's per-QP records "
                 "of the client's %d QP(s): %d send WQEs (%d)"
                 % (what, qps, n * qps, wq))
+
+
+def port_counters(prefix):
+    return t.telemetry(prefix, "/dprdma/port/stats,0")
+
+
+def test_dropin_ipv6(sa, sb):
+    """RoCEv2 over IPv6 GIDs: the link-local one (GID 0, from the MAC)
+    and the configured one (GID 2), each daemon finding the other's MAC
+    by neighbour discovery; RC, UC, UD and perftest, data checked."""
+    pa0, pb0 = port_counters(PA), port_counters(PB)
+    for gid, prog, args in ((0, "ibv_rc_pingpong", ["-s", "4096", "-n", "200", "-c"]),
+                            (2, "ibv_rc_pingpong", ["-s", "64", "-n", "200", "-c"]),
+                            (2, "ibv_rc_pingpong", ["-e", "-s", "65536", "-n", "50"]),
+                            (0, "ibv_uc_pingpong", ["-s", "4096", "-n", "100"]),
+                            (2, "ibv_ud_pingpong", ["-s", "1024", "-n", "200"]),
+                            (0, "ibv_ud_pingpong", ["-s", "64", "-n", "200"]),
+                            (2, "ibv_srq_pingpong", ["-q", "4", "-s", "1024", "-n", "100"])):
+        pingpong_ok(prog, args, sa, sb, gid=gid)
+    n = 500
+    for prog, extra in (("ib_write_bw", ["-x", "2"]), ("ib_read_lat", ["-x", "0"]),
+                        ("ib_send_bw", ["-x", "0", "-c", "UD"])):
+        srv_rc, sout, cli_rc, cout = pair_run(prog, ["-n", str(n)] + extra, sa, sb)
+        what = "%s %s" % (prog, " ".join(extra))
+        m = re.search(r"#bytes\s+#iterations.*\n\s*(\d+)\s+(\d+)\s", cout)
+        t.check(srv_rc == 0 and cli_rc == 0 and not ERR.search(cout + sout) and
+                m is not None and int(m.group(2)) == n,
+                "%s: both exit 0, %d iterations reported" % (what, n))
+        gids = re.findall(r"GID: ([0-9a-f:]+)", cout)
+        t.check(len(gids) == 2 and all(not g.startswith("00:00:00:00:00:00:00:00:00:00:255:255")
+                                       for g in gids),
+                "%s: both ends exchanged IPv6 GIDs (%s)" % (what, gids))
+    pa1, pb1 = port_counters(PA), port_counters(PB)
+    for who, c0, c1 in (("A", pa0, pa1), ("B", pb0, pb1)):
+        t.check(c1["rx_drop_ipv6_malformed"] == c0["rx_drop_ipv6_malformed"] and
+                c1["rx_drop_icmp6_malformed"] == c0["rx_drop_icmp6_malformed"],
+                "dprdmad %s: no malformed IPv6 or ICMPv6 frame" % who)
+    # whoever connects first (the server: it has the client's address
+    # first) asks for the other's two addresses; the other answers, and
+    # learns the asker from the solicitation (RFC 4861 7.2.3), so never
+    # needs to ask back
+    d = {k: pa1[k] - pa0[k] + pb1[k] - pb0[k]
+         for k in ("nd_solicit_tx", "nd_solicit_rx", "nd_advert_tx", "nd_advert_rx")}
+    t.check(d["nd_solicit_tx"] == 2 and d["nd_solicit_rx"] == 2 and
+            d["nd_advert_tx"] == 2 and d["nd_advert_rx"] == 2,
+            "neighbour discovery: the link-local and the global address each "
+            "solicited and advertised once (%r)" % d)
 
 
 # ---------------------------------------------------------------- death
@@ -681,14 +730,15 @@ def main():
         os.unlink(MEMIF)
     a = b = None
     try:
-        a = daemon(PA, "server", "10.82.0.1/24")
-        b = daemon(PB, "client", "10.82.0.2/24")
+        a = daemon(PA, "server", "10.82.0.1/24", "fd82::1/64")
+        b = daemon(PB, "client", "10.82.0.2/24", "fd82::2/64")
         sa, sb = a.socket, b.socket
         DAEMONS.update(a=a, b=b)
         if MODE == "libdprdma":
             test_libdprdma(sa, sb)
         elif MODE == "dropin":
             test_dropin(sa, sb)
+            test_dropin_ipv6(sa, sb)
         elif MODE == "death":
             test_death(sa, sb)
         else:

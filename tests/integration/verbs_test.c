@@ -260,7 +260,7 @@ test_ud_ah_from_wc(void)
 	aa.grh.sgid_index = 0;
 	errno = 0;
 	CHECK(ibv_create_ah(pd, &aa) == NULL && errno == EAFNOSUPPORT,
-	      "an AH from the IPv6 GID: EAFNOSUPPORT (%d)", errno);
+	      "an AH from the IPv6 GID to an IPv4 one: EAFNOSUPPORT (%d)", errno);
 	aa.grh.sgid_index = 1;
 	aa.is_global = 0;
 	errno = 0;

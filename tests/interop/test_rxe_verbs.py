@@ -30,11 +30,17 @@ capture is kept under build/interop-failures/rxe_verbs-PID/ (dprdmad's
 port, full frames for the clean runs; the guest's NIC, 128 bytes of each
 frame, one file per program run).
 
+Then the same over IPv6 GIDs (the guest's NIC given IPv6 and fd99::2, the
+daemon fd99::10): ibv_rc_pingpong, ibv_ud_pingpong, ibv_uc_pingpong,
+ib_write_bw and ib_read_lat both ways, over the link-local GIDs (index 0)
+and the global ones, with ping6 and neighbour discovery both ways first.
+
 To loop one case (a flaky one, or after a change to the transport):
   DPR_RXV_ONLY='ib_write_bw -q 4' DPR_RXV_REPEAT=20 meson test -C build rxe_verbs
 runs only the PERF entries (or ibv_rc_pingpong, ibv_ud_pingpong,
 ibv_uc_pingpong) whose command line holds
-the text, REPEAT times each way, and skips the loss phases.
+the text, REPEAT times each way, and skips the loss phases;
+DPR_RXV_ONLY=ipv6 runs the IPv6 phase alone.
 
 Skipped (77) where qemu cannot run; with CI=true a skip where qemu is
 installed is a failure. The per-run times are in the log."""
@@ -133,10 +139,12 @@ def listening(port):
     return str(port) in r.stdout
 
 
-def pair(prog, args, guest_is_server):
-    """Run prog on both sides; returns (server rc, out, client rc, out)."""
+def pair(prog, args, guest_is_server, guest_args=None):
+    """Run prog on both sides (the guest with @guest_args where given);
+    returns (server rc, out, client rc, out)."""
     PORT[0] += 1
     a = args + ["-p", str(PORT[0])]
+    ga = (args if guest_args is None else guest_args) + ["-p", str(PORT[0])]
     gdev = ["-d", "rxe0"]
     what = "%s %s, guest as %s" % (prog, " ".join(args),
                                    "server" if guest_is_server else "client")
@@ -145,7 +153,7 @@ def pair(prog, args, guest_is_server):
     cap = GuestCapture(os.path.join(KEEP, "guest-%03d-%s-%s.pcapng" % (
         RUNS[0], prog, "gs" if guest_is_server else "gc")))
     if guest_is_server:
-        job = guest(" ".join([prog] + gdev + a), background=True)
+        job = guest(" ".join([prog] + gdev + ga), background=True)
         for _ in range(30):
             c = ours(prog, a + [GUEST], background=True)
             (crc, cout), = settle(what, [c], [])
@@ -156,7 +164,7 @@ def pair(prog, args, guest_is_server):
     else:
         srv = ours(prog, a, background=True)
         t.wait_for(lambda: listening(PORT[0]), 30, "%s listening" % prog)
-        job = guest(" ".join([prog] + gdev + a + [BRIDGE]), background=True)
+        job = guest(" ".join([prog] + gdev + ga + [BRIDGE]), background=True)
         (src, sout), (crc, cout) = settle(what, [srv], [job])
     cap.stop()
     TIMES.append((prog + " " + " ".join(args), guest_is_server,
@@ -177,15 +185,17 @@ def perftest_cq_mod(extra):
     return min(opt("-Q", 100), opt("-t", 128))
 
 
-def run_pingpong(size, iters, guest_is_server, label="", prog="ibv_rc_pingpong"):
+def run_pingpong(size, iters, guest_is_server, label="", prog="ibv_rc_pingpong",
+                 gid=(1, 1)):
     """One of the ibv_*_pingpong programs both ways (ibv_ud_pingpong: rxe's
     GRH and DETH in, ours out, address handles from the GIDs the two
-    exchange; ibv_uc_pingpong: no ACKs either way)."""
+    exchange; ibv_uc_pingpong: no ACKs either way), from GID index gid[0]
+    on our side, gid[1] in the guest."""
     what = "%s -s %d -n %d, guest as %s%s" % (
         prog, size, iters, "server" if guest_is_server else "client", label)
-    src, sout, crc, cout = pair(prog,
-                                ["-g", "1", "-s", str(size), "-n", str(iters)],
-                                guest_is_server)
+    rest = ["-s", str(size), "-n", str(iters)]
+    src, sout, crc, cout = pair(prog, ["-g", str(gid[0])] + rest,
+                                guest_is_server, ["-g", str(gid[1])] + rest)
     for side, rc, out in (("server", src, sout), ("client", crc, cout)):
         m = re.search(r"(\d+) iters in", out)
         t.check(rc == 0 and m is not None and int(m.group(1)) == iters and
@@ -194,7 +204,7 @@ def run_pingpong(size, iters, guest_is_server, label="", prog="ibv_rc_pingpong")
                  else "dprdma", iters))
 
 
-def run_perf(prog, extra, iters, guest_is_server, label=""):
+def run_perf(prog, extra, iters, guest_is_server, label="", gid=(1, 1)):
     what = "%s %s, guest as %s%s" % (prog, " ".join(extra),
                                     "server" if guest_is_server else "client",
                                     label)
@@ -209,16 +219,19 @@ def run_perf(prog, extra, iters, guest_is_server, label=""):
         t.fail("%s: -n %d is not a multiple of perftest's cq_mod %d with "
                "%d QPs: Debian's perftest would hang" %
                (what, iters, perftest_cq_mod(extra), qps))
-    src, sout, crc, cout = pair(prog, ["-x", "1", "-n", str(iters)] + extra,
-                                guest_is_server)
+    rest = ["-n", str(iters)] + extra
+
+    def go():
+        return pair(prog, ["-x", str(gid[0])] + rest, guest_is_server,
+                    ["-x", str(gid[1])] + rest)
+    src, sout, crc, cout = go()
     if not guest_is_server and "Can't produce a report" in cout:
         # perftest in the guest could not calibrate its cycle counter
         # (r^2 of TSC against gettimeofday < 0.9: TCG emulation) and left
         # before the closing exchange: not the data path's doing; once more
         t.log("%s: the guest's perftest could not calibrate its clock "
               "under emulation; run again" % what)
-        src, sout, crc, cout = pair(prog, ["-x", "1", "-n", str(iters)] + extra,
-                                    guest_is_server)
+        src, sout, crc, cout = go()
     t.check(src == 0 and crc == 0, "%s: both sides exit 0 (%d, %d)" %
             (what, src, crc))
     t.check(not ERR.search(sout) and not ERR.search(cout),
@@ -229,7 +242,7 @@ def run_perf(prog, extra, iters, guest_is_server, label=""):
 
 
 def daemon(extra):
-    return kit_daemon(PREFIX, ["--socket", SOCK] + extra)
+    return kit_daemon(PREFIX, ["--socket", SOCK, "--ipv6", OURS6 + "/64"] + extra)
 
 
 # Atomics with 16 outstanding (-o 16) rather than the 128 both devices
@@ -258,6 +271,61 @@ PERF = [("ib_send_bw", [], 200), ("ib_write_bw", [], 200),
         ("ib_send_lat", ["-c", "UD"], 200)]
 
 
+GUEST6, OURS6 = "fd99::2", "fd99::10"
+
+
+def guest_gid_index(prefix):
+    """The index of the guest's rxe GID whose sysfs text starts with
+    @prefix, or None."""
+    rc, out = guest("grep -l '^%s' /sys/class/infiniband/rxe0/ports/1/gids/*"
+                    % prefix)
+    m = re.search(r"gids/(\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def ipv6_phase():
+    """RoCEv2 over IPv6 GIDs with rxe: the guest's NIC gets IPv6 (off for
+    the runs before: no neighbour discovery or MLD noise) and a global
+    address; each side finds the other's MAC by neighbour discovery. The
+    link-local GIDs (index 0 on both sides) and the global ones (2 on
+    ours, whatever index rxe gives fd99::2)."""
+    guest("sh -c 'echo 0 > /proc/sys/net/ipv6/conf/eth0/disable_ipv6; "
+          "/sbin/ip -6 addr add %s/64 dev eth0 nodad'" % GUEST6)
+    ll = t.telemetry(PREFIX, "/dprdma/port/info,0")["ipv6_link_local"]
+    gidx = None
+    for _ in range(60):
+        gidx = guest_gid_index("fd99")
+        rc, out = guest("/sbin/ip -6 addr show dev eth0")
+        if gidx is not None and "fe80" in out and "tentative" not in out:
+            break
+        time.sleep(0.5)
+    t.check(gidx is not None, "rxe lists fd99::2 as GID %s" % gidx)
+    for addr, opt in ((OURS6, ""), (ll, "-I eth0 ")):
+        rc, out = guest("ping -6 -c 3 %s%s" % (opt, addr))
+        t.check(" 0% packet loss" in out,
+                "the guest pings dprdmad at %s (neighbour discovery, ICMPv6 "
+                "echo)" % addr)
+    for guest_is_server in (True, False):
+        run_pingpong(4096, 20, guest_is_server, ", IPv6 link-local", gid=(0, 0))
+        run_pingpong(1024, 20, guest_is_server, ", IPv6 global", gid=(2, gidx))
+        run_pingpong(1024, 20, guest_is_server, ", IPv6 link-local",
+                     prog="ibv_ud_pingpong", gid=(0, 0))
+        run_pingpong(4096, 20, guest_is_server, ", IPv6 global",
+                     prog="ibv_uc_pingpong", gid=(2, gidx))
+        run_perf("ib_write_bw", [], 200, guest_is_server, ", IPv6 global",
+                 gid=(2, gidx))
+        run_perf("ib_read_lat", [], 200, guest_is_server, ", IPv6 link-local",
+                 gid=(0, 0))
+    ps = t.telemetry(PREFIX, "/dprdma/port/stats,0")
+    t.log("neighbour discovery: %r" % {k: v for k, v in ps.items()
+                                        if k.startswith("nd_") or "icmp6" in k or
+                                        "ipv6" in k})
+    t.check(ps["nd_solicit_rx"] > 0 and ps["nd_advert_tx"] > 0 and
+            ps["rx_drop_ipv6_malformed"] == 0 and ps["rx_drop_icmp6_malformed"] == 0,
+            "dprdmad answered the guest's neighbour solicitations; no "
+            "malformed IPv6 or ICMPv6 frame")
+
+
 def keep_on_failure():
     """A failing run leaves its captures behind, and says where."""
     KEEP_ALL[0] = True
@@ -267,6 +335,9 @@ def keep_on_failure():
 def loop_only(only, repeat):
     """DPR_RXV_ONLY / DPR_RXV_REPEAT: the matching cases, REPEAT times each
     way, timed."""
+    if only == "ipv6":
+        ipv6_phase()
+        return
     cases = [(p, e, n) for p, e, n in PERF if only in " ".join([p] + e)]
     pingpong = only in "ibv_rc_pingpong"
     ud = only in "ibv_ud_pingpong"
@@ -321,6 +392,7 @@ def main():
             run_pingpong(4096, 20, guest_is_server, prog="ibv_uc_pingpong")
             for prog, extra, iters in PERF:
                 run_perf(prog, extra, iters, guest_is_server)
+        ipv6_phase()
         tr = wire_check(PREFIX, CAPTURE, 1000)
 
         # 1% of the guest's frames dropped (tc netem in the guest); the

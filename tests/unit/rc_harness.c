@@ -64,6 +64,12 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 
 		s->mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0, (uint8_t)(i + 1) }};
 		dpr_gid_from_ipv4(&s->gid, htonl(0x0a4d0001 + i));
+		if (h->f.ipv6) {
+			memset(&s->gid, 0, sizeof(s->gid));
+			s->gid.raw[0] = 0xfd;
+			s->gid.raw[1] = 0x77;
+			s->gid.raw[15] = (uint8_t)(i + 1);
+		}
 		s->ctx = dpr_verbs_create(NULL);
 		if (s->ctx == NULL)
 			return -1;
@@ -74,7 +80,15 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.ctx = s->ctx;
 		c.pool = pool;
 		c.mac = s->mac;
-		c.gid = s->gid;
+		dpr_ipv6_link_local(&s->mac, &c.gid[0]);
+		if (h->f.ipv6) {
+			dpr_gid_from_ipv4(&c.gid[1], htonl(0x0a4d0001 + i));
+			c.gid[2] = s->gid;
+			c.n_gids = 3;
+		} else {
+			c.gid[1] = s->gid;
+			c.n_gids = 2;
+		}
 		c.resolve = resolve;
 		c.resolve_arg = h;
 		c.zero_copy_min = h->f.zero_copy_min;
@@ -181,7 +195,7 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 			c->rd_atomic;
 		a.min_rnr_timer = c->min_rnr_timer;
 		a.ah_attr.dgid = h->side[!i].gid;
-		a.ah_attr.sgid_index = 1;
+		a.ah_attr.sgid_index = h->f.ipv6 ? 2 : 1;
 		a.ah_attr.hop_limit = 1;
 		rc = dpr_qp_modify(qp[i], &a, DPR_QP_STATE | DPR_QP_AV |
 				   DPR_QP_PATH_MTU | DPR_QP_DEST_QPN |
@@ -279,15 +293,17 @@ heap_pop(struct rc_harness *h)
 static enum rc_kind
 kind_of(const struct rte_mbuf *m)
 {
-	uint8_t b[14 + 20 + 8 + 16];
+	uint8_t b[14 + 40 + 8 + 16];
 	const uint8_t *p = rte_pktmbuf_read(m, 0, sizeof(b), b);
+	uint32_t bth;
 	uint8_t op;
 
 	if (p == NULL)
 		return K_REQUEST;
-	op = p[14 + 20 + 8];
+	bth = 14 + (p[12] == 0x86 ? 40 : 20) + 8;
+	op = p[bth];
 	if (op == DPR_OP_RC_ACK)
-		return (p[14 + 20 + 8 + 12] & DPR_AETH_TYPE_MASK) == DPR_AETH_ACK ?
+		return (p[bth + 12] & DPR_AETH_TYPE_MASK) == DPR_AETH_ACK ?
 			K_ACK : K_NAK;
 	if (op == DPR_OP_RC_ATOMIC_ACK)
 		return K_ATOMIC_ACK;
@@ -321,6 +337,7 @@ rc_inject(struct rc_harness *h, int from, const struct dpr_wire_hdrs *hd,
 	e.src_mac = me->mac;
 	e.sgid = me->gid;
 	e.dgid = peer->gid;
+	e.ipv6 = !dpr_gid_is_ipv4(&peer->gid);
 	e.ttl = 64;
 	e.sport = 0xc000;
 	m = dpr_wire_build(h->pool, &e, hd, &seg, len != 0);
@@ -407,6 +424,9 @@ send_frame(struct rc_harness *h, int from, struct rte_mbuf *m)
 	uint64_t t = h->now + h->f.delay_ns;
 	struct rte_mbuf *c;
 
+	if (rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->ether_type ==
+	    RTE_BE16(RTE_ETHER_TYPE_IPV6))
+		h->ipv6_frames++;
 	if (h->mode[from] != RC_PEER_NORMAL) {
 		/* a dead or broken box: its own transport's frames go nowhere */
 		h->muted[from]++;

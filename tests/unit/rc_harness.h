@@ -25,6 +25,8 @@ struct rc_faults {
 	bool drop_a_to_b;    /**< every frame from A lost (timeouts) */
 	uint32_t zero_copy_min; /**< the transports' zero-copy threshold */
 	bool slow_only;      /**< the transports without their fast path */
+	bool ipv6;           /**< RoCEv2 over IPv6 (GID index 2, fd77::1 and
+	                          ::2) instead of IPv4 (index 1) */
 };
 
 /** How a side behaves on the link (rc_peer_mode). */
@@ -78,6 +80,7 @@ struct rc_harness {
 	uint32_t n, cap;
 	uint64_t faults[2][K_NUM][F_NUM];   /**< [from side][kind][fault] */
 	uint64_t frames[2][K_NUM];
+	uint64_t ipv6_frames;               /**< of them, over IPv6 */
 	enum rc_peer mode[2];
 	uint64_t muted[2];                  /**< frames a side's mode swallowed */
 	uint64_t dup_acks[2];               /**< ACKs a DUP_ACK side sent */

@@ -602,6 +602,7 @@ main(int argc, char **argv)
 		{ "corrupt", required_argument, NULL, 'c' },
 		{ "zero-copy", required_argument, NULL, 'z' },
 		{ "slow-only", no_argument, NULL, 'w' },
+		{ "ipv6", no_argument, NULL, '6' },
 		{ "trace", required_argument, NULL, 't' },
 		{ "silent-after", required_argument, NULL, 'S' },
 		{ "dup-acks-after", required_argument, NULL, 'D' },
@@ -633,6 +634,7 @@ main(int argc, char **argv)
 		case 'c': f.corrupt = atof(optarg); break;
 		case 'z': f.zero_copy_min = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'w': f.slow_only = true; break;
+		case '6': f.ipv6 = true; break;
 		case 't':
 			trace = fopen(optarg, "w");
 			if (trace == NULL) {
@@ -761,13 +763,25 @@ main(int argc, char **argv)
 	}
 	if (broken_at != 0 && failed_sends == 0)
 		FAIL("side B broke, yet no send ran out of retries");
+	{
+		uint64_t all = 0;
+
+		for (k = 0; k < K_NUM; k++)
+			all += H.frames[0][k] + H.frames[1][k];
+		if (f.ipv6 && H.ipv6_frames != all)
+			FAIL("--ipv6: %" PRIu64 " of %" PRIu64 " frames over IPv6",
+			     H.ipv6_frames, all);
+		if (!f.ipv6 && H.ipv6_frames != 0)
+			FAIL("%" PRIu64 " frames over IPv6 without --ipv6", H.ipv6_frames);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	printf("%" PRIu64 " messages, %.1f MiB, all verified, in %.1f s "
-	       "(virtual %.3f s); seed %" PRIu64 ", %u QPs, sizes 0..%u B\n",
+	       "(virtual %.3f s); seed %" PRIu64 ", %u QPs, sizes 0..%u B, "
+	       "over %s\n",
 	       completed, (double)bytes_moved / (1 << 20),
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       H.now / 1e9, seed, n_qps, max_size);
+	       H.now / 1e9, seed, n_qps, max_size, f.ipv6 ? "IPv6" : "IPv4");
 	printf("  by operation:");
 	for (k = 0; k < OP_NUM; k++)
 		printf(" %s %" PRIu64, op_names[k], per_op[k]);

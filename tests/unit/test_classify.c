@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The dprdma authors
  */
 
-/* lib/engine/dpr_classify.c: ARP and ICMP replies, RoCEv2, drop reasons. */
+/* lib/engine/dpr_classify.c: ARP, neighbour discovery, ICMP and ICMPv6
+ * replies, RoCEv2 over IPv4 and IPv6, drop reasons. */
 
 #include <arpa/inet.h>
 
@@ -34,6 +35,10 @@ setup(void)
 	port.mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0, 0x01 }};
 	port.ip = rte_cpu_to_be_32(PORT_IP);
 	port.prefix_len = 24;
+	dpr_ipv6_link_local(&port.mac, &port.ip6_ll);
+	inet_pton(AF_INET6, "fd77::1", port.ip6.raw);
+	port.has_ip6 = true;
+	port.ip6_prefix_len = 64;
 	port.mtu = 1500;
 	return 0;
 }
@@ -177,6 +182,16 @@ test_arp_dropped(void)
 	return TEST_SUCCESS;
 }
 
+/* An IPv4 address (host order) as the neighbour table's key. */
+static const union dpr_gid *
+v4(uint32_t ip)
+{
+	static union dpr_gid g;
+
+	dpr_gid_from_ipv4(&g, rte_cpu_to_be_32(ip));
+	return &g;
+}
+
 static int
 test_arp_learns_neighbours(void)
 {
@@ -189,18 +204,17 @@ test_arp_learns_neighbours(void)
 	m = arp_frame(RTE_ARP_OP_REQUEST, PORT_IP);
 	CHECK_EQ(dpr_rx_classify(&port, m, &c, &nt), DPR_RX_REPLY, "request");
 	rte_pktmbuf_free(m);
-	n = dpr_neigh_get(&nt, rte_cpu_to_be_32(PEER_IP), false);
+	n = dpr_neigh_get(&nt, v4(PEER_IP), false);
 	CHECK(n != NULL && n->valid && rte_is_same_ether_addr(&n->mac, &peer_mac),
 	      "the asker is learnt");
 	memset(&nt, 0, sizeof(nt));
 	m = arp_frame(RTE_ARP_OP_REPLY, PORT_IP);
 	CHECK_EQ(dpr_rx_classify(&port, m, &c, &nt), DPR_RX_CONSUMED, "reply");
 	rte_pktmbuf_free(m);
-	n = dpr_neigh_get(&nt, rte_cpu_to_be_32(PEER_IP), false);
+	n = dpr_neigh_get(&nt, v4(PEER_IP), false);
 	CHECK(n != NULL && n->valid, "the answer is learnt");
-	CHECK(dpr_neigh_get(&nt, rte_cpu_to_be_32(PEER_IP + 1), false) == NULL,
-	      "nobody else");
-	m = dpr_arp_request(pool, &port, rte_cpu_to_be_32(PEER_IP + 1));
+	CHECK(dpr_neigh_get(&nt, v4(PEER_IP + 1), false) == NULL, "nobody else");
+	m = dpr_neigh_request(pool, &port, v4(PEER_IP + 1));
 	CHECK(m != NULL, "request built");
 	{
 		struct rte_arp_hdr *a = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14);
@@ -351,9 +365,18 @@ test_l2_drops(void)
 	CHECK_EQ(c.drop[DPR_DROP_L2_NOT_FOR_US], 1, "reason");
 	rte_pktmbuf_free(m);
 	m = eth_frame(RTE_ETHER_TYPE_IPV6, &port.mac, 60);
-	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "IPv6");
-	CHECK_EQ(c.drop[DPR_DROP_IPV6], 1, "reason");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "IPv6 version 0");
+	CHECK_EQ(c.drop[DPR_DROP_IP6_MALFORMED], 1, "reason");
 	rte_pktmbuf_free(m);
+	{
+		static const struct rte_ether_addr mc = {{ 0x33, 0x33, 0xff, 0, 0, 1 }};
+
+		m = eth_frame(RTE_ETHER_TYPE_IPV4, &mc, 60);
+		CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP,
+			 "an IPv6 group's MAC on IPv4");
+		CHECK_EQ(c.drop[DPR_DROP_L2_NOT_FOR_US], 2, "reason");
+		rte_pktmbuf_free(m);
+	}
 	m = eth_frame(RTE_ETHER_TYPE_VLAN, &port.mac, 60);
 	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "VLAN");
 	CHECK_EQ(c.drop[DPR_DROP_VLAN], 1, "reason");
@@ -386,6 +409,291 @@ test_unnumbered_port_answers_nothing(void)
 	return TEST_SUCCESS;
 }
 
+/* ----------------------------------------------------------- IPv6 */
+
+static union dpr_gid peer_ll;
+
+static void
+peer_addrs(void)
+{
+	dpr_ipv6_link_local(&peer_mac, &peer_ll);
+}
+
+/* An IPv6 frame from the peer's link-local address (or @p src) to @p dst
+ * with @p plen bytes of payload of next header @p proto, zeroed. */
+static struct rte_mbuf *
+ip6_frame(const struct rte_ether_addr *dmac, const union dpr_gid *src,
+	  const union dpr_gid *dst, uint8_t proto, uint16_t plen)
+{
+	struct rte_mbuf *m = eth_frame(RTE_ETHER_TYPE_IPV6, dmac,
+				       (uint16_t)(RTE_ETHER_HDR_LEN + 40 + plen));
+	struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *,
+							   RTE_ETHER_HDR_LEN);
+
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16(plen);
+	ip6->proto = proto;
+	ip6->hop_limits = 255;
+	memcpy(ip6->src_addr, (src != NULL ? src : &peer_ll)->raw, 16);
+	memcpy(ip6->dst_addr, dst->raw, 16);
+	return m;
+}
+
+static struct rte_ipv6_hdr *
+ip6_of(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, RTE_ETHER_HDR_LEN);
+}
+
+static uint8_t *
+icmp6_of(struct rte_mbuf *m)
+{
+	return (uint8_t *)(ip6_of(m) + 1);
+}
+
+static void
+icmp6_sum(struct rte_mbuf *m)
+{
+	uint16_t ck;
+
+	icmp6_of(m)[2] = 0;
+	icmp6_of(m)[3] = 0;
+	ck = rte_ipv6_udptcp_cksum(ip6_of(m), icmp6_of(m));
+	memcpy(icmp6_of(m) + 2, &ck, 2);
+}
+
+static bool
+icmp6_sound(struct rte_mbuf *m)
+{
+	return rte_ipv6_udptcp_cksum(ip6_of(m), icmp6_of(m)) == 0;
+}
+
+/* A neighbour solicitation from the peer for @p target, as Linux sends
+ * one: to the solicited-node group, the source link-layer option. */
+static struct rte_mbuf *
+ns_frame(const union dpr_gid *target)
+{
+	union dpr_gid group;
+	struct rte_ether_addr mc;
+	struct rte_mbuf *m;
+
+	dpr_ipv6_solicited_node(target, &group);
+	dpr_ipv6_mcast_mac(&group, &mc);
+	m = ip6_frame(&mc, NULL, &group, IPPROTO_ICMPV6, 32);
+	icmp6_of(m)[0] = DPR_ICMP6_ND_SOLICIT;
+	memcpy(icmp6_of(m) + 8, target->raw, 16);
+	icmp6_of(m)[24] = DPR_ND_OPT_SRC_LLADDR;
+	icmp6_of(m)[25] = 1;
+	memcpy(icmp6_of(m) + 26, &peer_mac, 6);
+	icmp6_sum(m);
+	return m;
+}
+
+static int
+test_nd_solicit_answered(void)
+{
+	const union dpr_gid *targets[] = { &port.ip6_ll, &port.ip6 };
+	unsigned int i;
+
+	peer_addrs();
+	for (i = 0; i < RTE_DIM(targets); i++) {
+		struct dpr_port_counters c = { 0 };
+		struct dpr_neigh_table nt;
+		struct rte_mbuf *m = ns_frame(targets[i]);
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		struct dpr_neigh *n;
+		uint8_t *icmp;
+
+		memset(&nt, 0, sizeof(nt));
+		CHECK_EQ(dpr_rx_classify(&port, m, &c, &nt), DPR_RX_REPLY,
+			 "solicitation %u answered", i);
+		CHECK_EQ(c.nd_solicit_rx, 1, "counted");
+		CHECK_EQ(c.nd_advert_tx, 1, "counted");
+		CHECK_EQ(rte_pktmbuf_pkt_len(m), DPR_ND_FRAME_LEN, "length");
+		icmp = icmp6_of(m);
+		CHECK(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac) &&
+		      rte_is_same_ether_addr(&eth->src_addr, &port.mac), "MACs");
+		CHECK(memcmp(ip6_of(m)->dst_addr, peer_ll.raw, 16) == 0 &&
+		      memcmp(ip6_of(m)->src_addr, targets[i]->raw, 16) == 0,
+		      "to the asker, from the target");
+		CHECK_EQ(ip6_of(m)->hop_limits, 255, "hop limit");
+		CHECK_EQ(icmp[0], DPR_ICMP6_ND_ADVERT, "type");
+		CHECK_EQ(icmp[4], DPR_ND_NA_SOLICITED | DPR_ND_NA_OVERRIDE, "flags");
+		CHECK(memcmp(icmp + 8, targets[i]->raw, 16) == 0, "target");
+		CHECK(icmp[24] == DPR_ND_OPT_TGT_LLADDR && icmp[25] == 1 &&
+		      memcmp(icmp + 26, &port.mac, 6) == 0, "our MAC in the option");
+		CHECK(icmp6_sound(m), "checksum");
+		n = dpr_neigh_get(&nt, &peer_ll, false);
+		CHECK(n != NULL && n->valid && rte_is_same_ether_addr(&n->mac, &peer_mac),
+		      "the asker is learnt");
+		rte_pktmbuf_free(m);
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_nd_dropped(void)
+{
+	struct dpr_port_counters c = { 0 };
+	union dpr_gid other, unspec;
+	struct rte_mbuf *m;
+
+	peer_addrs();
+	inet_pton(AF_INET6, "fd77::99", other.raw);
+	m = ns_frame(&other);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "another target");
+	CHECK_EQ(c.drop[DPR_DROP_IP6_NOT_FOR_US], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = ns_frame(&port.ip6);
+	ip6_of(m)->hop_limits = 64;     /* RFC 4861 7.1.1: routed: forged */
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "hop limit");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP6_MALFORMED], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = ns_frame(&port.ip6);
+	icmp6_of(m)[30] ^= 1;
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "checksum");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP6_MALFORMED], 2, "reason");
+	rte_pktmbuf_free(m);
+	m = ns_frame(&port.ip6);
+	icmp6_of(m)[25] = 0;            /* an option of length 0 */
+	icmp6_sum(m);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "option length 0");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP6_MALFORMED], 3, "reason");
+	rte_pktmbuf_free(m);
+	/* duplicate address detection: from ::, with no source option */
+	memset(&unspec, 0, sizeof(unspec));
+	m = ns_frame(&port.ip6);
+	memset(ip6_of(m)->src_addr, 0, 16);
+	icmp6_sum(m);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP,
+		 "from :: with a source option");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP6_MALFORMED], 4, "reason");
+	rte_pktmbuf_free(m);
+	m = ns_frame(&port.ip6);
+	memset(ip6_of(m)->src_addr, 0, 16);
+	ip6_of(m)->payload_len = rte_cpu_to_be_16(24);
+	rte_pktmbuf_trim(m, 8);
+	icmp6_sum(m);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_REPLY, "DAD answered");
+	CHECK(ip6_of(m)->dst_addr[0] == 0xff && ip6_of(m)->dst_addr[15] == 1 &&
+	      icmp6_of(m)[4] == DPR_ND_NA_OVERRIDE && icmp6_sound(m),
+	      "to all nodes, not solicited");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+/* Our own solicitation, answered by a second port whose address it asks
+ * for, and the answer learnt by the first: both halves of RFC 4861. */
+static int
+test_nd_round_trip(void)
+{
+	struct dpr_port_counters c = { 0 };
+	struct dpr_port other = port;
+	struct dpr_neigh_table nt;
+	struct dpr_neigh *n;
+	struct rte_mbuf *m;
+
+	memset(&nt, 0, sizeof(nt));
+	other.mac = (struct rte_ether_addr){{ 0x02, 0, 0, 0, 0, 0x07 }};
+	dpr_ipv6_link_local(&other.mac, &other.ip6_ll);
+	inet_pton(AF_INET6, "fd77::7", other.ip6.raw);
+	m = dpr_neigh_request(pool, &port, &other.ip6);
+	CHECK(m != NULL, "solicitation built");
+	CHECK(rte_pktmbuf_mtod(m, uint8_t *)[0] == 0x33 &&
+	      memcmp(ip6_of(m)->src_addr, port.ip6.raw, 16) == 0 &&
+	      icmp6_of(m)[0] == DPR_ICMP6_ND_SOLICIT && icmp6_sound(m),
+	      "to the group, from our address of the target's scope");
+	CHECK_EQ(dpr_rx_classify(&other, m, &c, NULL), DPR_RX_REPLY, "answered");
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, &nt), DPR_RX_CONSUMED, "advertisement");
+	CHECK_EQ(c.nd_advert_rx, 1, "counted");
+	n = dpr_neigh_get(&nt, &other.ip6, false);
+	CHECK(n != NULL && n->valid && rte_is_same_ether_addr(&n->mac, &other.mac),
+	      "learnt");
+	rte_pktmbuf_free(m);
+	m = dpr_neigh_request(pool, &port, &other.ip6_ll);
+	CHECK(memcmp(ip6_of(m)->src_addr, port.ip6_ll.raw, 16) == 0,
+	      "link-local asks from link-local");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+static int
+test_echo6_answered(void)
+{
+	struct dpr_port_counters c = { 0 };
+	union dpr_gid all = { .w = { RTE_BE32(0xff020000), 0, 0, RTE_BE32(1) } };
+	struct rte_ether_addr mc;
+	struct rte_mbuf *m;
+	unsigned int k;
+
+	peer_addrs();
+	m = ip6_frame(&port.mac, NULL, &port.ip6_ll, IPPROTO_ICMPV6, 64);
+	icmp6_of(m)[0] = DPR_ICMP6_ECHO_REQUEST;
+	for (k = 4; k < 64; k++)
+		icmp6_of(m)[k] = (uint8_t)k;
+	icmp6_sum(m);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_REPLY, "echo");
+	CHECK_EQ(icmp6_of(m)[0], DPR_ICMP6_ECHO_REPLY, "reply");
+	CHECK(memcmp(ip6_of(m)->src_addr, port.ip6_ll.raw, 16) == 0 &&
+	      memcmp(ip6_of(m)->dst_addr, peer_ll.raw, 16) == 0, "addresses swapped");
+	CHECK(icmp6_sound(m) && icmp6_of(m)[63] == 63, "checksum, data kept");
+	CHECK_EQ(c.icmp6_echo_reply_tx, 1, "counted");
+	rte_pktmbuf_free(m);
+	dpr_ipv6_mcast_mac(&all, &mc);
+	m = ip6_frame(&mc, NULL, &all, IPPROTO_ICMPV6, 16);
+	icmp6_of(m)[0] = DPR_ICMP6_ECHO_REQUEST;
+	icmp6_sum(m);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "echo to all nodes");
+	CHECK_EQ(c.drop[DPR_DROP_ICMP6_OTHER], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = ip6_frame(&mc, NULL, &all, IPPROTO_UDP, 16);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "UDP to a group");
+	CHECK_EQ(c.drop[DPR_DROP_IP6_NOT_FOR_US], 1, "reason");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
+static int
+test_udp6(void)
+{
+	struct dpr_port_counters c = { 0 };
+	union dpr_gid other;
+	struct rte_mbuf *m;
+	struct rte_udp_hdr *udp;
+	uint8_t *bth;
+
+	peer_addrs();
+	m = ip6_frame(&port.mac, NULL, &port.ip6_ll, IPPROTO_UDP, 48);
+	udp = (struct rte_udp_hdr *)icmp6_of(m);
+	udp->dst_port = rte_cpu_to_be_16(4791);
+	udp->dgram_len = rte_cpu_to_be_16(48);
+	bth = (uint8_t *)(udp + 1);
+	bth[5] = 0x12;
+	bth[6] = 0x34;
+	bth[7] = 0x56;
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_ROCE, "RoCEv2 over IPv6");
+	CHECK_EQ(m->l3_len, 40, "l3_len");
+	CHECK_EQ(dpr_wire_dqpn(m), 0x123456, "the destination QP");
+	CHECK_EQ(c.roce_rx_packets, 1, "counted");
+	udp->dgram_len = rte_cpu_to_be_16(40);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "UDP length");
+	CHECK_EQ(c.drop[DPR_DROP_UDP_MALFORMED], 1, "reason");
+	rte_pktmbuf_free(m);
+	m = ip6_frame(&port.mac, NULL, &port.ip6, 0 /* hop-by-hop */, 48);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "extension header");
+	CHECK_EQ(c.drop[DPR_DROP_IP6_PROTO], 1, "reason");
+	rte_pktmbuf_free(m);
+	inet_pton(AF_INET6, "fd77::99", other.raw);
+	m = ip6_frame(&port.mac, NULL, &other, IPPROTO_UDP, 48);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "not ours");
+	CHECK_EQ(c.drop[DPR_DROP_IP6_NOT_FOR_US], 1, "reason");
+	ip6_of(m)->payload_len = rte_cpu_to_be_16(49);
+	CHECK_EQ(dpr_rx_classify(&port, m, &c, NULL), DPR_RX_DROP, "payload length");
+	CHECK_EQ(c.drop[DPR_DROP_IP6_MALFORMED], 1, "reason");
+	rte_pktmbuf_free(m);
+	return TEST_SUCCESS;
+}
+
 static int
 test_active_mtu(void)
 {
@@ -408,6 +716,11 @@ static const struct dpr_test_case classify_cases[] = {
 	DPR_TEST_CASE(test_ip_drops),
 	DPR_TEST_CASE(test_udp),
 	DPR_TEST_CASE(test_l2_drops),
+	DPR_TEST_CASE(test_nd_solicit_answered),
+	DPR_TEST_CASE(test_nd_dropped),
+	DPR_TEST_CASE(test_nd_round_trip),
+	DPR_TEST_CASE(test_echo6_answered),
+	DPR_TEST_CASE(test_udp6),
 	DPR_TEST_CASE(test_unnumbered_port_answers_nothing),
 	DPR_TEST_CASE(test_active_mtu),
 	DPR_TEST_CASES_END,

@@ -40,6 +40,9 @@
 /* libibverbs' private enum (driver.h) */
 enum dv_gid_type_sysfs { DV_GID_SYSFS_ROCE_V1, DV_GID_SYSFS_ROCE_V2 };
 
+/* entries of a port's GID table (struct dpr_shm_port) */
+#define DV_GID_MAX 4
+
 struct dv_device {
 	struct ibv_device dev;
 	unsigned int index;
@@ -914,8 +917,8 @@ gid_of(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
 	struct dpr_shm_port p;
 
-	if (port != 1 || index < 0 || index > 1 ||
-	    dprdma_query_port(dv_ctx(ctx)->c, &p) != 0) {
+	if (port != 1 || index < 0 || dprdma_query_port(dv_ctx(ctx)->c, &p) != 0 ||
+	    (uint32_t)index >= p.gid_tbl_len || (uint32_t)index >= DV_GID_MAX) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -949,7 +952,7 @@ _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *e,
 {
 	size_t n = 0;
 
-	for (uint32_t i = 0; i < 2 && n < max; i++)
+	for (uint32_t i = 0; i < DV_GID_MAX && n < max; i++)
 		if (_ibv_query_gid_ex(ctx, 1, i, &e[n], flags, len) == 0)
 			n++;
 	return (ssize_t)n;
@@ -1246,9 +1249,15 @@ ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	}
 	if (gid_of(pd->context, 1, attr->grh.sgid_index, &own) != 0)
 		return NULL;    /* errno EINVAL: no such GID index */
-	/* RoCEv2 over IPv4 today: the IPv4 GID (index 1) to an
-	 * IPv4-mapped one; IPv6 comes with its own work */
-	if (attr->grh.sgid_index != 1 || !gid_is_v4mapped(&attr->grh.dgid)) {
+	/* no multicast groups (ibv_attach_mcast is refused) */
+	if (attr->grh.dgid.raw[0] == 0xff) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* IPv4 from the IPv4 GID (index 1), IPv6 from an IPv6 one (0: the
+	 * link-local, 2: the port's configured address) */
+	if (gid_is_v4mapped(&attr->grh.dgid) != gid_is_v4mapped(&own) ||
+	    (gid_is_v4mapped(&own) && memcmp(&own.raw[12], "\0\0\0\0", 4) == 0)) {
 		errno = EAFNOSUPPORT;
 		return NULL;
 	}
@@ -1308,7 +1317,7 @@ ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num,
 	ah_attr->sl = wc->sl;
 	ah_attr->dlid = wc->slid;
 	/* the GID index it came to */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < DV_GID_MAX; i++)
 		if (gid_of(ctx, port_num, i, &own) == 0 &&
 		    memcmp(own.raw, dst.raw, 16) == 0) {
 			ah_attr->grh.sgid_index = (uint8_t)i;
