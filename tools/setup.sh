@@ -31,6 +31,8 @@ packages=(
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs
 	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest
+	# UCX's own tests (ucx_perftest) through the drop-in
+	ucx-utils
 	# benchmarks: kernel TCP baselines and plots
 	iperf3 sockperf python3-matplotlib
 )

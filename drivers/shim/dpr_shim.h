@@ -24,6 +24,7 @@ struct dpr_shim_conf {
 	char socket[108];            /**< client Unix socket (sun_path size) */
 	unsigned int socket_mode;    /**< its permissions */
 	unsigned int max_clients;    /**< connections at once */
+	unsigned int dev_nodes;      /**< 1: make /dev/infiniband/dprdmaN */
 };
 
 /** Add [control] to the configuration (lib/config): call before the

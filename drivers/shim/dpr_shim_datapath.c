@@ -147,6 +147,8 @@ shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
 	o->imm_data = e->imm_data;
 	o->qp_num = e->qp_num;
 	o->src_qp = e->src_qp;
+	RTE_BUILD_BUG_ON((uint32_t)DPR_WC_NET_IPV4 != DPR_SHM_WC_NET_IPV4 ||
+			 (uint32_t)DPR_WC_NET_IPV6 != DPR_SHM_WC_NET_IPV6);
 	o->wc_flags = e->wc_flags;
 	s->prod++;
 	__atomic_store_n(&s->ring->prod, s->prod, __ATOMIC_RELEASE);

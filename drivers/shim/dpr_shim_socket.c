@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 
 #include "shim_private.h"
@@ -122,6 +123,40 @@ accept_one(void)
 		close(fd);
 }
 
+/*
+ * UCX opens only the verbs devices that have a character device at
+ * /dev/infiniband/<dev_name> it may read and write (uct_ib's
+ * uct_ib_device_is_accessible), as the kernel's uverbs devices do; the
+ * drop-in names its devices dprdmaN. So each port gets one: an alias of
+ * /dev/null (1:3, mode 0666 as /dev/null), through which nothing is ever
+ * done. Made where missing and left in place (other daemons on the box
+ * number their ports the same); without root, or where /dev is not
+ * writable, a warning says what UCX will not see.
+ */
+static void
+make_dev_nodes(void)
+{
+	char path[64];
+
+	if (mkdir("/dev/infiniband", 0755) != 0 && errno != EEXIST) {
+		SHIM_LOG(WARNING, "cannot make /dev/infiniband (%s): UCX will not "
+			 "see dprdma's devices; set [control] dev_nodes = no to "
+			 "silence this", strerror(errno));
+		return;
+	}
+	for (uint16_t pi = 0; pi < dpr_engine_n_ports(); pi++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/dev/infiniband/dprdma%u", pi);
+		if (stat(path, &st) == 0 && S_ISCHR(st.st_mode))
+			continue;
+		if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+		    chmod(path, 0666) != 0)
+			SHIM_LOG(WARNING, "cannot make %s (%s): UCX will not see "
+				 "dprdma%u", path, strerror(errno), pi);
+	}
+}
+
 int
 dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 {
@@ -186,6 +221,8 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 		dpr_verbs_set_event_cb(dpr_engine_verbs(pi), shim_verbs_event,
 				       (void *)(uintptr_t)pi);
 	}
+	if (sc->dev_nodes)
+		make_dev_nodes();
 	shim.lfd = fd;
 	shim.started = true;
 	return 0;
@@ -268,6 +305,8 @@ format_socket(const void *area, char *buf, size_t len)
 	snprintf(buf, len, "%s", ((const struct dpr_shim_conf *)area)->socket);
 }
 
+static const char *const no_yes[] = { "no", "yes", NULL };
+
 static const struct dpr_conf_key shim_keys[] = {
 	{ "socket", DPR_CONF_CUSTOM, .parse = parse_socket, .format = format_socket,
 	  .help = "Unix socket local clients connect to (they read "
@@ -278,6 +317,11 @@ static const struct dpr_conf_key shim_keys[] = {
 		  "0, e.g. 0660: owner and group may connect)" },
 	{ "max_clients", DPR_CONF_UINT, C_OFF(max_clients), C_SZ(max_clients), 1,
 	  1024, .help = "client connections (device contexts) served at once" },
+	{ "dev_nodes", DPR_CONF_ENUM, C_OFF(dev_nodes), C_SZ(dev_nodes),
+	  .names = no_yes,
+	  .help = "yes: make /dev/infiniband/dprdmaN for each port where "
+		  "missing (an alias of /dev/null: UCX uses only devices that "
+		  "have one)" },
 };
 
 static void
@@ -288,6 +332,7 @@ shim_defaults(void *area, int port __rte_unused)
 	snprintf(c->socket, sizeof(c->socket), "%s", DPR_DEFAULT_SOCKET);
 	c->socket_mode = 0660;
 	c->max_clients = 256;
+	c->dev_nodes = 1;
 }
 
 static struct dpr_conf_room shim_room = {

@@ -123,6 +123,20 @@ struct dpr_shm_rwqe {
 	struct dpr_shm_sge sge[DPR_SHM_MAX_RECV_SGE];
 };
 
+/* Two bits of a completion's wc_flags that are not ibv_wc_flags: a UD
+ * receive's network header, which ibv_wc.sl reports as ConnectX does
+ * (2: IPv4, 1: IPv6). The verbs layer takes them out of wc_flags. */
+#define DPR_SHM_WC_NET_IPV4 (1u << 30)
+#define DPR_SHM_WC_NET_IPV6 (1u << 31)
+#define DPR_SHM_WC_NET_MASK (DPR_SHM_WC_NET_IPV4 | DPR_SHM_WC_NET_IPV6)
+
+static inline uint8_t
+dpr_shm_wc_sl(uint32_t wc_flags)
+{
+	return (wc_flags & DPR_SHM_WC_NET_IPV4) ? 2 :
+		(wc_flags & DPR_SHM_WC_NET_IPV6) ? 1 : 0;
+}
+
 /** A completion as the daemon writes it. Values as ibv_wc. */
 struct dpr_shm_cqe {
 	uint64_t wr_id;

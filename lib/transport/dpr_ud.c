@@ -232,7 +232,8 @@ dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 			.byte_len = rc == 0 ? GRH_LEN + pi->paylen : 0,
 			.qp_num = qp->qpn,
 			.src_qp = h->deth.sqpn,
-			.wc_flags = DPR_WC_GRH,
+			.wc_flags = DPR_WC_GRH | (pi->encap.ipv6 ? DPR_WC_NET_IPV6 :
+						  DPR_WC_NET_IPV4),
 		};
 
 		if (rc == 0 && (pi->mask & DPR_IMMDT_MASK)) {

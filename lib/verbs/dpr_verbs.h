@@ -78,6 +78,13 @@ enum dpr_wc_status {
 enum dpr_wc_flags {
 	DPR_WC_GRH = 1 << 0,      /**< the first 40 bytes hold the GRH (UD) */
 	DPR_WC_WITH_IMM = 1 << 1,
+	/** Not ibv_wc_flags: the network header of a UD receive, which the
+	 * verbs layer reports in ibv_wc.sl as ConnectX does (its PRM: for
+	 * RoCE the SL of a UD completion is the L3 header type, 2 IPv4, 1
+	 * IPv6; UCX reads it to find the destination GID in the GRH). The
+	 * shim passes them on (DPR_SHM_WC_NET_*, the same bits). */
+	DPR_WC_NET_IPV4 = 1 << 30,
+	DPR_WC_NET_IPV6 = (int)(1u << 31),
 };
 
 /** Access flags (ibv_access_flags). */

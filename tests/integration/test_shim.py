@@ -37,6 +37,7 @@ import random
 import re
 import signal
 import socket
+import shutil
 import struct
 import subprocess
 import sys
@@ -331,10 +332,11 @@ def mr_mappings_released(sock, d, what):
 
 # ------------------------------------------------------------- drop-in
 
-def dropin_env(sock):
+def dropin_env(sock, extra=None):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = DROPIN
     env["DPRDMA_SOCKET"] = sock
+    env.update(extra or {})
     return env
 
 
@@ -347,18 +349,18 @@ def listening(port):
 PORT = [18600 + PID % 1000]
 
 
-def pair_run(prog, args, sa, sb, timeout=60):
+def pair_run(prog, args, sa, sb, timeout=60, env=None):
     """Server on A, client on B (127.0.0.1): both outputs."""
     PORT[0] += 1
     port = PORT[0]
     pflag = ["-p", str(port)]
     srv = subprocess.Popen(["stdbuf", "-oL", prog] + args + pflag,
-                           env=dropin_env(sa), stdout=subprocess.PIPE,
+                           env=dropin_env(sa, env), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     t.wait_for(lambda: listening(port), 20, "%s server listening" % prog)
     try:
         cli = subprocess.run(["stdbuf", "-oL", prog] + args + pflag +
-                             ["127.0.0.1"], env=dropin_env(sb),
+                             ["127.0.0.1"], env=dropin_env(sb, env),
                              capture_output=True, text=True, timeout=timeout)
         sout, _ = srv.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -530,6 +532,8 @@ def test_dropin(sa, sb):
             ("ib_write_lat", []), ("ib_read_lat", []), ("ib_send_lat", []),
             # UD: address handles from the exchanged GIDs
             ("ib_send_bw", ["-c", "UD"]), ("ib_send_lat", ["-c", "UD"]),
+            # UC: no ACKs
+            ("ib_send_bw", ["-c", "UC"]), ("ib_write_bw", ["-c", "UC"]),
             # receives from an SRQ
             ("ib_send_bw", ["--use-srq"]), ("ib_send_bw", ["--use-srq", "-q", "4"])]
     for prog, extra in perf:
@@ -553,6 +557,43 @@ def test_dropin(sa, sb):
         t.check(nq == qps and wq == n * qps, "%s: dprdmad B's per-QP records "
                 "of the client's %d QP(s): %d send WQEs (%d)"
                 % (what, qps, n * qps, wq))
+
+
+def test_dropin_ucx(sa, sb):
+    """UCX through the drop-in, unmodified ucx_perftest: UCT over rc_verbs
+    (RDMA WRITE zero-copy, active messages) and ud_verbs, and UCP's tag
+    matching over them (its wire-up over UD). UCX sees only devices with
+    a node under /dev/infiniband (dprdmad makes them: [control]
+    dev_nodes), and finds a UD datagram's destination GID in the GRH by
+    the packet type ConnectX reports in ibv_wc.sl (dprdma does too)."""
+    if shutil.which("ucx_perftest") is None:
+        t.fail("ucx_perftest missing (tools/setup.sh installs ucx-utils)")
+    t.check(os.path.exists("/dev/infiniband/dprdma0"),
+            "dprdmad made /dev/infiniband/dprdma0 for UCX")
+    ucp = {"UCX_NET_DEVICES": "dprdma0:1", "UCX_TLS": "rc_verbs,ud_verbs"}
+    for args, env in ((["-t", "put_bw", "-x", "rc_verbs", "-D", "zcopy", "-s", "65536",
+                        "-n", "200"], None),
+                      (["-t", "am_bw", "-x", "rc_verbs", "-D", "bcopy", "-s", "1024",
+                        "-n", "2000"], None),
+                      (["-t", "am_lat", "-x", "ud_verbs", "-n", "200"], None),
+                      (["-t", "tag_bw", "-s", "65536", "-n", "200"], ucp),
+                      (["-t", "tag_lat", "-s", "8", "-n", "200"],
+                       dict(ucp, UCX_TLS="ud_verbs"))):
+        if "-x" in args:
+            args = args + ["-d", "dprdma0:1"]
+        n = int(args[args.index("-n") + 1])
+        tb0 = t.telemetry(PB, "/dprdma/transport/stats,0")
+        srv_rc, sout, cli_rc, cout = pair_run("ucx_perftest", args, sa, sb, env=env)
+        what = "ucx_perftest %s%s" % (" ".join(args), " (%s)" % env["UCX_TLS"]
+                                      if env else "")
+        m = re.search(r"^Final:\s+(\d+)\s", cout, re.M)
+        t.check(srv_rc == 0 and cli_rc == 0 and m is not None and
+                int(m.group(1)) == n and "ERROR" not in cout + sout,
+                "%s: both exit 0, %d iterations" % (what, n))
+        tb1 = t.telemetry(PB, "/dprdma/transport/stats,0")
+        moved = {k: tb1[k] - tb0[k] for k in ("req_packets", "ud_sent", "ud_received")}
+        t.check(moved["req_packets"] + moved["ud_sent"] > 0,
+                "%s: it went through dprdmad B (%r)" % (what, moved))
 
 
 def port_counters(prefix):
@@ -739,6 +780,7 @@ def main():
         elif MODE == "dropin":
             test_dropin(sa, sb)
             test_dropin_ipv6(sa, sb)
+            test_dropin_ucx(sa, sb)
         elif MODE == "death":
             test_death(sa, sb)
         else:

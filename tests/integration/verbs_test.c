@@ -319,6 +319,84 @@ test_ud_ah_from_wc(void)
 	ibv_destroy_cq(cq);
 }
 
+/* UD over the link-local IPv6 GID (index 0) to ourselves: the GRH is
+ * the IPv6 header as it came, and the AH made from it answers back over
+ * the same GID. Then what is refused: multicast, memory windows. */
+static void
+test_ud_ipv6_and_refusals(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+		.grh = { .sgid_index = 0, .hop_limit = 64 } };
+	struct ibv_qp *ua, *ub;
+	struct ibv_ah *ah, *back = NULL;
+	union ibv_gid ll, mc = { .raw = { 0xff, 0x02, [15] = 1 } };
+	struct ibv_ah_attr from;
+	struct ibv_wc wc[2];
+	int n, got = 0;
+
+	if (cq == NULL || ibv_query_gid(ctx, 1, 0, &ll) != 0)
+		die("create_cq, query_gid 0");
+	CHECK(ll.raw[0] == 0xfe && ll.raw[1] == 0x80, "GID 0 is link-local");
+	ua = make_qp(IBV_QPT_UD, cq, NULL);
+	ub = make_qp(IBV_QPT_UD, cq, NULL);
+	ud_ready(ua, 0x1111);
+	ud_ready(ub, 0x2222);
+	aa.grh.dgid = ll;
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL, "ibv_create_ah over IPv6 (GID 0 to fe80::)");
+	if (ah == NULL)
+		return;
+	memset(buf + 8192, 0, 40 + 64);
+	memset(buf, 0x66, 64);
+	post_recv(ub, NULL, 8192, 40 + 64, 30);
+	post_send(ua, ah, ub->qp_num, 0x2222, 0, 64, 31, false);
+	n = poll_n(cq, wc, 2);
+	for (int i = 0; i < n; i++) {
+		if (wc[i].wr_id != 30)
+			continue;
+		got++;
+		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == 40 + 64 &&
+		      (wc[i].wc_flags & IBV_WC_GRH) &&
+		      (buf[8192] >> 4) == 6 && memcmp(buf + 8192 + 8, ll.raw, 16) == 0 &&
+		      memcmp(buf + 8192 + 24, ll.raw, 16) == 0 &&
+		      memcmp(buf + 8192 + 40, buf, 64) == 0,
+		      "UD over IPv6: the GRH is the IPv6 header (from and to fe80::), "
+		      "then the payload");
+		CHECK(ibv_init_ah_from_wc(ctx, 1, &wc[i], (struct ibv_grh *)(buf + 8192),
+					  &from) == 0 && from.grh.sgid_index == 0 &&
+		      memcmp(from.grh.dgid.raw, ll.raw, 16) == 0,
+		      "ibv_init_ah_from_wc: back to fe80:: from GID 0");
+		back = ibv_create_ah(pd, &from);
+	}
+	CHECK(got == 1 && back != NULL, "the datagram came, and an AH back (%d)", n);
+	if (back != NULL) {
+		post_recv(ua, NULL, 12288, 40 + 64, 32);
+		post_send(ub, back, ua->qp_num, 0x1111, 0, 16, 33, false);
+		n = poll_n(cq, wc, 2);
+		got = 0;
+		for (int i = 0; i < n; i++)
+			got += wc[i].wr_id == 32 && wc[i].status == IBV_WC_SUCCESS &&
+			       wc[i].byte_len == 40 + 16;
+		CHECK(got == 1, "the answer over IPv6");
+		ibv_destroy_ah(back);
+	}
+	aa.grh.dgid = mc;
+	errno = 0;
+	CHECK(ibv_create_ah(pd, &aa) == NULL && errno == EOPNOTSUPP,
+	      "an AH to a multicast group: EOPNOTSUPP (%d)", errno);
+	CHECK(ibv_attach_mcast(ub, &mc, 0) == EOPNOTSUPP,
+	      "ibv_attach_mcast: EOPNOTSUPP");
+	errno = 0;
+	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP &&
+	      ibv_alloc_mw(pd, IBV_MW_TYPE_2) == NULL,
+	      "memory windows: EOPNOTSUPP (%d)", errno);
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(ua);
+	ibv_destroy_qp(ub);
+	ibv_destroy_cq(cq);
+}
+
 static void
 test_srq_ex(void)
 {
@@ -378,6 +456,7 @@ main(void)
 	}
 	test_cq_ex();
 	test_ud_ah_from_wc();
+	test_ud_ipv6_and_refusals();
 	test_srq_ex();
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);

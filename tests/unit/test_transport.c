@@ -1636,7 +1636,7 @@ test_ud(void)
 		      c[0].qp_num == dpr_qp_num(ub) && c[0].src_qp == dpr_qp_num(ua),
 		      "recv CQE %u: len %u src_qp %u", sizes[i], c[0].byte_len,
 		      c[0].src_qp);
-		CHECK_EQ(c[0].wc_flags, DPR_WC_GRH | (imm ? DPR_WC_WITH_IMM : 0),
+		CHECK_EQ(c[0].wc_flags, DPR_WC_GRH | DPR_WC_NET_IPV4 | (imm ? DPR_WC_WITH_IMM : 0),
 			 "wc_flags %u", sizes[i]);
 		if (imm)
 			CHECK_EQ(rte_be_to_cpu_32(c[0].imm_data), 0x5ed00000u + i, "imm");

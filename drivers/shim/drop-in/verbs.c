@@ -138,9 +138,11 @@ ibv_get_device_list(int *num)
 		d->dev.node_type = IBV_NODE_CA;
 		d->dev.transport_type = IBV_TRANSPORT_IB;
 		snprintf(d->dev.name, sizeof(d->dev.name), "dprdma%d", i);
-		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%d", i);
+		/* no kernel uverbs device: UCX stats /dev/infiniband/<dev_name>
+		 * (dprdmad makes it, [control] dev_nodes) */
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "dprdma%d", i);
 		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
-			 "/sys/class/infiniband_verbs/uverbs%d", i);
+			 "/sys/class/infiniband_verbs/dprdma%d", i);
 		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
 			 "/sys/class/infiniband/dprdma%d", i);
 		list[i] = &d->dev;
@@ -373,10 +375,10 @@ dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 			o->imm_data = tmp[i].imm_data;
 			o->qp_num = tmp[i].qp_num;
 			o->src_qp = tmp[i].src_qp;
-			o->wc_flags = tmp[i].wc_flags;
+			o->wc_flags = tmp[i].wc_flags & ~DPR_SHM_WC_NET_MASK;
 			o->pkey_index = 0;
 			o->slid = 0;
-			o->sl = 0;
+			o->sl = dpr_shm_wc_sl(tmp[i].wc_flags);
 			o->dlid_path_bits = 0;
 		}
 		got += k;
@@ -461,10 +463,17 @@ cqx_src_qp(struct ibv_cq_ex *x)
 static unsigned int
 cqx_wc_flags(struct ibv_cq_ex *x)
 {
-	return dv_cqx(x)->cur.wc_flags;
+	return dv_cqx(x)->cur.wc_flags & ~DPR_SHM_WC_NET_MASK;
 }
 
-/* RoCE: no LIDs, SL 0 (as rxe reports them) */
+/* a UD receive's network header type, as ConnectX reports it */
+static uint8_t
+cqx_sl(struct ibv_cq_ex *x)
+{
+	return dpr_shm_wc_sl(dv_cqx(x)->cur.wc_flags);
+}
+
+/* RoCE: no LIDs (as rxe reports them) */
 static uint32_t
 cqx_slid(struct ibv_cq_ex *x __attribute__((unused)))
 {
@@ -499,7 +508,7 @@ cqx_ops(struct ibv_cq_ex *x)
 	x->read_src_qp = cqx_src_qp;
 	x->read_wc_flags = cqx_wc_flags;
 	x->read_slid = cqx_slid;
-	x->read_sl = cqx_zero8;
+	x->read_sl = cqx_sl;
 	x->read_dlid_path_bits = cqx_zero8;
 }
 

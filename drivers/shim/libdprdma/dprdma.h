@@ -59,7 +59,8 @@ struct dprdma_qp;
 struct dprdma_channel;
 struct dprdma_srq;
 
-/** A completion: the fields of ibv_wc. */
+/** A completion: the fields of ibv_wc (wc_flags may also hold
+ * DPR_SHM_WC_NET_*, the network header of a UD receive: dpr_shm_wc_sl()). */
 typedef struct dpr_shm_cqe dprdma_wc;
 
 /** The devices (ports) a daemon serves: @return how many (<= @p max),
