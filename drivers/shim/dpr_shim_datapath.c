@@ -17,7 +17,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <rte_ethdev.h>
 
 #include "shim_private.h"
 
@@ -35,6 +38,71 @@ raise_event(struct shim_client *c, enum dpr_event_type type, uint32_t handle)
 	shim.ws[c->worker].async_events++;
 	if (c->async_fd >= 0 && write(c->async_fd, &one, sizeof(one)) < 0)
 		return;         /* a full eventfd still wakes the reader */
+}
+
+struct port_event {
+	uint16_t pi;
+	unsigned int wi;                /* the worker it runs on */
+	enum dpr_event_type type;
+};
+
+/* On a worker: the event to each of its clients of the port. */
+static int
+port_event_run(void *arg)
+{
+	const struct port_event *pe = arg;
+	unsigned int wi = pe->wi;
+
+	for (unsigned int i = 0; i < shim.wn[wi]; i++) {
+		struct shim_client *c = shim.wl[wi][i];
+
+		if (c->port == pe->pi)
+			raise_event(c, pe->type, 1);    /* port number 1 */
+	}
+	return 0;
+}
+
+/*
+ * The link of each port, looked at every 100 ms from the main lcore: a
+ * change is logged and every client of the port gets IBV_EVENT_PORT_ERR
+ * or IBV_EVENT_PORT_ACTIVE (as rxe raises them when its netdev's carrier
+ * goes). memif's link follows its peer, af_packet's and tap's their
+ * interface's.
+ */
+void
+shim_link_watch(void)
+{
+	static uint64_t next_ms;
+	static int8_t last[RTE_MAX_ETHPORTS];
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (now < next_ms)
+		return;
+	next_ms = now + 100;
+	for (uint16_t pi = 0; pi < dpr_engine_n_ports(); pi++) {
+		struct dpr_port_info info;
+		struct rte_eth_link link;
+		struct port_event pe = { .pi = pi };
+		int8_t up;
+
+		if (dpr_engine_port_info(pi, &info) != 0 ||
+		    rte_eth_link_get_nowait(info.port_id, &link) != 0)
+			continue;
+		up = link.link_status == RTE_ETH_LINK_UP ? 1 : -1;
+		if (last[pi] == up)
+			continue;
+		if (last[pi] != 0) {
+			SHIM_LOG(NOTICE, "dprdma%u (%s): link %s", pi, info.name,
+				 up > 0 ? "up" : "down");
+			pe.type = up > 0 ? DPR_EVENT_PORT_ACTIVE : DPR_EVENT_PORT_ERR;
+			for (pe.wi = 0; pe.wi < dpr_engine_n_workers(); pe.wi++)
+				dpr_engine_run_on(pe.wi, port_event_run, &pe);
+		}
+		last[pi] = up;
+	}
 }
 
 /* Per port: QP number -> the client's QP, for the transport's events

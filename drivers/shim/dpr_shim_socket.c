@@ -238,6 +238,7 @@ dpr_shim_poll(int timeout_ms)
 		poll(NULL, 0, timeout_ms);
 		return;
 	}
+	shim_link_watch();
 	pf = alloca((shim.max_clients + 1) * sizeof(*pf));
 	slots = alloca((shim.max_clients + 1) * sizeof(*slots));
 	pf[0].fd = shim.lfd;

@@ -287,6 +287,9 @@ void shim_qp_attach(struct shim_qp *q);
 void shim_srq_attach(struct shim_srq *s);
 /** The verbs devices' event callback: to the client owning the QP. */
 void shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj);
+/** Look at the ports' links (main lcore, every poll): a change raises
+ * PORT_ACTIVE / PORT_ERR to the port's clients. */
+void shim_link_watch(void);
 /** The QPN -> client QP table of port @p pi, @p n entries. */
 int shim_qp_table_init(uint16_t pi, uint32_t n);
 void shim_qp_table_set(uint16_t pi, uint32_t qpn, struct shim_qp *q);

@@ -596,6 +596,36 @@ def test_dropin_ucx(sa, sb):
                 "%s: it went through dprdmad B (%r)" % (what, moved))
 
 
+def test_dropin_port_events(sa):
+    """The port's link as verbs events: unmodified ibv_asyncwatch on A
+    sees IBV_EVENT_PORT_ERR when B (its memif peer) goes away and
+    IBV_EVENT_PORT_ACTIVE when B is back; dprdmad A logs both."""
+    w = subprocess.Popen(["stdbuf", "-oL", "ibv_asyncwatch", "-d", "dprdma0"],
+                         env=dropin_env(sa), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1)
+        since = len(DAEMONS["a"].lines)
+        t.check(DAEMONS["b"].stop() == 0, "dprdmad B stops")
+        DAEMONS.pop("b")
+        t.wait_for(lambda: any("dprdma0 (net_memif0): link down" in x
+                               for x in DAEMONS["a"].lines[since:]), 10,
+                   "dprdmad A to log its link down")
+        DAEMONS["b"] = daemon(PB, "client", "10.82.0.2/24", "fd82::2/64")
+        t.wait_for(lambda: any("dprdma0 (net_memif0): link up" in x
+                               for x in DAEMONS["a"].lines[since:]), 20,
+                   "dprdmad A to log its link up again")
+        time.sleep(0.5)
+    finally:
+        w.terminate()
+        out = w.communicate(timeout=10)[0]
+    sys.stdout.write("".join("  asyncwatch| %s\n" % x for x in out.splitlines()))
+    events = re.findall(r"event_type (\w+) \((\d+)\), port (\d+)", out)
+    t.check([(e[0], e[2]) for e in events] == [("IBV_EVENT_PORT_ERR", "1"),
+                                               ("IBV_EVENT_PORT_ACTIVE", "1")],
+            "ibv_asyncwatch: PORT_ERR, then PORT_ACTIVE, on port 1 (%r)" % events)
+
+
 def port_counters(prefix):
     return t.telemetry(prefix, "/dprdma/port/stats,0")
 
@@ -781,13 +811,15 @@ def main():
             test_dropin(sa, sb)
             test_dropin_ipv6(sa, sb)
             test_dropin_ucx(sa, sb)
+            test_dropin_port_events(sa)
         elif MODE == "death":
             test_death(sa, sb)
         else:
             t.fail("unknown mode " + MODE)
     finally:
         # B (the memif client) first: DPDK 22.11's memif can crash when
-        # its peer disappears under traffic
+        # its peer disappears under traffic (B may have been restarted)
+        b = DAEMONS.get("b", b)
         rcs = [d.stop() if d else 0 for d in (b, a)]
     t.check(rcs == [0, 0], "both daemons stop cleanly (%r)" % rcs)
     t.log("PASS")

@@ -1688,7 +1688,10 @@ ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 		return -1;
 	}
 	event->event_type = (enum ibv_event_type)type;
-	if (type == IBV_EVENT_CQ_ERR)
+	if ((type >= IBV_EVENT_DEVICE_FATAL && type <= IBV_EVENT_SM_CHANGE) ||
+	    type == IBV_EVENT_CLIENT_REREGISTER || type == IBV_EVENT_GID_CHANGE)
+		event->element.port_num = (int)(uintptr_t)obj;
+	else if (type == IBV_EVENT_CQ_ERR)
 		event->element.cq = obj;
 	else if (type == IBV_EVENT_SRQ_ERR || type == IBV_EVENT_SRQ_LIMIT_REACHED)
 		event->element.srq = obj;

@@ -302,6 +302,13 @@ dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj)
 			ctx->ev_cons++;
 			*type = e.type;
 			*obj = NULL;
+			if ((e.type >= 8 && e.type <= 13) || e.type == 17 ||
+			    e.type == 18) {
+				/* DEVICE_FATAL, PORT_*, LID/PKEY/SM change,
+				 * CLIENT_REREGISTER, GID_CHANGE: of the port */
+				*obj = (void *)(uintptr_t)e.handle;
+				return 0;
+			}
 			pthread_mutex_lock(&cq_list_lock);
 			if (e.type == 0 /* CQ_ERR */) {
 				for (struct dprdma_cq *c = cq_list; c; c = c->next_in_list)

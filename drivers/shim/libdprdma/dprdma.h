@@ -82,7 +82,9 @@ int dprdma_async_fd(const struct dprdma_context *ctx);
  * Take the next asynchronous event, waiting for one unless the async fd
  * was made non-blocking. @p type: ibv_event_type (CQ_ERR on overflow,
  * QP_FATAL for the QPs that complete into it, COMM_EST, SQ_DRAINED, ...);
- * @p obj: the CQ or QP (its user pointer when one is set).
+ * @p obj: the CQ, QP or SRQ (its user pointer when one is set); for the
+ * events of a port (PORT_ACTIVE, PORT_ERR, DEVICE_FATAL, ...) the port
+ * number, cast.
  * @return 0, or an errno (EAGAIN: none waiting on a non-blocking fd).
  */
 int dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj);
