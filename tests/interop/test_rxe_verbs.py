@@ -11,6 +11,7 @@ guest as server with dprdma as client, then the reverse.
   ibv_rc_pingpong at 64 B, 1 KiB (the path MTU), 4 KiB and 64 KiB;
   ibv_ud_pingpong at 64 B and 1 KiB (the port MTU), ib_send_lat -c UD;
   ibv_uc_pingpong at 4 KiB (4 packets a message);
+  ibv_srq_pingpong at 2 KiB (16 QPs on one SRQ);
   ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw (FETCH_AND_ADD and
   CMP_AND_SWAP), ib_write_lat, ib_read_lat, ib_send_lat, ib_write_bw -q 4
   (4 KiB, 16 deep when dprdma writes).
@@ -38,7 +39,7 @@ and the global ones, with ping6 and neighbour discovery both ways first.
 To loop one case (a flaky one, or after a change to the transport):
   DPR_RXV_ONLY='ib_write_bw -q 4' DPR_RXV_REPEAT=20 meson test -C build rxe_verbs
 runs only the PERF entries (or ibv_rc_pingpong, ibv_ud_pingpong,
-ibv_uc_pingpong) whose command line holds
+ibv_uc_pingpong, ibv_srq_pingpong) whose command line holds
 the text, REPEAT times each way, and skips the loss phases;
 DPR_RXV_ONLY=ipv6 runs the IPv6 phase alone.
 
@@ -342,7 +343,8 @@ def loop_only(only, repeat):
     pingpong = only in "ibv_rc_pingpong"
     ud = only in "ibv_ud_pingpong"
     uc = only in "ibv_uc_pingpong"
-    if not cases and not pingpong and not ud and not uc:
+    srq = only in "ibv_srq_pingpong"
+    if not cases and not pingpong and not ud and not uc and not srq:
         t.fail("DPR_RXV_ONLY=%r matches no case" % only)
     for guest_is_server in (True, False):
         t1 = time.time()
@@ -355,6 +357,9 @@ def loop_only(only, repeat):
             if uc:
                 run_pingpong(4096, 20, guest_is_server, ", run %d" % (i + 1),
                              "ibv_uc_pingpong")
+            if srq:
+                run_pingpong(2048, 20, guest_is_server, ", run %d" % (i + 1),
+                             "ibv_srq_pingpong")
             for prog, extra, iters in cases:
                 run_perf(prog, extra, iters, guest_is_server, ", run %d" % (i + 1))
         t.log("%d runs of %r, guest as %s: %.0f s" % (
@@ -390,6 +395,9 @@ def main():
             for size in (64, 1024):
                 run_pingpong(size, 20, guest_is_server, prog="ibv_ud_pingpong")
             run_pingpong(4096, 20, guest_is_server, prog="ibv_uc_pingpong")
+            # its 16 QPs (the default) receiving from one SRQ, messages
+            # of 2 packets
+            run_pingpong(2048, 20, guest_is_server, prog="ibv_srq_pingpong")
             for prog, extra, iters in PERF:
                 run_perf(prog, extra, iters, guest_is_server)
         ipv6_phase()
