@@ -20,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rte_ethdev.h>
-
 #include "shim_private.h"
 
 /* An asynchronous event for a client (on its worker: one writer). */
@@ -84,14 +82,12 @@ shim_link_watch(void)
 	next_ms = now + 100;
 	for (uint16_t pi = 0; pi < dpr_engine_n_ports(); pi++) {
 		struct dpr_port_info info;
-		struct rte_eth_link link;
 		struct port_event pe = { .pi = pi };
 		int8_t up;
 
-		if (dpr_engine_port_info(pi, &info) != 0 ||
-		    rte_eth_link_get_nowait(info.port_id, &link) != 0)
+		if (dpr_engine_port_info(pi, &info) != 0)
 			continue;
-		up = link.link_status == RTE_ETH_LINK_UP ? 1 : -1;
+		up = info.link_up ? 1 : -1;
 		if (last[pi] == up)
 			continue;
 		if (last[pi] != 0) {

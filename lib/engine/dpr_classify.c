@@ -250,12 +250,6 @@ rx_ipv4(const struct dpr_port *port, struct rte_mbuf *m,
 	}
 }
 
-static inline bool
-gid_eq(const union dpr_gid *a, const uint8_t *b)
-{
-	return memcmp(a->raw, b, 16) == 0;
-}
-
 /* The link-layer address option of type @p type in an ND message's
  * options (RFC 4861 4.6.1), or NULL; -1 for an option of length 0. */
 static int
@@ -290,7 +284,7 @@ rx_nd(const struct dpr_port *port, struct rte_mbuf *m, struct rte_ether_hdr *eth
       struct rte_ipv6_hdr *ip6, uint8_t *icmp, uint32_t len,
       struct dpr_port_counters *c, struct dpr_neigh_table *nt)
 {
-	static const uint8_t unspec[16];
+	static const union dpr_gid unspec;
 	const struct rte_ether_addr *ll;
 	union dpr_gid target, src;
 
@@ -309,7 +303,7 @@ rx_nd(const struct dpr_port *port, struct rte_mbuf *m, struct rte_ether_hdr *eth
 	}
 	if (!dpr_port_owns(port, &target))
 		return drop(c, DPR_DROP_IP6_NOT_FOR_US);
-	if (gid_eq(&src, unspec) && (ll != NULL || ip6->dst_addr[0] != 0xff))
+	if (dpr_gid_eq(&src, &unspec) && (ll != NULL || ip6->dst_addr[0] != 0xff))
 		return drop(c, DPR_DROP_ICMP6_MALFORMED);
 	c->nd_solicit_rx++;
 	if (m->nb_segs != 1 || rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m) < DPR_ND_FRAME_LEN)
@@ -317,11 +311,12 @@ rx_nd(const struct dpr_port *port, struct rte_mbuf *m, struct rte_ether_hdr *eth
 	/* RFC 4861 7.2.3: whoever asks learns us, and we them */
 	if (ll != NULL && nt != NULL)
 		dpr_neigh_learn(nt, &src, ll);
-	if (gid_eq(&src, unspec)) {
+	if (dpr_gid_eq(&src, &unspec)) {
 		/* someone testing our address for duplicates: tell all nodes */
-		union dpr_gid all = { .w = { RTE_BE32(0xff020000), 0, 0, RTE_BE32(1) } };
+		union dpr_gid all;
 		struct rte_ether_addr mc;
 
+		dpr_ipv6_all_nodes(&all);
 		dpr_ipv6_mcast_mac(&all, &mc);
 		dpr_wire_nd(eth, &port->mac, &target, &mc, &all, &target,
 			    DPR_ND_NA_OVERRIDE);
@@ -404,7 +399,7 @@ rx_ipv6(const struct dpr_port *port, struct rte_mbuf *m,
 	struct dpr_neigh_table *nt)
 {
 	struct rte_ipv6_hdr *ip6;
-	union dpr_gid dst, group;
+	union dpr_gid dst, group, all;
 	uint32_t plen;
 	bool to_us;
 
@@ -421,14 +416,13 @@ rx_ipv6(const struct dpr_port *port, struct rte_mbuf *m,
 		bool group_of_ours = false;
 
 		dpr_ipv6_solicited_node(&port->ip6_ll, &group);
-		group_of_ours = memcmp(&group, &dst, 16) == 0;
+		group_of_ours = dpr_gid_eq(&group, &dst);
 		if (port->has_ip6) {
 			dpr_ipv6_solicited_node(&port->ip6, &group);
-			group_of_ours |= memcmp(&group, &dst, 16) == 0;
+			group_of_ours |= dpr_gid_eq(&group, &dst);
 		}
-		/* ff02::1 */
-		group_of_ours |= dst.w[0] == RTE_BE32(0xff020000) && dst.w[1] == 0 &&
-			dst.w[2] == 0 && dst.w[3] == RTE_BE32(1);
+		dpr_ipv6_all_nodes(&all);
+		group_of_ours |= dpr_gid_eq(&all, &dst);
 		if (!group_of_ours || ip6->proto != IPPROTO_ICMPV6)
 			return drop(c, DPR_DROP_IP6_NOT_FOR_US);
 	}

@@ -532,8 +532,10 @@ dpr_engine_port_info(uint16_t pi, struct dpr_port_info *out)
 	if (rte_eth_link_get_nowait(p->port_id, &link) == 0) {
 		out->speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ?
 			0 : link.link_speed;
-		/* virtual devices report no link state worth trusting:
-		 * a started port is up */
+		/* virtual devices report no link state worth trusting for
+		 * the port's state: a started port is up; the link itself
+		 * is the shim's port events' (memif's follows its peer) */
+		out->link_up = link.link_status == RTE_ETH_LINK_UP;
 	}
 	return 0;
 }

@@ -167,6 +167,7 @@ struct dpr_port_info {
 	uint8_t ip6_ll[16];           /**< link-local IPv6 (from the MAC) */
 	uint8_t ip6[16];              /**< configured IPv6, zero = none */
 	uint16_t mtu;                 /**< Ethernet MTU */
+	bool link_up;                 /**< the device's link status */
 	bool up;
 	uint32_t speed_mbps;
 };

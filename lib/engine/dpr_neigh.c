@@ -4,8 +4,8 @@
 
 /*
  * Neighbours: the MACs of RoCE peers, learnt from ARP (RFC 826) and
- * neighbour discovery (RFC 4861) and asked for when a QP needs one. Each worker keeps its own table per port,
- * so the data path shares nothing.
+ * neighbour discovery (RFC 4861) and asked for when a QP needs one. Each
+ * worker keeps its own table per port, so the data path shares nothing.
  */
 
 #include <string.h>
@@ -13,13 +13,6 @@
 #include <rte_arp.h>
 
 #include "engine_private.h"
-
-static inline bool
-gid_eq(const union dpr_gid *a, const union dpr_gid *b)
-{
-	return ((a->w[3] ^ b->w[3]) | (a->w[2] ^ b->w[2]) |
-		(a->w[1] ^ b->w[1]) | (a->w[0] ^ b->w[0])) == 0;
-}
 
 struct dpr_neigh *
 dpr_neigh_get(struct dpr_neigh_table *nt, const union dpr_gid *ip, bool create)
@@ -29,9 +22,9 @@ dpr_neigh_get(struct dpr_neigh_table *nt, const union dpr_gid *ip, bool create)
 	unsigned int i;
 
 	for (i = 0; i < DPR_NEIGH_MAX; i++) {
-		if (gid_eq(&nt->e[i].ip, ip))
+		if (dpr_gid_eq(&nt->e[i].ip, ip))
 			return &nt->e[i];
-		if (free_e == NULL && gid_eq(&nt->e[i].ip, &zero))
+		if (free_e == NULL && dpr_gid_eq(&nt->e[i].ip, &zero))
 			free_e = &nt->e[i];
 	}
 	if (!create)
@@ -60,7 +53,8 @@ dpr_port_owns(const struct dpr_port *port, const union dpr_gid *ip)
 {
 	if (dpr_gid_is_ipv4(ip))
 		return port->ip != 0 && dpr_gid_to_ipv4(ip) == port->ip;
-	return gid_eq(ip, &port->ip6_ll) || (port->has_ip6 && gid_eq(ip, &port->ip6));
+	return dpr_gid_eq(ip, &port->ip6_ll) ||
+		(port->has_ip6 && dpr_gid_eq(ip, &port->ip6));
 }
 
 struct rte_mbuf *

@@ -59,10 +59,7 @@ join_groups(const struct dpr_port *p)
 		if (!rte_is_same_ether_addr(&mc[n], &mc[0]))
 			n++;
 	}
-	memset(&g, 0, sizeof(g));
-	g.raw[0] = 0xff;
-	g.raw[1] = 0x02;
-	g.raw[15] = 1;                  /* ff02::1, all nodes */
+	dpr_ipv6_all_nodes(&g);
 	dpr_ipv6_mcast_mac(&g, &mc[n++]);
 	if (rte_eth_dev_set_mc_addr_list(p->port_id, mc, n) != 0)
 		rte_eth_allmulticast_enable(p->port_id);

@@ -110,7 +110,7 @@ own_gid(const struct dpr_transport_conf *c, const union dpr_gid *g)
 	for (i = 0; i < c->n_gids; i++) {
 		const union dpr_gid *o = dpr_conf_gid(c, i);
 
-		if (o != NULL && memcmp(o, g, sizeof(*g)) == 0)
+		if (o != NULL && dpr_gid_eq(o, g))
 			return true;
 	}
 	return false;

@@ -455,6 +455,24 @@ dpr_wire_arp(void *buf, const struct rte_ether_addr *sha, rte_be32_t sip,
 #define DPR_ND_NA_SOLICITED    0x40
 #define DPR_ND_NA_OVERRIDE     0x20
 
+/** @p a and @p b are the same GID. */
+static inline bool
+dpr_gid_eq(const union dpr_gid *a, const union dpr_gid *b)
+{
+	return ((a->w[3] ^ b->w[3]) | (a->w[2] ^ b->w[2]) |
+		(a->w[1] ^ b->w[1]) | (a->w[0] ^ b->w[0])) == 0;
+}
+
+/** ff02::1, all nodes on the link (RFC 4291 2.7.1). */
+static inline void
+dpr_ipv6_all_nodes(union dpr_gid *g)
+{
+	g->w[0] = RTE_BE32(0xff020000);
+	g->w[1] = 0;
+	g->w[2] = 0;
+	g->w[3] = RTE_BE32(1);
+}
+
 /** ff02::1:ffXX:XXXX, the solicited-node group of @p ip (RFC 4291 2.7.1). */
 static inline void
 dpr_ipv6_solicited_node(const union dpr_gid *ip, union dpr_gid *group)
