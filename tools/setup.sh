@@ -23,14 +23,14 @@ packages=(
 	# build
 	gcc clang meson ninja-build pkg-config
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libbsd-dev libisal-dev libpcap-dev
-	python3-pyelftools libibverbs-dev
+	python3-pyelftools libibverbs-dev librdmacm-dev
 	# tests: namespaces, kernel ping/arping, decoding and crafting frames,
 	# checking the documents
 	iproute2 procps iputils-ping iputils-arping tshark python3-scapy
 	valgrind gdb python3-docutils
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs
-	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest
+	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf
 	# UCX's own tests (ucx_perftest) through the drop-in
 	ucx-utils
 	# benchmarks: kernel TCP baselines and plots

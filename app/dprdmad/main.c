@@ -31,6 +31,7 @@
 #include "dpr_engine.h"
 #include "dpr_capture.h"
 #include "dpr_client.h"
+#include "dpr_cm.h"
 #include "dpr_faults.h"
 #include "dpr_shim.h"
 
@@ -190,6 +191,7 @@ main(int argc, char **argv)
 	dpr_engine_config_register();
 	dpr_faults_config_register();
 	dpr_shim_config_register();
+	dpr_cm_config_register();
 	dpr_config_defaults(&conf);
 	opterr = 0;
 	while ((opt = getopt_long(app_argc, app_argv, ":f:hv", long_opts,
@@ -320,6 +322,9 @@ main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* a client that went away is seen on its socket (EPIPE), never as a
+	 * signal that kills the daemon */
+	signal(SIGPIPE, SIG_IGN);
 
 	{
 		/* the fault-injecting adapter wraps ports whose faults are on */
@@ -331,6 +336,7 @@ main(int argc, char **argv)
 			.pollers = {
 				{ dpr_shim_worker_poll, NULL },
 				{ dpr_client_worker_poll, NULL },
+				{ dpr_cm_worker_poll, NULL },
 			},
 		};
 
@@ -339,6 +345,7 @@ main(int argc, char **argv)
 		dpr_shim_register_telemetry();
 		dpr_capture_register_telemetry();
 		dpr_client_register_telemetry();
+		dpr_cm_register_telemetry();
 		ret = dpr_engine_start(&conf, &hooks, err, sizeof(err));
 	}
 	if (ret != 0) {
@@ -353,6 +360,14 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return ret == -EADDRINUSE ? EXIT_CONFIG : 1;
 	}
+	ret = dpr_cm_start(&conf, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "dprdmad: error: %s\n", err);
+		dpr_shim_stop();
+		dpr_engine_stop();
+		rte_eal_cleanup();
+		return 1;
+	}
 	dpr_engine_print_setup(stdout);
 	printf("dprdmad: verbs clients connect to %s (" DPR_SOCKET_ENV ")\n",
 	       dpr_shim_conf(&conf)->socket);
@@ -366,6 +381,7 @@ main(int argc, char **argv)
 
 		/* the main lcore serves the client socket between ticks */
 		dpr_shim_poll(50);
+		dpr_cm_poll();
 		now = time(NULL);
 		if (dpr_engine_conf(&conf)->stats_interval != 0 &&
 		    now - last_stats >=
@@ -380,6 +396,7 @@ main(int argc, char **argv)
 	       quit_signal == SIGTERM ? "SIGTERM" : "duration reached");
 	dpr_capture_stop_all();
 	dpr_shim_stop();
+	dpr_cm_stop();
 	dpr_client_stop();
 	dpr_engine_stop();
 	dpr_engine_print_summary(stdout);

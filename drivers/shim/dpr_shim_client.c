@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include "dpr_cm.h"
 #include "shim_private.h"
 
 uint32_t
@@ -261,6 +262,7 @@ shim_client_close(unsigned int slot, const char *why)
 	SHIM_LOG(INFO, "client %u (pid %d) %s: %u QPs, %u MRs, %u CQs, %u PDs "
 		 "released", c->id, (int)c->pid, why, c->n_qp, c->n_mr, c->n_cq,
 		 c->n_pd);
+	dpr_cm_owner_gone(c);
 	client_cleanup(c);
 	close(c->fd);
 	free(c);

@@ -447,8 +447,7 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	scq = shim_obj_get(c, m->create_qp.send_cq, OBJ_CQ);
 	rcq = shim_obj_get(c, m->create_qp.recv_cq, OBJ_CQ);
 	if (pd == NULL || scq == NULL || rcq == NULL ||
-	    cap.max_send_wr == 0 || cap.max_send_wr > DPR_SHM_MAX_WR ||
-	    cap.max_recv_wr > DPR_SHM_MAX_WR ||
+	    cap.max_send_wr > DPR_SHM_MAX_WR || cap.max_recv_wr > DPR_SHM_MAX_WR ||
 	    cap.max_send_sge > DPR_SHM_MAX_SEND_SGE ||
 	    cap.max_recv_sge > DPR_SHM_MAX_RECV_SGE ||
 	    cap.max_inline_data > DPR_SHM_MAX_INLINE)
@@ -464,7 +463,9 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	q->rcq = rcq;
 	q->pd_handle = m->create_qp.pd;
 	q->slot = slot;
-	q->sq_size = rte_align32pow2(cap.max_send_wr);
+	/* a QP that only receives (qperf's server) asks for no send WQE;
+	 * as rxe, it gets a send queue of one */
+	q->sq_size = rte_align32pow2(RTE_MAX(cap.max_send_wr, 1u));
 	q->rq_size = rte_align32pow2(RTE_MAX(cap.max_recv_wr, 1u));
 	cap.max_send_wr = q->sq_size;
 	cap.max_recv_wr = cap.max_recv_wr ? q->rq_size : 0;

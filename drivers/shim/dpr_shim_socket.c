@@ -11,6 +11,7 @@
  */
 
 #include <alloca.h>
+#include <limits.h>
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
@@ -23,6 +24,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 
+#include "dpr_cm.h"
 #include "shim_private.h"
 
 RTE_LOG_REGISTER(shim_logtype, dprdma.drv.shim, INFO);
@@ -43,6 +45,14 @@ struct shim_op {
 };
 
 static const struct shim_op shim_ops[DPR_SHM_OP_MAX];
+
+/* RDMA CM requests: drivers/cm answers them for this client */
+static int
+shim_req_cm(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
+	    int *out_fd __rte_unused)
+{
+	return dpr_cm_request(c, m, in_fd);
+}
 
 static int
 send_msg(int fd, const struct dpr_shm_msg *m, int pass_fd)
@@ -243,6 +253,16 @@ dpr_shim_poll(int timeout_ms)
 	slots = alloca((shim.max_clients + 1) * sizeof(*slots));
 	pf[0].fd = shim.lfd;
 	pf[0].events = POLLIN;
+	/* MADs for the CM wake the loop; its timers shorten the wait */
+	if (dpr_cm_wake_fd() >= 0) {
+		int t = dpr_cm_next_timeout_ms();
+
+		pf[n].fd = dpr_cm_wake_fd();
+		pf[n].events = POLLIN;
+		slots[n++] = UINT_MAX;
+		if (t >= 0 && t < timeout_ms)
+			timeout_ms = t;
+	}
 	for (i = 0; i < shim.max_clients; i++)
 		if (shim.clients[i] != NULL) {
 			pf[n].fd = shim.clients[i]->fd;
@@ -252,6 +272,8 @@ dpr_shim_poll(int timeout_ms)
 	if (poll(pf, n, timeout_ms) <= 0)
 		return;
 	for (i = 1; i < n; i++) {
+		if (slots[i] == UINT_MAX)
+			continue;       /* the CM's: dpr_cm_poll() reads it */
 		if (pf[i].revents & POLLIN) {
 			/* a few requests each, so that no client starves others */
 			for (int k = 0; k < 16 && shim.clients[slots[i]] != NULL; k++)
@@ -378,4 +400,6 @@ static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
 	[DPR_SHM_MODIFY_SRQ] = { .req = shim_req_modify_srq },
 	[DPR_SHM_QUERY_SRQ] = { .req = shim_req_query_srq },
 	[DPR_SHM_DESTROY_SRQ] = { .destroy = shim_destroy_srq },
+	[DPR_SHM_CM_CREATE_CHANNEL ... DPR_SHM_CM_DISCONNECT] = {
+		.req = shim_req_cm, .before_open = true },
 };

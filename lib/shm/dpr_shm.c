@@ -34,6 +34,20 @@ dpr_shm_op_name(unsigned int op)
 		[DPR_SHM_QUERY_SRQ] = "query_srq",
 		[DPR_SHM_DESTROY_SRQ] = "destroy_srq",
 		[DPR_SHM_LIST_DEVICES] = "list_devices",
+		[DPR_SHM_CM_CREATE_CHANNEL] = "cm_create_event_channel",
+		[DPR_SHM_CM_DESTROY_CHANNEL] = "cm_destroy_event_channel",
+		[DPR_SHM_CM_CREATE_ID] = "cm_create_id",
+		[DPR_SHM_CM_DESTROY_ID] = "cm_destroy_id",
+		[DPR_SHM_CM_MIGRATE_ID] = "cm_migrate_id",
+		[DPR_SHM_CM_BIND] = "cm_bind_addr",
+		[DPR_SHM_CM_RESOLVE_ADDR] = "cm_resolve_addr",
+		[DPR_SHM_CM_RESOLVE_ROUTE] = "cm_resolve_route",
+		[DPR_SHM_CM_LISTEN] = "cm_listen",
+		[DPR_SHM_CM_CONNECT] = "cm_connect",
+		[DPR_SHM_CM_ACCEPT] = "cm_accept",
+		[DPR_SHM_CM_REJECT] = "cm_reject",
+		[DPR_SHM_CM_ESTABLISH] = "cm_establish",
+		[DPR_SHM_CM_DISCONNECT] = "cm_disconnect",
 	};
 
 	return op < DPR_SHM_OP_MAX && names[op] != NULL ? names[op] : "unknown";

@@ -41,8 +41,9 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 4            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
-                                          4: IPv6 GIDs (4 in the port's table) */
+#define DPR_SHM_VERSION 5            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+                                          4: IPv6 GIDs (4 in the port's table);
+                                          5: RDMA CM */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -221,6 +222,23 @@ enum dpr_shm_op {
 	DPR_SHM_MODIFY_SRQ,
 	DPR_SHM_QUERY_SRQ,
 	DPR_SHM_DESTROY_SRQ,
+	/* RDMA CM (drivers/cm; the drop-in librdmacm): allowed before OPEN,
+	 * each on a connection of its own; its IDs and channels die with it */
+	DPR_SHM_CM_CREATE_CHANNEL, /**< fd: the daemon's end of a SOCK_SEQPACKET
+	                                pair; events (dpr_shm_cm_event) come there */
+	DPR_SHM_CM_DESTROY_CHANNEL,
+	DPR_SHM_CM_CREATE_ID,    /**< cm: channel, ps, qp_type; answer cm.id */
+	DPR_SHM_CM_DESTROY_ID,
+	DPR_SHM_CM_MIGRATE_ID,   /**< cm: id, channel */
+	DPR_SHM_CM_BIND,         /**< cm: id, src; answer cm_resp */
+	DPR_SHM_CM_RESOLVE_ADDR, /**< cm: id, src (family 0: none), dst */
+	DPR_SHM_CM_RESOLVE_ROUTE,
+	DPR_SHM_CM_LISTEN,       /**< cm: id, backlog */
+	DPR_SHM_CM_CONNECT,      /**< cm_conn: REQ */
+	DPR_SHM_CM_ACCEPT,       /**< cm_conn: REP */
+	DPR_SHM_CM_REJECT,       /**< cm_conn: REJ (its private data) */
+	DPR_SHM_CM_ESTABLISH,    /**< cm_conn: RTU (after the REP, QP in RTS) */
+	DPR_SHM_CM_DISCONNECT,   /**< cm_conn: DREQ */
 	DPR_SHM_OP_MAX
 };
 
@@ -271,6 +289,60 @@ struct dpr_shm_qp_attr {
 struct dpr_shm_qp_caps {
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
 	uint32_t max_inline_data;
+};
+
+/** A socket address of RDMA CM: IPv4 ones IPv4-mapped. */
+struct dpr_shm_cm_addr {
+	uint16_t family;                /**< AF_INET, AF_INET6; 0: none */
+	uint16_t port;                  /**< network order */
+	uint32_t scope_id;
+	uint8_t addr[16];
+};
+
+/** What a connection's REQ, REP or event carries (rdma_conn_param and
+ * the QP attributes it implies). */
+struct dpr_shm_cm_conn {
+	uint32_t qpn, psn, qkey;
+	uint8_t qp_type;                /**< ibv_qp_type */
+	uint8_t resp_res, init_depth, flow_ctrl;
+	uint8_t retry_cnt, rnr_retry, srq;
+	uint8_t mtu;                    /**< ibv_mtu of the path */
+	uint8_t ack_timeout;            /**< the QP's local ACK timeout */
+	uint8_t pad[3];
+	uint32_t pdata_len;
+	uint8_t pdata[196];
+};
+
+/** RDMA CM events, as enum rdma_cm_event_type numbers them. */
+enum dpr_shm_cm_ev {
+	DPR_SHM_CM_EV_ADDR_RESOLVED = 0,
+	DPR_SHM_CM_EV_ADDR_ERROR = 1,
+	DPR_SHM_CM_EV_ROUTE_RESOLVED = 2,
+	DPR_SHM_CM_EV_ROUTE_ERROR = 3,
+	DPR_SHM_CM_EV_CONNECT_REQUEST = 4,
+	DPR_SHM_CM_EV_CONNECT_RESPONSE = 5,
+	DPR_SHM_CM_EV_CONNECT_ERROR = 6,
+	DPR_SHM_CM_EV_UNREACHABLE = 7,
+	DPR_SHM_CM_EV_REJECTED = 8,
+	DPR_SHM_CM_EV_ESTABLISHED = 9,
+	DPR_SHM_CM_EV_DISCONNECTED = 10,
+	DPR_SHM_CM_EV_DEVICE_REMOVAL = 11,
+	DPR_SHM_CM_EV_TIMEWAIT_EXIT = 15,
+};
+
+/** One RDMA CM event, one datagram on the channel's socket. */
+struct dpr_shm_cm_event {
+	uint32_t magic;
+	uint32_t event;                 /**< enum dpr_shm_cm_ev */
+	int32_t status;                 /**< -errno, or the REJ reason */
+	uint32_t id;                    /**< CONNECT_REQUEST: the new ID */
+	uint32_t listen_id;             /**< CONNECT_REQUEST: the listener */
+	uint32_t port;                  /**< device index */
+	uint32_t sgid_index;
+	uint32_t pad;
+	struct dpr_shm_cm_addr src, dst;
+	struct dpr_shm_gid sgid, dgid;
+	struct dpr_shm_cm_conn conn;
 };
 
 struct dpr_shm_msg {
@@ -356,6 +428,21 @@ struct dpr_shm_msg {
 			uint32_t pad;
 			uint64_t guid[8];       /**< node GUID of each (network order) */
 		} list_resp;
+		struct {
+			uint32_t id, channel, ps, qp_type, backlog, timeout_ms;
+			struct dpr_shm_cm_addr src, dst;
+		} cm;
+		struct {
+			uint32_t id;
+			uint32_t port;          /**< device index; UINT32_MAX: none yet */
+			uint32_t sgid_index, mtu;
+			struct dpr_shm_cm_addr src, dst;
+			struct dpr_shm_gid sgid, dgid;
+		} cm_resp;
+		struct {
+			uint32_t id;
+			struct dpr_shm_cm_conn conn;
+		} cm_conn;
 		uint8_t raw[240];
 	};
 };

@@ -176,7 +176,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	    ia->max_recv_wr > lim->max_qp_wr ||
 	    ia->max_send_sge > lim->max_sge ||
 	    ia->max_recv_sge > RTE_MIN(lim->max_sge, (uint32_t)DPR_RECV_WR_MAX_SGE) ||
-	    ia->max_inline_data > lim->max_inline) {
+	    ia->max_inline_data > lim->max_inline ||
+	    (ia->gsi && ia->qp_type != DPR_QPT_UD)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -199,7 +200,8 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	qp->rq.sge = calloc((size_t)rq_size * qp->rq.max_sge, sizeof(*qp->rq.sge));
 	if (qp->sq.wqe == NULL || qp->sq.sge == NULL || qp->sq.inline_buf == NULL ||
 	    qp->rq.wqe == NULL || qp->rq.sge == NULL ||
-	    dpr_qpn_alloc(tp->ctx, qp, &qp->qpn) != 0) {
+	    (qp->qpn = ia->gsi ? DPR_QPN_GSI : 0,
+	     dpr_qpn_alloc(tp->ctx, qp, &qp->qpn) != 0)) {
 		free(qp->sq.wqe);
 		free(qp->sq.sge);
 		free(qp->sq.inline_buf);

@@ -169,6 +169,8 @@ struct dpr_qp_init_attr {
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 	bool sq_sig_all;
+	/** UD only: be QP1 of the transport's device (the CM's GSI QP) */
+	bool gsi;
 };
 
 /* Counters of one QP (what `rdma statistic show` gives per QP); each is

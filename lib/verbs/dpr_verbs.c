@@ -45,6 +45,7 @@ struct dpr_verbs_ctx {
 	uint32_t mr_idx_bits;       /**< low key bits holding the index */
 	struct slot_fifo mr_free;
 	void **qps;                 /**< by qpn - QPN_BASE */
+	void *gsi;                  /**< QP1, when the CM made it */
 	struct slot_fifo qp_free;
 	uint64_t mr_gen;            /**< MRs deregistered so far */
 	uint64_t key_seed;          /**< 0: keys from arc4random() */
@@ -407,6 +408,12 @@ dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn)
 {
 	uint32_t slot;
 
+	if (*qpn == DPR_QPN_GSI) {
+		if (ctx->gsi != NULL)
+			return -EBUSY;
+		ctx->gsi = obj;
+		return 0;
+	}
 	if (!fifo_get(&ctx->qp_free, &slot))
 		return -ENOMEM;
 	ctx->qps[slot] = obj;
@@ -420,6 +427,10 @@ dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 {
 	uint32_t slot = qpn - QPN_BASE;
 
+	if (qpn == DPR_QPN_GSI) {
+		ctx->gsi = NULL;
+		return;
+	}
 	if (qpn < QPN_BASE || slot >= ctx->lim.max_qp || ctx->qps[slot] == NULL)
 		return;
 	ctx->qps[slot] = NULL;
@@ -432,7 +443,7 @@ dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 {
 	uint32_t slot = qpn - QPN_BASE;
 
-	if (qpn < QPN_BASE || slot >= ctx->lim.max_qp)
-		return NULL;
+	if (__builtin_expect(qpn < QPN_BASE || slot >= ctx->lim.max_qp, 0))
+		return qpn == DPR_QPN_GSI ? ctx->gsi : NULL;
 	return ctx->qps[slot];
 }

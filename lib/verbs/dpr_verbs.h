@@ -457,7 +457,12 @@ dpr_cq_count(const struct dpr_cq *cq)
 	return cq->head - cq->tail;
 }
 
-/** Reserve a QP number (24 bits, never 0 or 1) for @p obj. */
+/** QP1, the General Services Interface (IBA 13.5.1): its Q_Key. */
+#define DPR_QPN_GSI 1u
+#define DPR_GSI_QKEY 0x80010000u
+
+/** Reserve a QP number (24 bits, never 0 or 1) for @p obj; with *@p qpn
+ * DPR_QPN_GSI on entry, QP1 itself (-EBUSY: it has one). */
 int dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn);
 void dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn);
 /** The object a QP number was reserved for, or NULL; O(1). */

@@ -35,7 +35,14 @@ remote write only (READ) -> remote access error NAK (0x62), nothing
 written anywhere; a WRITE whose MR is deregistered after its FIRST packet
 landed -> the MIDDLE packet is NAKed (0x62) and places nothing; a frame
 to a QP in RESET is dropped (rx_qp_state); a good WRITE lands exactly
-where asked; 32 keys in a row are not predictable from each other."""
+where asked; 32 keys in a row are not predictable from each other.
+
+Last, MADs to QP1 (dprdmad's CM): cut short, of another base version,
+class or class version, method, an unknown attribute, a REP and a DREQ
+for no connection -> dropped without an answer, each counted by reason
+in /dprdma/cm/stats; a Q_Key not the GSI's -> dropped by QP1 (bad_qkey);
+a REQ to a port nobody listens on -> a REJ on the wire, reason 8 (invalid
+service ID), with the requester's comm ID and transaction ID."""
 
 import ctypes
 import json
@@ -339,6 +346,85 @@ def keys_from_the_wire(peer, sock):
             tgt.wait()
 
 
+def mad(attr, data=b"", base=1, cls=7, ver=2, method=3, tid=0x4242):
+    """A CM MAD: its 24-byte header, then @data padded to 232 bytes."""
+    hdr = struct.pack("!BBBBHHQHHI", base, cls, ver, method, 0, 0, tid,
+                      attr, 0, 0)
+    return hdr + data.ljust(232, b"\0")
+
+
+def hostile_mads(peer):
+    """MADs to QP1 that dprdmad's CM must drop and count (no answer, the
+    drop counted by reason), and a REQ to a port nobody listens on, which
+    it must reject on the wire (REJ, reason 8)."""
+    def ud(payload, qkey=0x80010000):
+        deth = struct.pack("!II", qkey, 1)
+        return peer.frame(0, 0x64, 0, deth, payload, dqpn=1)
+
+    def cm_stats():
+        return t.telemetry(PREFIX, "/dprdma/cm/stats")
+
+    def gid(ip):
+        return b"\0" * 10 + b"\xff\xff" + bytes(int(x) for x in ip.split("."))
+
+    cases = [
+        ("a MAD cut to 100 bytes", ud(mad(0x10)[:100]), "mad_short"),
+        ("base version 2", ud(mad(0x10, base=2)), "mad_base_version"),
+        ("class 4 (performance), not CM", ud(mad(0x10, cls=4)), "mad_class"),
+        ("CM class version 1", ud(mad(0x10, ver=1)), "mad_class_version"),
+        ("method Get", ud(mad(0x10, method=1)), "mad_method"),
+        ("an unknown attribute 0x99", ud(mad(0x99)), "mad_attr"),
+        ("a REP for no REQ", ud(mad(0x13, struct.pack("!II", 0x1234, 0x9999))),
+         "mad_unknown_id"),
+        ("a DREQ for no connection", ud(mad(0x15, struct.pack("!II", 0x1234, 0x7777))),
+         "mad_unknown_id"),
+    ]
+    for what, frame, counter in cases:
+        before = cm_stats()
+        got = [r for r in peer.send([frame]) if r[1] == 1]
+        after = cm_stats()
+        t.check(not got and after[counter] == before[counter] + 1 and
+                after["mads_tx"] == before["mads_tx"],
+                "hostile MAD, %s: dropped silently, counted in %s" % (what, counter))
+    tr0 = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
+    before = cm_stats()
+    got = [r for r in peer.send([ud(mad(0x10), qkey=0x1234)]) if r[1] == 1]
+    tr1 = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
+    t.check(not got and tr1["bad_qkey"] == tr0["bad_qkey"] + 1 and
+            cm_stats()["mads_rx"] == before["mads_rx"],
+            "a MAD with a Q_Key not the GSI's: dropped by QP1 (bad_qkey)")
+    # a REQ to port 7999, where nobody listens
+    req = bytearray(140)
+    struct.pack_into("!I", req, 0, 0xabcd0001)          # local comm ID
+    struct.pack_into("!Q", req, 8, 0x01060000 | 7999)   # RDMA_PS_TCP:7999
+    struct.pack_into("!I", req, 32, 0x000100 << 8 | 1)  # QPN 0x100, resp res 1
+    struct.pack_into("!I", req, 44, 0x123456 << 8 | 0xa7)
+    req[50] = 0x37
+    req[56:72], req[72:88] = gid(IP_B), gid(IP_A)
+    cma = bytearray(36)
+    cma[1] = 0x40
+    struct.pack_into("!H", cma, 2, 40000)
+    cma[16:20] = bytes(int(x) for x in IP_B.split("."))
+    cma[32:36] = bytes(int(x) for x in IP_A.split("."))
+    before = cm_stats()
+    mark = len(peer.got)
+    peer.send([ud(mad(0x10, bytes(req) + bytes(cma), tid=0x77))], wait=1.0)
+    rej = [r for r in peer.got[mark:] if r[1] == 1]
+    after = cm_stats()
+    # payload of a UD frame from the peer's view: after BTH(12) the DETH
+    # (8) sits where _rx takes the AETH, so the MAD starts 4 bytes in
+    ok = False
+    for r in rej:
+        m = r[5][4:]
+        if len(m) >= 36 and m[16:18] == b"\x00\x12":
+            d = m[24:]
+            ok = (d[4:8] == b"\xab\xcd\x00\x01" and d[10:12] == b"\x00\x08" and
+                  int.from_bytes(m[8:16], "big") == 0x77)
+    t.check(ok and after["req_no_listener"] == before["req_no_listener"] + 1,
+            "a REQ to a port nobody listens on: REJ on the wire, reason 8, "
+            "our comm ID and transaction ID echoed (%d frames)" % len(rej))
+
+
 def main():
     t.require_root_and_netns()
     try:
@@ -459,6 +545,7 @@ def main():
                 cmd("/dprdma/client/checksum,72,%d" % (MR - 72))["crc32"] ==
                 tail, "and nowhere else")
         keys_from_the_wire(peer, d.socket)
+        hostile_mads(peer)
         peer.close()
         p = nb.sh("ping -c 2 -i 0.2 -W 2 %s" % IP_A, check_rc=False)
         t.check(p.returncode == 0, "the daemon still answers ping")

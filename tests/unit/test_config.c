@@ -12,6 +12,7 @@
 #include "dpr_engine.h"
 #include "dpr_faults.h"
 #include "dpr_shim.h"
+#include "dpr_cm.h"
 #include "dpr_test.h"
 
 static char tmp_path[64];
@@ -321,6 +322,7 @@ config_setup(void)
 	dpr_engine_config_register();
 	dpr_faults_config_register();
 	dpr_shim_config_register();
+	dpr_cm_config_register();
 	return 0;
 }
 

@@ -232,6 +232,18 @@ dprdma_list_devices(uint64_t *guids, int max)
 	return (int)i;
 }
 
+int
+dprdma_connect(void)
+{
+	return connect_daemon(NULL);
+}
+
+int
+dprdma_call(int fd, uint32_t *seq, struct dpr_shm_msg *m, int send_fd)
+{
+	return call_fd(fd, seq, m, send_fd, NULL);
+}
+
 struct dprdma_context *
 dprdma_open(unsigned int index)
 {

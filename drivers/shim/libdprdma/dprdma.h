@@ -63,6 +63,13 @@ struct dprdma_srq;
  * DPR_SHM_WC_NET_*, the network header of a UD receive: dpr_shm_wc_sl()). */
 typedef struct dpr_shm_cqe dprdma_wc;
 
+/** A connection of its own to the daemon (RDMA CM: the drop-in
+ * librdmacm): a file descriptor, or -1 with errno. */
+int dprdma_connect(void);
+/** One request on such a connection, its answer in @p m (@p send_fd: a
+ * descriptor sent along, -1 none). @return 0 or -errno. */
+int dprdma_call(int fd, uint32_t *seq, struct dpr_shm_msg *m, int send_fd);
+
 /** The devices (ports) a daemon serves: @return how many (<= @p max),
  * or a negative errno (ECONNREFUSED/ENOENT: no daemon at that socket). */
 int dprdma_list_devices(uint64_t *guids, int max);

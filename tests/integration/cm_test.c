@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * dprdma-cm-test: an RDMA CM program for the cases rping and ucmatose do
+ * not make: a listener that rejects (with private data), private data
+ * both ways on REQ and REP, a disconnect from the passive side, the
+ * events a connection to nowhere gets. An ordinary librdmacm program:
+ * the tests run it through the drop-in librdmacm.
+ *
+ *   dprdma-cm-test listen PORT accept|reject|accept-disconnect|hold
+ *   dprdma-cm-test connect ADDR PORT [wait-disconnect]
+ *
+ * It prints one line per event ("event NAME status N [data TEXT]") and
+ * exits 0 when the run went as its mode says.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netdb.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+
+static struct rdma_event_channel *ch;
+
+static struct rdma_cm_event *
+next_event(void)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev) != 0) {
+		perror("rdma_get_cm_event");
+		exit(1);
+	}
+	printf("event %s status %d", rdma_event_str(ev->event), ev->status);
+	if ((ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
+	     ev->event == RDMA_CM_EVENT_ESTABLISHED ||
+	     ev->event == RDMA_CM_EVENT_REJECTED) &&
+	    ev->param.conn.private_data_len != 0 &&
+	    ((const char *)ev->param.conn.private_data)[0] != '\0')
+		printf(" data %.*s", (int)strnlen(ev->param.conn.private_data,
+						  ev->param.conn.private_data_len),
+		       (const char *)ev->param.conn.private_data);
+	printf("\n");
+	fflush(stdout);
+	return ev;
+}
+
+static int
+make_qp(struct rdma_cm_id *id)
+{
+	struct ibv_cq *cq = ibv_create_cq(id->verbs, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	if (cq == NULL || rdma_create_qp(id, NULL, &a) != 0) {
+		perror("rdma_create_qp");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+do_listen(int port, const char *mode)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rdma_cm_id *lid, *id;
+	struct rdma_cm_event *ev;
+	const char *reply = "hello-from-server";
+	struct rdma_conn_param p = { .private_data = reply,
+				     .private_data_len = (uint8_t)strlen(reply) + 1,
+				     .responder_resources = 1, .initiator_depth = 1,
+				     .rnr_retry_count = 7 };
+
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) != 0 ||
+	    rdma_bind_addr(lid, (struct sockaddr *)&sin) != 0 ||
+	    rdma_listen(lid, 4) != 0) {
+		perror("listen");
+		return 1;
+	}
+	printf("listening on %d\n", port);
+	fflush(stdout);
+	ev = next_event();
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return 1;
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	if (strcmp(mode, "hold") == 0) {
+		/* never answers: the test kills it */
+		for (;;)
+			pause();
+	}
+	if (strcmp(mode, "reject") == 0) {
+		const char *no = "go-away";
+
+		if (rdma_reject(id, no, (uint8_t)strlen(no) + 1) != 0) {
+			perror("rdma_reject");
+			return 1;
+		}
+		rdma_destroy_id(id);
+		rdma_destroy_id(lid);
+		return 0;
+	}
+	if (make_qp(id) != 0 || rdma_accept(id, &p) != 0) {
+		perror("rdma_accept");
+		return 1;
+	}
+	ev = next_event();
+	if (ev->event != RDMA_CM_EVENT_ESTABLISHED)
+		return 1;
+	rdma_ack_cm_event(ev);
+	if (strcmp(mode, "accept-disconnect") == 0 && rdma_disconnect(id) != 0) {
+		perror("rdma_disconnect");
+		return 1;
+	}
+	ev = next_event();
+	if (ev->event != RDMA_CM_EVENT_DISCONNECTED)
+		return 1;
+	rdma_ack_cm_event(ev);
+	if (strcmp(mode, "accept") == 0)
+		rdma_disconnect(id);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rdma_destroy_id(lid);
+	return 0;
+}
+
+static int
+do_connect(const char *addr, int port, int wait_disconnect)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct rdma_cm_id *id;
+	struct rdma_cm_event *ev;
+	const char *hello = "hello-from-client";
+	struct rdma_conn_param p = { .private_data = hello,
+				     .private_data_len = (uint8_t)strlen(hello) + 1,
+				     .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .rnr_retry_count = 7 };
+	char service[16];
+	int rc = 1;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (rdma_getaddrinfo(addr, service, &hints, &res) != 0) {
+		perror("rdma_getaddrinfo");
+		return 1;
+	}
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0 ||
+	    rdma_resolve_addr(id, NULL, res->ai_dst_addr, 2000) != 0) {
+		perror("rdma_resolve_addr");
+		return 1;
+	}
+	rdma_freeaddrinfo(res);
+	ev = next_event();
+	if (ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		return 1;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, 2000) != 0) {
+		perror("rdma_resolve_route");
+		return 1;
+	}
+	ev = next_event();
+	if (ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		return 1;
+	rdma_ack_cm_event(ev);
+	if (make_qp(id) != 0 || rdma_connect(id, &p) != 0) {
+		perror("rdma_connect");
+		return 1;
+	}
+	ev = next_event();
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+		rdma_ack_cm_event(ev);
+		if (wait_disconnect) {
+			ev = next_event();
+			rc = ev->event == RDMA_CM_EVENT_DISCONNECTED ? 0 : 1;
+			rdma_ack_cm_event(ev);
+		} else {
+			rdma_disconnect(id);
+			ev = next_event();
+			rc = ev->event == RDMA_CM_EVENT_DISCONNECTED ? 0 : 1;
+			rdma_ack_cm_event(ev);
+		}
+	} else {
+		rc = 2;         /* not connected: the event says why */
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	ch = rdma_create_event_channel();
+	if (ch == NULL) {
+		perror("rdma_create_event_channel");
+		return 1;
+	}
+	if (argc == 4 && strcmp(argv[1], "listen") == 0)
+		return do_listen(atoi(argv[2]), argv[3]);
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "connect") == 0)
+		return do_connect(argv[2], atoi(argv[3]), argc == 5);
+	fprintf(stderr, "usage: %s listen PORT accept|reject|accept-disconnect|hold\n"
+		"       %s connect ADDR PORT [wait-disconnect]\n", argv[0], argv[0]);
+	return 64;
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The CM MAD codec (drivers/cm/dpr_cm_mad.c) against the real rping
+ * exchange between two rxe guests (tests/data/captures/rping_rdmacm.pcap):
+ * every field of the REQ, REP, RTU, DREQ and DREP read as Linux wrote
+ * it, each re-encoded byte for byte; then MADs that must be refused.
+ */
+
+#include <string.h>
+
+#include <pcap/pcap.h>
+
+#include "dpr_cm_mad.h"
+#include "dpr_test.h"
+
+#define MAD_OFF (14 + 20 + 8 + 12 + 8)  /* Ethernet, IPv4, UDP, BTH, DETH */
+
+static int
+capture_mads(uint8_t mads[][DPR_MAD_LEN], int max)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(DPR_SOURCE_ROOT
+				      "/tests/data/captures/rping_rdmacm.pcap", errbuf);
+	struct pcap_pkthdr *ph;
+	const u_char *d;
+	int n = 0;
+
+	if (p == NULL)
+		return -1;
+	while (n < max && pcap_next_ex(p, &ph, &d) == 1) {
+		/* UD SEND ONLY to QP1 */
+		if (ph->caplen < MAD_OFF + DPR_MAD_LEN || d[42] != 0x64 ||
+		    d[47] != 0 || d[48] != 0 || d[49] != 1)
+			continue;
+		memcpy(mads[n++], d + MAD_OFF, DPR_MAD_LEN);
+	}
+	pcap_close(p);
+	return n;
+}
+
+static int
+test_capture_decodes_and_reencodes(void)
+{
+	static const uint8_t g2[16] = { [10] = 0xff, [11] = 0xff, 10, 99, 0, 2 };
+	static const uint8_t g3[16] = { [10] = 0xff, [11] = 0xff, 10, 99, 0, 3 };
+	static const uint16_t want[] = { DPR_CM_REQ, DPR_CM_REP, DPR_CM_RTU,
+					 DPR_CM_DREQ, DPR_CM_DREP };
+	uint8_t mads[8][DPR_MAD_LEN], again[DPR_MAD_LEN];
+	struct dpr_cm_msg m;
+	struct dpr_cma_hdr h;
+	int n = capture_mads(mads, 8);
+
+	CHECK_EQ(n, 5, "CM MADs in the rping capture");
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(dpr_cm_decode(mads[i], DPR_MAD_LEN, &m), DPR_CM_MAD_OK,
+			 "MAD %d decodes", i);
+		CHECK_EQ(m.attr, want[i], "MAD %d is a %s", i, dpr_cm_attr_name(want[i]));
+		CHECK_EQ(m.tid, 0x0000000272ca9979ull, "transaction ID");
+		dpr_cm_encode(&m, again);
+		CHECK(memcmp(again, mads[i], DPR_MAD_LEN) == 0,
+		      "%s re-encoded byte for byte", dpr_cm_attr_name(m.attr));
+		switch (m.attr) {
+		case DPR_CM_REQ:
+			CHECK_EQ(m.local_id, 0x7999ca72u, "REQ comm ID");
+			CHECK_EQ(m.service_id, dpr_cm_service_id(DPR_RDMA_PS_TCP, 7174),
+				 "REQ service ID: RDMA_PS_TCP, port 7174");
+			CHECK_EQ(m.qpn, 0x11u, "REQ QPN");
+			CHECK_EQ(m.psn, 0x81b6eau, "REQ starting PSN");
+			CHECK(m.resp_res == 1 && m.init_depth == 1, "REQ rd atomics");
+			CHECK(m.remote_timeout == 20 && m.local_timeout == 20,
+			      "REQ CM response timeouts");
+			CHECK(m.retry_cnt == 7 && m.rnr_retry == 7 &&
+			      m.max_cm_retries == 15, "REQ retry counts");
+			CHECK(m.tst == DPR_CM_TST_RC && m.mtu == 3 && m.pkey == 0xffff &&
+			      m.srq == 0, "REQ RC, MTU 1024, default P_Key, no SRQ");
+			CHECK(memcmp(m.sgid, g2, 16) == 0 && memcmp(m.dgid, g3, 16) == 0,
+			      "REQ primary path GIDs");
+			CHECK(m.hop_limit == 64 && m.ack_timeout == 19 &&
+			      m.flow_label == 0x05625, "REQ path hop limit, ACK "
+			      "timeout, flow label");
+			CHECK(dpr_cma_hdr_get(m.pdata, &h), "rdma_cm's IP header");
+			CHECK(h.ip_version == 4 && h.src_port == 0x8601 &&
+			      memcmp(h.src, g2, 16) == 0 && memcmp(h.dst, g3, 16) == 0,
+			      "IP header: IPv4, source port, addresses");
+			{
+				uint8_t hdr[DPR_CMA_HDR_LEN];
+
+				dpr_cma_hdr_put(hdr, &h);
+				CHECK(memcmp(hdr, m.pdata, sizeof(hdr)) == 0,
+				      "IP header re-encoded byte for byte");
+			}
+			break;
+		case DPR_CM_REP:
+			CHECK(m.local_id == 0x12dff419u && m.remote_id == 0x7999ca72u,
+			      "REP comm IDs");
+			CHECK(m.qpn == 0x11 && m.psn == 0xe5aaf1 && m.resp_res == 1 &&
+			      m.init_depth == 1 && m.target_ack_delay == 15 &&
+			      m.rnr_retry == 7, "REP QPN, PSN, rd atomics, RNR retry");
+			break;
+		case DPR_CM_DREQ:
+			CHECK(m.local_id == 0x7999ca72u && m.remote_id == 0x12dff419u &&
+			      m.qpn == 0x11, "DREQ IDs and remote QPN");
+			break;
+		default:
+			break;
+		}
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_refused(void)
+{
+	uint8_t mad[DPR_MAD_LEN];
+	struct dpr_cm_msg m = { .attr = DPR_CM_RTU, .local_id = 1, .remote_id = 2 };
+
+	dpr_cm_encode(&m, mad);
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &m), DPR_CM_MAD_OK, "an RTU");
+	CHECK_EQ(dpr_cm_decode(mad, 255, &m), DPR_CM_ERR_mad_short, "255 bytes");
+	mad[0] = 2;
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &m), DPR_CM_ERR_mad_base_version,
+		 "base version 2");
+	mad[0] = 1;
+	mad[1] = 0x04;
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &m), DPR_CM_ERR_mad_class, "class 4");
+	mad[1] = DPR_MAD_CLASS_CM;
+	mad[2] = 1;
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &m), DPR_CM_ERR_mad_class_version,
+		 "class version 1");
+	mad[2] = 2;
+	mad[3] = 0x01;
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &m), DPR_CM_ERR_mad_method, "Get");
+	mad[3] = 3;
+	mad[17] = 0x99;
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &m), DPR_CM_ERR_mad_attr,
+		 "attribute 0x99");
+	return TEST_SUCCESS;
+}
+
+static int
+test_round_trips(void)
+{
+	uint8_t mad[DPR_MAD_LEN];
+	struct dpr_cm_msg in = {
+		.attr = DPR_CM_REJ, .tid = 7, .local_id = 3, .remote_id = 4,
+		.msg_ref = DPR_CM_REF_REP, .reason = DPR_CM_REJ_CONSUMER_DEFINED,
+		.ari_len = 3, .ari = { 1, 2, 3 }, .pdata_len = 4,
+		.pdata = { 'n', 'o', '!', 0 },
+	}, out;
+
+	dpr_cm_encode(&in, mad);
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &out), DPR_CM_MAD_OK, "REJ");
+	CHECK(out.msg_ref == DPR_CM_REF_REP && out.reason == 28 &&
+	      out.ari_len == 3 && memcmp(out.ari, in.ari, 3) == 0 &&
+	      out.pdata_len == DPR_CM_REJ_PDATA && memcmp(out.pdata, "no!", 4) == 0,
+	      "REJ fields and private data");
+	in = (struct dpr_cm_msg){ .attr = DPR_CM_MRA, .local_id = 9, .remote_id = 8,
+				  .msg_ref = DPR_CM_REF_REQ, .service_timeout = 20 };
+	dpr_cm_encode(&in, mad);
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &out), DPR_CM_MAD_OK, "MRA");
+	CHECK(out.msg_ref == DPR_CM_REF_REQ && out.service_timeout == 20, "MRA fields");
+	in = (struct dpr_cm_msg){ .attr = DPR_CM_SIDR_REP, .local_id = 5, .status = 0,
+				  .qpn = 0xabcdef, .qkey = 0x01234567,
+				  .service_id = dpr_cm_service_id(DPR_RDMA_PS_UDP, 7174) };
+	dpr_cm_encode(&in, mad);
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &out), DPR_CM_MAD_OK, "SIDR_REP");
+	CHECK(out.local_id == 5 && out.qpn == 0xabcdef && out.qkey == 0x01234567 &&
+	      out.service_id == in.service_id, "SIDR_REP fields");
+	return TEST_SUCCESS;
+}
+
+static const struct dpr_test_case cm_mad_cases[] = {
+	DPR_TEST_CASE(test_capture_decodes_and_reencodes),
+	DPR_TEST_CASE(test_refused),
+	DPR_TEST_CASE(test_round_trips),
+	DPR_TEST_CASES_END,
+};
+
+static struct dpr_test_suite cm_mad_suite = {
+	.name = "cm_mad",
+	.needs_eal = false,
+	.cases = cm_mad_cases,
+};
+DPR_TEST_SUITE(cm_mad_suite);
