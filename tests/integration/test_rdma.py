@@ -237,8 +237,8 @@ def main():
         # every QP as its worker has it: all work done, counters per QP
         # adding up to the port's
         qpns = [int(x) for x in ca["qpns"].split(",")]
-        t.check(sorted(t.telemetry(PA, "/dprdma/qps,0")) == sorted(qpns),
-                "/dprdma/qps lists A's QPs %r" % qpns)
+        t.check(sorted(t.telemetry(PA, "/dprdma/qps,0")) == sorted(qpns + [1]),
+                "/dprdma/qps lists A's QPs %r and QP1 (the CM's)" % qpns)
         tr = t.telemetry(PA, "/dprdma/transport/stats,0")
         sums = {"req_packets": 0, "ack_rx": 0, "resp_packets": 0}
         for i, qpn in enumerate(qpns):
