@@ -249,8 +249,9 @@ dpr_shim_poll(int timeout_ms)
 		return;
 	}
 	shim_link_watch();
-	pf = alloca((shim.max_clients + 1) * sizeof(*pf));
-	slots = alloca((shim.max_clients + 1) * sizeof(*slots));
+	/* the listening socket, the CM's wake fd, every client */
+	pf = alloca((shim.max_clients + 2) * sizeof(*pf));
+	slots = alloca((shim.max_clients + 2) * sizeof(*slots));
 	pf[0].fd = shim.lfd;
 	pf[0].events = POLLIN;
 	/* MADs for the CM wake the loop; its timers shorten the wait */
