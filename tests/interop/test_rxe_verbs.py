@@ -197,6 +197,19 @@ def run_pingpong(size, iters, guest_is_server, label="", prog="ibv_rc_pingpong",
     rest = ["-s", str(size), "-n", str(iters)]
     src, sout, crc, cout = pair(prog, ["-g", str(gid[0])] + rest,
                                 guest_is_server, ["-g", str(gid[1])] + rest)
+    # Under loss, ibv_rc_pingpong has a race of its own: the client exits
+    # once its last receive and send complete, and if the ACK of the
+    # server's last SEND is lost on the way, the server resends it to a QP
+    # that is gone and ends in RETRY_EXC_ERR (an RNIC does the same). Seen
+    # as exactly that: the client did every iteration and the server's
+    # error is the retry count. Such a run is run again, once.
+    if ("loss" in label and crc == 0 and
+            re.search(r"(\d+) iters in", cout) and
+            "retry counter exceeded" in sout and src != 0):
+        t.log("%s: the server's last SEND lost its ACK after the client "
+              "left (ibv_rc_pingpong's race): once more" % what)
+        src, sout, crc, cout = pair(prog, ["-g", str(gid[0])] + rest,
+                                    guest_is_server, ["-g", str(gid[1])] + rest)
     for side, rc, out in (("server", src, sout), ("client", crc, cout)):
         m = re.search(r"(\d+) iters in", out)
         t.check(rc == 0 and m is not None and int(m.group(1)) == iters and
