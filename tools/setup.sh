@@ -31,8 +31,8 @@ packages=(
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs
 	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf
-	# UCX's own tests (ucx_perftest) through the drop-in
-	ucx-utils
+	# UCX's own tests (ucx_perftest) and libfabric's fi_pingpong through the drop-ins
+	ucx-utils libfabric-bin
 	# benchmarks: kernel TCP baselines and plots
 	iperf3 sockperf python3-matplotlib
 )

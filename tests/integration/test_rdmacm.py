@@ -7,7 +7,8 @@ Debian programs, server on A and client on B, then both on A (QP1 looped
 back inside the daemon):
 
   rping -V (the data of every ping verified), ucmatose with 8
-  connections, udaddy (UD endpoints found by SIDR), ib_send_bw -R, ib_read_bw -R, ib_write_lat -R, qperf
+  connections, udaddy (UD endpoints found by SIDR), fi_pingpong -p verbs
+  (libfabric's UD endpoint and ofi_rxd over it, data checked), ib_send_bw -R, ib_read_bw -R, ib_write_lat -R, qperf
   -cm1 rc_bw, rc_lat, rc_rdma_read_bw (its control connection over
   kernel TCP on lo in a namespace holding both addresses);
   dprdma-cm-test (tests/integration/cm_test.c) for the rest: private data
@@ -121,6 +122,31 @@ def test_udaddy(ds, dc, conns=4, msgs=10):
             "test complete" in cout and not ERR.search(sout + cout),
             "udaddy, %d UD endpoints x %d messages (%s): both complete"
             % (conns, msgs, where(ds, dc)))
+
+
+def test_fi_pingpong(ep, ds, dc, iters=100, size=1024):
+    """libfabric's verbs provider through the drop-ins: fi_pingpong's
+    default UD endpoint (dgram) and ofi_rxd's reliable one over it (rdm),
+    data checked on both sides (-c). The provider takes addresses from
+    the interfaces FI_VERBS_IFACE names: lo here, which holds both boxes'
+    addresses in the test's namespace; its control link is TCP."""
+    PORT[0] += 1
+    env = ["env", "FI_VERBS_IFACE=lo", "fi_pingpong"]
+    p = ["-p", "verbs", "-e", ep, "-I", str(iters), "-S", str(size), "-c",
+         "-P", str(PORT[0])]
+    srv = ["-p", "verbs", "-e", ep, "-I", str(iters), "-S", str(size), "-c",
+           "-B", str(PORT[0])]
+    s = start(ds, env + srv, 60)
+    time.sleep(1)
+    crc, cout = run(dc, env + p + [IP_A], 60)
+    sout, _ = s.communicate(timeout=60)
+    show("server", sout)
+    show("client", cout)
+    pat = r"^\S+\s+%d\s+=%d\s" % (iters, iters)
+    t.check(s.returncode == 0 and crc == 0 and re.search(pat, sout, re.M) and
+            re.search(pat, cout, re.M),
+            "fi_pingpong -p verbs -e %s, %d x %d B, data checked (%s): both "
+            "complete" % (ep, iters, size, where(ds, dc)))
 
 
 def test_perftest(prog, ds, dc, iters=500):
@@ -239,6 +265,8 @@ def main():
             test_rping(ds, dc)
             test_ucmatose(ds, dc)
             test_udaddy(ds, dc)
+            test_fi_pingpong("dgram", ds, dc)
+            test_fi_pingpong("rdm", ds, dc)
             test_perftest("ib_send_bw", ds, dc)
             test_perftest("ib_read_bw", ds, dc)
             test_perftest("ib_write_lat", ds, dc)
