@@ -1478,6 +1478,14 @@ req_accept(struct cm_id *id, const struct dpr_shm_cm_conn *c)
 	return 0;
 }
 
+/* Is @p h a live channel of @p owner? */
+static bool
+chan_ok(const void *owner, uint32_t h)
+{
+	return h != 0 && h <= CM_MAX_CHANNELS && cm.chans[h - 1] != NULL &&
+	       cm.chans[h - 1]->owner == owner && !cm.chans[h - 1]->dead;
+}
+
 int
 dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 {
@@ -1508,8 +1516,7 @@ dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 	case DPR_SHM_CM_DESTROY_CHANNEL: {
 		uint32_t h = m->cm.channel;
 
-		if (h == 0 || h > CM_MAX_CHANNELS || cm.chans[h - 1] == NULL ||
-		    cm.chans[h - 1]->owner != owner || cm.chans[h - 1]->dead)
+		if (!chan_ok(owner, h))
 			return -EINVAL;
 		for (uint32_t i = 0; i < CM_MAX_IDS; i++)
 			if (cm.ids[i] != NULL && cm.ids[i]->chan == h)
@@ -1523,8 +1530,7 @@ dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 	case DPR_SHM_CM_CREATE_ID: {
 		uint32_t h = m->cm.channel;
 
-		if (h == 0 || h > CM_MAX_CHANNELS || cm.chans[h - 1] == NULL ||
-		    cm.chans[h - 1]->owner != owner || cm.chans[h - 1]->dead)
+		if (!chan_ok(owner, h))
 			return -EINVAL;
 		if (m->cm.ps != DPR_RDMA_PS_TCP && m->cm.ps != DPR_RDMA_PS_IB &&
 		    m->cm.ps != DPR_RDMA_PS_UDP)
@@ -1550,8 +1556,7 @@ dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 	case DPR_SHM_CM_MIGRATE_ID: {
 		uint32_t h = m->cm.channel;
 
-		if (h == 0 || h > CM_MAX_CHANNELS || cm.chans[h - 1] == NULL ||
-		    cm.chans[h - 1]->owner != owner || cm.chans[h - 1]->dead)
+		if (!chan_ok(owner, h))
 			return -EINVAL;
 		id->chan = h;
 		return 0;
