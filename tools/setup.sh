@@ -23,11 +23,11 @@ packages=(
 	# build
 	gcc clang meson ninja-build pkg-config
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libbsd-dev libisal-dev libpcap-dev
-	python3-pyelftools libibverbs-dev librdmacm-dev
+	python3-pyelftools libibverbs-dev librdmacm-dev libjansson-dev
 	# tests: namespaces, kernel ping/arping, decoding and crafting frames,
 	# checking the documents
 	iproute2 procps iputils-ping iputils-arping tshark python3-scapy
-	valgrind gdb python3-docutils
+	valgrind gdb python3-docutils python3-prometheus-client curl
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs
 	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf

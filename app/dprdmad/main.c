@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,54 @@
 #define EXIT_CONFIG 2
 #define MAX_EAL_ARGS 128
 
-static volatile sig_atomic_t quit_signal;
+static volatile sig_atomic_t quit_signal, n_signals;
 
 static void
 on_signal(int sig)
 {
 	quit_signal = sig;
+	n_signals++;
+}
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The graceful stop: clients told (their QPs in ERR, work flushed,
+ * DEVICE_FATAL), then served on until they have left, the configured
+ * time has passed, or another signal comes; what is left is dropped by
+ * dpr_shim_stop().
+ */
+static void
+drain(const struct dpr_config *conf, bool by_signal)
+{
+	const unsigned int limit = dpr_shim_conf(conf)->shutdown_timeout;
+	const sig_atomic_t seen = n_signals;
+	uint64_t end = mono_ms() + (uint64_t)limit * 1000;
+	unsigned int left;
+
+	dpr_engine_set_state("draining");
+	left = dpr_shim_drain();
+	if (left == 0)
+		return;
+	printf("dprdmad: %u clients told to leave (DEVICE_FATAL); waiting up to "
+	       "%u s ([control] shutdown_timeout)%s\n", left, limit,
+	       by_signal ? "; signal again to exit at once" : "");
+	fflush(stdout);
+	while ((left = dpr_shim_clients()) != 0 && n_signals == seen &&
+	       mono_ms() < end) {
+		dpr_shim_poll(20);
+		dpr_cm_poll();
+	}
+	if (left != 0)
+		printf("dprdmad: %u clients still connected: dropped (%s)\n", left,
+		       n_signals != seen ? "signalled again" : "time is up");
 }
 
 static void
@@ -394,6 +437,8 @@ main(int argc, char **argv)
 	}
 	printf("dprdmad: stopping (%s)\n", quit_signal == SIGINT ? "SIGINT" :
 	       quit_signal == SIGTERM ? "SIGTERM" : "duration reached");
+	fflush(stdout);
+	drain(&conf, quit_signal != 0);
 	dpr_capture_stop_all();
 	dpr_shim_stop();
 	dpr_cm_stop();

@@ -51,6 +51,7 @@
 #include <rte_telemetry.h>
 
 #include "dpr_cm.h"
+#include "dpr_ratelimit.h"
 #include "dpr_cm_mad.h"
 #include "dpr_engine.h"
 #include "dpr_transport.h"
@@ -683,10 +684,16 @@ emit(struct cm_id *id, uint32_t event, int32_t status,
 	    (ssize_t)sizeof(ev)) {
 		if (errno != EAGAIN)
 			return; /* the program is gone (its end closed) */
+		static struct dpr_ratelimit rl;
+		uint32_t missed;
+
 		cm.st.events_lost++;
-		CM_LOG(WARNING, "an RDMA CM event (%u) for ID %u was lost: its "
-		       "channel is full (the program does not read it)",
-		       event, id_handle(id));
+		if (dpr_ratelimit(&rl, &missed))
+			CM_LOG(WARNING, "an RDMA CM event (%u) for ID %u was lost: "
+			       "its channel is full (the program does not read "
+			       "it)%s", event, id_handle(id), missed ?
+			       "; more lost, lines suppressed (cm/stats "
+			       "events_lost counts them)" : "");
 		return;
 	}
 	cm.st.events++;
@@ -1827,6 +1834,36 @@ tel_conns(const char *cmd __rte_unused, const char *params __rte_unused,
 void
 dpr_cm_register_telemetry(void)
 {
+	static const struct dpr_counter_help cm_help[] = {
+		{ "enabled", "1: the CM runs ([cm] enabled = yes)" },
+		{ "mads_rx", "CM MADs QP1 received" },
+		{ "mads_tx", "CM MADs sent" },
+		{ "mads_retried", "MADs sent again: no answer within [cm] response_timeout_ms" },
+		{ "mads_tx_dropped", "MADs not sent: QP1's ring to the worker was full" },
+		{ "mads_rx_dropped", "MADs dropped: the ring to the main lcore was full" },
+		{ "mad_short", "MADs dropped: shorter than a CM MAD" },
+		{ "mad_base_version", "MADs dropped: base version not 1" },
+		{ "mad_class", "MADs dropped: management class not CM (7)" },
+		{ "mad_class_version", "MADs dropped: CM class version not 2" },
+		{ "mad_method", "MADs dropped: method not Send" },
+		{ "mad_attr", "MADs dropped: attribute the CM does not know" },
+		{ "mad_unknown_id", "MADs dropped: for a connection this box does not have" },
+		{ "mad_wrong_state", "MADs dropped: not expected in the connection's state" },
+		{ "mad_duplicate", "duplicate MADs answered from the last answer" },
+		{ "mad_bad_pdata", "REQs refused: private data not rdma_cm's IP header" },
+		{ "sidr_req_rx", "SIDR requests (UD service lookups) received" },
+		{ "sidr_no_listener", "SIDR requests for a port nobody listens on" },
+		{ "req_rx", "connection requests (REQ) received" },
+		{ "req_no_listener", "REQs for a port nobody listens on (REJ 8 sent)" },
+		{ "rej_rx", "rejects (REJ) received" },
+		{ "rej_tx", "rejects sent" },
+		{ "connections", "connections established (RTU sent or received)" },
+		{ "timeouts", "handshakes or disconnects given up after [cm] max_retries" },
+		{ "events", "events delivered to clients' event channels" },
+		{ "events_lost", "events a client's channel had no room for" },
+	};
+
+	dpr_engine_counter_help("cm", cm_help, RTE_DIM(cm_help));
 	rte_telemetry_register_cmd("/dprdma/cm/stats", tel_stats,
 				   "RDMA CM counters: MADs in and out, retries, drops by reason");
 	rte_telemetry_register_cmd("/dprdma/cm/conns", tel_conns,

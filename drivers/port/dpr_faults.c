@@ -246,10 +246,9 @@ dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
 			return -1;
 		}
 	}
-	f->on = f->loss > 0 || f->reorder > 0 || f->dup > 0 || f->corrupt > 0 ||
-		f->delay_us > 0;
-	if (!f->on)
-		fault_defaults(f, -1);  /* no faults: a seed says nothing */
+	/* any spec installs the adapter, "loss=0" included: its faults can
+	 * then be changed at run time (/dprdma/port/faults/set) */
+	f->on = s[strspn(s, " \t")] != '\0';
 	return 0;
 }
 
@@ -335,6 +334,68 @@ dpr_faults_port_adapter(void *arg, uint16_t pi, unsigned int worker,
 	return 0;
 }
 
+struct set_arg {
+	uint16_t pi;
+	unsigned int wi;
+	struct dpr_fault_conf c;
+};
+
+/* On the worker that owns the adapter: the new faults, same stream. */
+static int
+set_on_worker(void *arg)
+{
+	const struct set_arg *a = arg;
+	struct dpr_faults *f = all[a->pi][a->wi];
+
+	if (f == NULL)
+		return -ENOENT;
+	f->c = a->c;
+	return 0;
+}
+
+/*
+ * /dprdma/port/faults/set,P,SPEC: new faults for port P's adapter (the
+ * [portN] faults syntax; its seed is kept), on every worker. Only a port
+ * started with the adapter ([portN] faults set, "loss=0" will do) has one:
+ * others answer -ENOTSUP (no cost on their TX path).
+ */
+static int
+tel_faults_set(const char *cmd __rte_unused, const char *params,
+	       struct rte_tel_data *d)
+{
+	struct set_arg a = { 0 };
+	char why[192], *end;
+	unsigned int n = 0;
+	long pi;
+	int rc;
+
+	if (params == NULL)
+		return -EINVAL;
+	pi = strtol(params, &end, 10);
+	if (end == params || *end != ',' || pi < 0 || pi >= DPR_MAX_PORTS ||
+	    pi >= dpr_engine_n_ports())
+		return -EINVAL;
+	if (dpr_parse_faults(end + 1, &a.c, why, sizeof(why)) != 0)
+		return -EINVAL;
+	a.pi = (uint16_t)pi;
+	for (a.wi = 0; a.wi < dpr_engine_n_workers() && a.wi < DPR_MAX_WORKERS; a.wi++) {
+		if (all[pi][a.wi] == NULL)
+			continue;
+		a.c.seed = all[pi][a.wi]->c.seed;
+		rc = dpr_engine_call(a.wi, set_on_worker, &a, sizeof(a), 2000);
+		if (rc != 0)
+			return rc;
+		n++;
+	}
+	if (n == 0)
+		return -ENOTSUP;
+	rte_tel_data_start_dict(d);
+	format_faults(&a.c, why, sizeof(why));
+	rte_tel_data_add_dict_string(d, "faults", why);
+	rte_tel_data_add_dict_int(d, "workers", (int)n);
+	return 0;
+}
+
 static int
 tel_faults(const char *cmd __rte_unused, const char *params,
 	   struct rte_tel_data *d)
@@ -367,9 +428,24 @@ tel_faults(const char *cmd __rte_unused, const char *params,
 	return 0;
 }
 
+static const struct dpr_counter_help faults_help[] = {
+	{ "frames", "frames that went through the fault adapter" },
+	{ "lost", "frames it dropped (loss)" },
+	{ "reordered", "frames it held back 10-100 us (reorder)" },
+	{ "duplicated", "frames it sent twice (dup)" },
+	{ "corrupted", "frames it sent with one bit flipped (corrupt)" },
+	{ "delayed", "frames it held for delay_us" },
+	{ "hold_full", "frames sent at once: its hold queue was full" },
+	{ "port_refused", "frames the port refused (kept, sent again)" },
+};
+
 void
 dpr_faults_register_telemetry(void)
 {
+	dpr_engine_counter_help("faults", faults_help, RTE_DIM(faults_help));
 	rte_telemetry_register_cmd("/dprdma/port/faults", tel_faults,
 		"Faults injected into a port's TX, all workers. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/port/faults/set", tel_faults_set,
+		"New faults for a port started with [portN] faults. "
+		"Parameters: PORT,loss=P,reorder=P,dup=P,corrupt=P,delay_us=N");
 }

@@ -25,6 +25,7 @@ struct dpr_shim_conf {
 	unsigned int socket_mode;    /**< its permissions */
 	unsigned int max_clients;    /**< connections at once */
 	unsigned int dev_nodes;      /**< 1: make /dev/infiniband/dprdmaN */
+	unsigned int shutdown_timeout; /**< s clients get to leave on SIGTERM */
 };
 
 /** Add [control] to the configuration (lib/config): call before the
@@ -44,6 +45,15 @@ void dpr_shim_poll(int timeout_ms);
 /** Drop every client (their objects destroyed) and close the socket.
  * Call before dpr_engine_stop(). */
 void dpr_shim_stop(void);
+/**
+ * The first step of a graceful stop (SIGTERM): the client socket closes to
+ * new clients, every client QP goes to ERR (its work completes with
+ * WR_FLUSH_ERR), every client gets IBV_EVENT_DEVICE_FATAL, and from now on
+ * requests that make something are refused with EIO. Call dpr_shim_poll()
+ * on, so that clients can destroy their objects and leave.
+ * @return the clients still connected.
+ */
+unsigned int dpr_shim_drain(void);
 
 /** Serve an already connected SOCK_SEQPACKET socket as a client (as if
  * accepted; the fuzz target uses it). @return 0, or -EUSERS (max_clients

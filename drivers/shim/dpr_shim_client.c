@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "dpr_cm.h"
+#include "dpr_ratelimit.h"
 #include "shim_private.h"
 
 uint32_t
@@ -290,8 +291,14 @@ dpr_shim_adopt(int fd)
 		char junk[sizeof(m)];
 		int rfd;
 
-		SHIM_LOG(WARNING, "a client refused: %u connections already "
-			 "([control] max_clients)", shim.max_clients);
+		static struct dpr_ratelimit rl;
+		uint32_t missed;
+
+		if (dpr_ratelimit(&rl, &missed))
+			SHIM_LOG(WARNING, "a client refused: %u connections "
+				 "already ([control] max_clients)%s",
+				 shim.max_clients, missed ? "; more refused, lines "
+				 "suppressed (shim/stats quota_refused)" : "");
 		shim.st.quota_refused++;        /* counted before it is told */
 		while (dpr_shm_recv(fd, junk, sizeof(junk), MSG_DONTWAIT, &rfd,
 				    NULL) > 0)
@@ -316,6 +323,19 @@ dpr_shim_adopt(int fd)
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 		c->gid = cred.gid;
+	}
+	snprintf(c->comm, sizeof(c->comm), "?");
+	{
+		char path[40];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pid);
+		f = c->pid > 0 ? fopen(path, "re") : NULL;
+		if (f != NULL) {
+			if (fgets(c->comm, sizeof(c->comm), f) != NULL)
+				c->comm[strcspn(c->comm, "\n")] = '\0';
+			fclose(f);
+		}
 	}
 	shim.clients[slot] = c;
 	shim.st.clients_connected++;

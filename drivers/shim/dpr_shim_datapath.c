@@ -60,6 +60,24 @@ port_event_run(void *arg)
 	return 0;
 }
 
+/* On a worker: DEVICE_FATAL to each of its clients. */
+static int
+fatal_event_run(void *arg)
+{
+	unsigned int wi = (unsigned int)(uintptr_t)arg;
+
+	for (unsigned int i = 0; i < shim.wn[wi]; i++)
+		raise_event(shim.wl[wi][i], DPR_EVENT_DEVICE_FATAL, 0);
+	return 0;
+}
+
+void
+shim_device_fatal(void)
+{
+	for (unsigned int wi = 0; wi < dpr_engine_n_workers(); wi++)
+		dpr_engine_run_on(wi, fatal_event_run, (void *)(uintptr_t)wi);
+}
+
 /*
  * The link of each port, looked at every 100 ms from the main lcore: a
  * change is logged and every client of the port gets IBV_EVENT_PORT_ERR

@@ -597,6 +597,11 @@ shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	j.p = shim_obj_get(c, m->modify_qp.handle, OBJ_QP);
 	if (j.p == NULL)
 		return -EINVAL;
+	/* dprdmad drains: a QP may go to ERR or RESET, nowhere else */
+	if (shim.draining && (m->modify_qp.mask & DPR_QP_STATE) &&
+	    m->modify_qp.attr.qp_state != DPR_QPS_ERR &&
+	    m->modify_qp.attr.qp_state != DPR_QPS_RESET)
+		return -EIO;
 	if (m->modify_qp.mask & DPR_QP_AV) {
 		/* RoCE needs the GRH: its GID is the address (the
 		 * transport checks the index and the family) */

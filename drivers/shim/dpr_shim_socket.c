@@ -29,7 +29,7 @@
 
 RTE_LOG_REGISTER(shim_logtype, dprdma.drv.shim, INFO);
 
-struct shim_state shim = { .lfd = -1 };
+struct shim_state shim = { .lfd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /*
  * What each request op runs: a handler of the whole message (which may
@@ -42,6 +42,7 @@ struct shim_op {
 		   int *out_fd);
 	int (*destroy)(struct shim_client *c, uint32_t handle);
 	bool before_open;
+	bool makes;             /* makes something: refused while draining */
 };
 
 static const struct shim_op shim_ops[DPR_SHM_OP_MAX];
@@ -104,8 +105,11 @@ serve(unsigned int slot)
 		send_msg(c->fd, &m, -1);
 		return true;
 	}
-	rc = op->req != NULL ? op->req(c, &m, &in_fd, &out_fd) :
-		op->destroy(c, m.obj.handle);
+	if (shim.draining && op->makes)
+		rc = -EIO;      /* the device is going: as after DEVICE_FATAL */
+	else
+		rc = op->req != NULL ? op->req(c, &m, &in_fd, &out_fd) :
+		     op->destroy(c, m.obj.handle);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (rc != 0) {
@@ -272,6 +276,7 @@ dpr_shim_poll(int timeout_ms)
 		}
 	if (poll(pf, n, timeout_ms) <= 0)
 		return;
+	pthread_mutex_lock(&shim.lock);
 	for (i = 1; i < n; i++) {
 		if (slots[i] == UINT_MAX)
 			continue;       /* the CM's: dpr_cm_poll() reads it */
@@ -284,8 +289,54 @@ dpr_shim_poll(int timeout_ms)
 			shim_client_close(slots[i], "went away");
 		}
 	}
-	if (pf[0].revents & POLLIN)
+	if (shim.lfd >= 0 && (pf[0].revents & POLLIN))
 		accept_one();
+	pthread_mutex_unlock(&shim.lock);
+}
+
+/* Each QP of client @p c to ERR on its worker: its work completes with
+ * WR_FLUSH_ERR into the client's CQ rings. */
+static void
+client_qps_to_err(struct shim_client *c)
+{
+	for (unsigned int h = 1; h <= SHIM_MAX_OBJS; h++) {
+		struct job j = { .kind = JOB_MODIFY_QP, .c = c,
+				 .attr = { .qp_state = DPR_QPS_ERR },
+				 .mask = DPR_QP_STATE };
+
+		j.p = shim_obj_get(c, h, OBJ_QP);
+		if (j.p != NULL && shim_job(&j) != 0)
+			SHIM_LOG(DEBUG, "client %u: QP handle %u not moved to "
+				 "ERR", c->id, h);
+	}
+}
+
+unsigned int
+dpr_shim_drain(void)
+{
+	unsigned int i, n = 0;
+
+	if (!shim.started)
+		return 0;
+	pthread_mutex_lock(&shim.lock);
+	if (!shim.draining) {
+		/* no new client; those connected keep their socket, to
+		 * destroy what they made and leave */
+		close(shim.lfd);
+		unlink(shim.path);
+		shim.lfd = -1;
+		shim.draining = true;
+		for (i = 0; i < shim.max_clients; i++)
+			if (shim.clients[i] != NULL && shim.clients[i]->opened) {
+				client_qps_to_err(shim.clients[i]);
+				n++;
+			}
+		shim_device_fatal();
+		SHIM_LOG(NOTICE, "stopping: %u clients told (DEVICE_FATAL, "
+			 "their QPs in ERR, work flushed)", n);
+	}
+	pthread_mutex_unlock(&shim.lock);
+	return dpr_shim_clients();
 }
 
 void
@@ -295,13 +346,17 @@ dpr_shim_stop(void)
 
 	if (!shim.started)
 		return;
+	pthread_mutex_lock(&shim.lock);
 	for (i = 0; i < shim.max_clients; i++)
 		if (shim.clients[i] != NULL)
 			shim_client_close(i, "dropped: dprdmad stops");
-	close(shim.lfd);
-	unlink(shim.path);
+	if (shim.lfd >= 0) {
+		close(shim.lfd);
+		unlink(shim.path);
+	}
 	shim.lfd = -1;
 	shim.started = false;
+	pthread_mutex_unlock(&shim.lock);
 }
 
 /* ------------------------------------------------- its configuration */
@@ -346,6 +401,11 @@ static const struct dpr_conf_key shim_keys[] = {
 	  .help = "yes: make /dev/infiniband/dprdmaN for each port where "
 		  "missing (an alias of /dev/null: UCX uses only devices that "
 		  "have one)" },
+	{ "shutdown_timeout", DPR_CONF_UINT, C_OFF(shutdown_timeout),
+	  C_SZ(shutdown_timeout), 0, 600,
+	  .help = "seconds clients get to leave after SIGTERM (their QPs in "
+		  "ERR, DEVICE_FATAL raised) before dprdmad drops them and "
+		  "exits; a second SIGTERM exits at once" },
 };
 
 static void
@@ -357,6 +417,7 @@ shim_defaults(void *area, int port __rte_unused)
 	c->socket_mode = 0660;
 	c->max_clients = 256;
 	c->dev_nodes = 1;
+	c->shutdown_timeout = 5;
 }
 
 static struct dpr_conf_room shim_room = {
@@ -382,25 +443,37 @@ dpr_shim_conf(const struct dpr_config *conf)
 /* --------------------------------------------------------- the ops */
 
 static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
-	[DPR_SHM_OPEN] = { .req = shim_req_open, .before_open = true },
+	[DPR_SHM_OPEN] = { .req = shim_req_open, .before_open = true, .makes = true },
 	[DPR_SHM_LIST_DEVICES] = { .req = shim_req_list_devices, .before_open = true },
 	[DPR_SHM_QUERY_PORT] = { .req = shim_req_query_port },
-	[DPR_SHM_ALLOC_PD] = { .req = shim_req_alloc_pd },
+	[DPR_SHM_ALLOC_PD] = { .req = shim_req_alloc_pd, .makes = true },
 	[DPR_SHM_DEALLOC_PD] = { .destroy = shim_dealloc_pd },
-	[DPR_SHM_REG_MR] = { .req = shim_req_reg_mr },
+	[DPR_SHM_REG_MR] = { .req = shim_req_reg_mr, .makes = true },
 	[DPR_SHM_DEREG_MR] = { .destroy = shim_dereg_mr },
-	[DPR_SHM_CREATE_CHANNEL] = { .req = shim_req_create_channel },
+	[DPR_SHM_CREATE_CHANNEL] = { .req = shim_req_create_channel, .makes = true },
 	[DPR_SHM_DESTROY_CHANNEL] = { .destroy = shim_destroy_channel },
-	[DPR_SHM_CREATE_CQ] = { .req = shim_req_create_cq },
+	[DPR_SHM_CREATE_CQ] = { .req = shim_req_create_cq, .makes = true },
 	[DPR_SHM_DESTROY_CQ] = { .destroy = shim_destroy_cq },
-	[DPR_SHM_CREATE_QP] = { .req = shim_req_create_qp },
+	[DPR_SHM_CREATE_QP] = { .req = shim_req_create_qp, .makes = true },
 	[DPR_SHM_MODIFY_QP] = { .req = shim_req_modify_qp },
 	[DPR_SHM_QUERY_QP] = { .req = shim_req_query_qp },
 	[DPR_SHM_DESTROY_QP] = { .destroy = shim_destroy_qp },
-	[DPR_SHM_CREATE_SRQ] = { .req = shim_req_create_srq },
+	[DPR_SHM_CREATE_SRQ] = { .req = shim_req_create_srq, .makes = true },
 	[DPR_SHM_MODIFY_SRQ] = { .req = shim_req_modify_srq },
 	[DPR_SHM_QUERY_SRQ] = { .req = shim_req_query_srq },
 	[DPR_SHM_DESTROY_SRQ] = { .destroy = shim_destroy_srq },
-	[DPR_SHM_CM_CREATE_CHANNEL ... DPR_SHM_CM_DISCONNECT] = {
-		.req = shim_req_cm, .before_open = true },
+	/* RDMA CM: what starts something is refused while dprdmad drains,
+	 * what undoes or ends it still runs */
+#define CM_MAKES { .req = shim_req_cm, .before_open = true, .makes = true }
+#define CM_ENDS { .req = shim_req_cm, .before_open = true }
+	[DPR_SHM_CM_CREATE_CHANNEL] = CM_MAKES,
+	[DPR_SHM_CM_DESTROY_CHANNEL] = CM_ENDS,
+	[DPR_SHM_CM_CREATE_ID] = CM_MAKES,
+	[DPR_SHM_CM_DESTROY_ID] = CM_ENDS,
+	[DPR_SHM_CM_MIGRATE_ID ... DPR_SHM_CM_ACCEPT] = CM_MAKES,
+	[DPR_SHM_CM_REJECT] = CM_ENDS,
+	[DPR_SHM_CM_ESTABLISH] = CM_MAKES,
+	[DPR_SHM_CM_DISCONNECT] = CM_ENDS,
+#undef CM_MAKES
+#undef CM_ENDS
 };

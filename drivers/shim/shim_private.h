@@ -38,6 +38,7 @@
 #ifndef SHIM_PRIVATE_H
 #define SHIM_PRIVATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -125,6 +126,7 @@ struct shim_client {
 	int fd;
 	uint32_t id;
 	pid_t pid;
+	char comm[16];                  /* its program's name (/proc/PID/comm) */
 	uid_t uid;
 	gid_t gid;
 	unsigned int worker;
@@ -171,6 +173,11 @@ struct shim_state {
 	unsigned int max_clients;
 	struct shim_client **clients;   /* by slot; main lcore only */
 	uint32_t next_id;
+	/* held by the main lcore while it changes the client table or a
+	 * client's objects, and by telemetry while it reads them (never by
+	 * a worker) */
+	pthread_mutex_t lock;
+	bool draining;                  /* dprdmad stops: nothing new */
 	/* clients each worker serves: written only by that worker */
 	struct shim_client **wl[RTE_MAX_LCORE];
 	unsigned int wn[RTE_MAX_LCORE];
@@ -287,6 +294,8 @@ void shim_qp_attach(struct shim_qp *q);
 void shim_srq_attach(struct shim_srq *s);
 /** The verbs devices' event callback: to the client owning the QP. */
 void shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj);
+/** DEVICE_FATAL to every client (dprdmad stops), from each worker. */
+void shim_device_fatal(void);
 /** Look at the ports' links (main lcore, every poll): a change raises
  * PORT_ACTIVE / PORT_ERR to the port's clients. */
 void shim_link_watch(void);

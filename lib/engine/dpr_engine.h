@@ -211,6 +211,29 @@ uint64_t dpr_engine_now_ns(void);
 void dpr_engine_verbs_lock(void);
 void dpr_engine_verbs_unlock(void);
 
+/**
+ * Who owns a QP, for /dprdma/qp (the shim names its client): writes a
+ * short description of QP @p qpn of port @p pi into @p buf and returns 0,
+ * or -ENOENT. Called on the telemetry thread: it must take its own lock.
+ */
+typedef int (*dpr_qp_owner_fn)(uint16_t pi, uint32_t qpn, char *buf, size_t len);
+void dpr_engine_set_qp_owner(dpr_qp_owner_fn fn);
+
+/** A counter and what raises it, for operators (/dprdma/counters/help). */
+struct dpr_counter_help {
+	const char *name;
+	const char *help;       /**< at most 127 characters (a telemetry string) */
+};
+
+/** Add the meanings of a group of counters (a room's; static tables).
+ * @return 0 or -ENOSPC. */
+int dpr_engine_counter_help(const char *group, const struct dpr_counter_help *h,
+		unsigned int n);
+void dpr_engine_register_counter_help(void);
+
+/** What /dprdma/info says the daemon is doing ("running", "draining"). */
+void dpr_engine_set_state(const char *state);
+
 /** RoCE path MTU that Linux rxe derives from an Ethernet MTU (0: none). */
 unsigned int dpr_active_mtu(unsigned int eth_mtu);
 

@@ -11,11 +11,15 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_log.h>
 #include <rte_telemetry.h>
 
 #ifdef DPR_HAVE_CALLGRIND
@@ -58,6 +62,21 @@ port_param(const char *params)
 	return (int)v;
 }
 
+static dpr_qp_owner_fn qp_owner;
+static const char *volatile engine_state = "running";
+
+void
+dpr_engine_set_qp_owner(dpr_qp_owner_fn fn)
+{
+	qp_owner = fn;
+}
+
+void
+dpr_engine_set_state(const char *state)
+{
+	engine_state = state;
+}
+
 static int
 tel_info(const char *cmd __rte_unused, const char *params __rte_unused,
 	 struct rte_tel_data *d)
@@ -66,6 +85,8 @@ tel_info(const char *cmd __rte_unused, const char *params __rte_unused,
 
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "version", DPR_VERSION);
+	rte_tel_data_add_dict_string(d, "state", engine_state);
+	rte_tel_data_add_dict_int(d, "pid", (int)getpid());
 	rte_tel_data_add_dict_string(d, "config",
 		e->conf.path[0] ? e->conf.path : "built-in default");
 	rte_tel_data_add_dict_u64(d, "uptime_s",
@@ -168,28 +189,18 @@ tel_port_stats(const char *cmd __rte_unused, const char *params,
 	return 0;
 }
 
+static void transport_sum(uint16_t pi, struct dpr_transport_stats *sum);
+
 static int
 tel_transport_stats(const char *cmd __rte_unused, const char *params,
 		    struct rte_tel_data *d)
 {
 	struct dpr_transport_stats sum;
 	int pi = port_param(params);
-	unsigned int w;
 
 	if (pi < 0)
 		return -EINVAL;
-	memset(&sum, 0, sizeof(sum));
-	for (w = 0; w < dpr_engine.n_workers; w++) {
-		const struct dpr_transport *tp = dpr_engine.workers[w].tp[pi];
-		const volatile struct dpr_transport_stats *st;
-
-		if (tp == NULL)
-			continue;
-		st = dpr_transport_stats(tp);
-#define _(n) sum.n += st->n;
-		DPR_TRANSPORT_STATS(_)
-#undef _
-	}
+	transport_sum((uint16_t)pi, &sum);
 	rte_tel_data_start_dict(d);
 #define _(n) rte_tel_data_add_dict_u64(d, #n, sum.n);
 	DPR_TRANSPORT_STATS(_)
@@ -334,6 +345,22 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "dest_qpn", q.dest_qpn);
 	rte_tel_data_add_dict_string(d, "state", dpr_qp_state_name(q.state));
 	rte_tel_data_add_dict_u64(d, "pmtu", q.pmtu);
+	{
+		static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+		char a[INET6_ADDRSTRLEN], owner[96];
+
+		if (memcmp(q.dgid.raw, v4_mapped, sizeof(v4_mapped)) == 0)
+			inet_ntop(AF_INET, &q.dgid.raw[12], a, sizeof(a));
+		else
+			inet_ntop(AF_INET6, q.dgid.raw, a, sizeof(a));
+		rte_tel_data_add_dict_string(d, "peer", a);
+		rte_tel_data_add_dict_u64(d, "sgid_index", q.sgid_index);
+		if (qp_owner == NULL || qp_owner((uint16_t)pi, qpn, owner,
+						 sizeof(owner)) != 0)
+			snprintf(owner, sizeof(owner), "%s", q.qpn == 1 ?
+				 "dprdmad (RDMA CM)" : "dprdmad");
+		rte_tel_data_add_dict_string(d, "owner", owner);
+	}
 #define U(f) rte_tel_data_add_dict_u64(d, #f, q.f)
 	U(sq_size); U(sq_posted); U(sq_started); U(sq_completed);
 	U(req_psn); U(psn_hi); U(comp_psn); U(rd_atomic); U(max_rd_atomic);
@@ -534,6 +561,118 @@ tel_callgrind(const char *cmd __rte_unused, const char *params,
 	return rc;
 }
 
+/* A port's transport totals summed over its workers. */
+static void
+transport_sum(uint16_t pi, struct dpr_transport_stats *sum)
+{
+	unsigned int w;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < dpr_engine.n_workers; w++) {
+		const struct dpr_transport *tp = dpr_engine.workers[w].tp[pi];
+		const volatile struct dpr_transport_stats *st;
+
+		if (tp == NULL)
+			continue;
+		st = dpr_transport_stats(tp);
+#define _(n) sum->n += st->n;
+		DPR_TRANSPORT_STATS(_)
+#undef _
+	}
+}
+
+/*
+ * /dprdma/statistic,P: the totals `rdma statistic show link rxe0/1` gives
+ * for Linux rxe, under rxe's names, where dprdma counts the same event
+ * (rxe_hw_counters.c). rxe's retry_exceeded_err, completer_retry_err,
+ * ack_deferred, send_err and link_downed have no exact twin here and are
+ * left out rather than approximated; /dprdma/transport/stats has the rest.
+ */
+static int
+tel_statistic(const char *cmd __rte_unused, const char *params,
+	      struct rte_tel_data *d)
+{
+	struct dpr_transport_stats s;
+	int pi = port_param(params);
+
+	if (pi < 0)
+		return -EINVAL;
+	transport_sum((uint16_t)pi, &s);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "sent_pkts", s.tx_frames);
+	rte_tel_data_add_dict_u64(d, "rcvd_pkts", s.rx_frames);
+	rte_tel_data_add_dict_u64(d, "duplicate_request", s.dup_request_rx);
+	rte_tel_data_add_dict_u64(d, "out_of_seq_request", s.out_of_seq_rx);
+	rte_tel_data_add_dict_u64(d, "rcvd_rnr_err", s.rnr_nak_rx);
+	rte_tel_data_add_dict_u64(d, "send_rnr_err", s.rnr_nak_tx);
+	rte_tel_data_add_dict_u64(d, "rcvd_seq_err", s.nak_seq_rx);
+	return 0;
+}
+
+/* /dprdma/log/types: every rte_log type and its level, as the EAL lists
+ * them ("id N: dprdma.engine, level is INFO"). */
+static int
+tel_log_types(const char *cmd __rte_unused, const char *params __rte_unused,
+	      struct rte_tel_data *d)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return -ENOMEM;
+	rte_log_dump(f);
+	fclose(f);
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (strncmp(line, "id ", 3) != 0 || strchr(line, ':') == NULL)
+			continue;       /* the global level line */
+		line = strchr(line, ':') + 2;
+		if (rte_tel_data_add_array_string(d, line) != 0)
+			break;          /* more types than one reply holds */
+	}
+	free(buf);
+	return 0;
+}
+
+static const char *const log_levels[] = {
+	[RTE_LOG_EMERG] = "emerg", [RTE_LOG_ALERT] = "alert",
+	[RTE_LOG_CRIT] = "crit", [RTE_LOG_ERR] = "err",
+	[RTE_LOG_WARNING] = "warning", [RTE_LOG_NOTICE] = "notice",
+	[RTE_LOG_INFO] = "info", [RTE_LOG_DEBUG] = "debug",
+};
+
+/* /dprdma/log/level,PATTERN,LEVEL: rte_log_set_level_pattern() at run
+ * time (the EAL's --log-level PATTERN:LEVEL, e.g. dprdma.*,debug). */
+static int
+tel_log_level(const char *cmd __rte_unused, const char *params,
+	      struct rte_tel_data *d)
+{
+	char buf[128], *comma;
+	unsigned int lvl;
+
+	if (params == NULL || strlen(params) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", params);
+	comma = strrchr(buf, ',');
+	if (comma == NULL || comma == buf)
+		return -EINVAL;
+	*comma++ = '\0';
+	for (lvl = RTE_LOG_EMERG; lvl <= RTE_LOG_DEBUG; lvl++)
+		if (strcasecmp(comma, log_levels[lvl]) == 0 ||
+		    (comma[0] == (char)('0' + lvl) && comma[1] == '\0'))
+			break;
+	if (lvl > RTE_LOG_DEBUG || rte_log_set_level_pattern(buf, lvl) != 0)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "pattern", buf);
+	rte_tel_data_add_dict_string(d, "level", log_levels[lvl]);
+	return 0;
+}
+
 void
 dpr_engine_register_telemetry(void)
 {
@@ -542,6 +681,7 @@ dpr_engine_register_telemetry(void)
 	if (done)
 		return;
 	done = true;
+	dpr_engine_register_counter_help();
 	rte_telemetry_register_cmd("/dprdma/info", tel_info,
 		"dprdmad version, uptime, configuration. No parameters");
 	rte_telemetry_register_cmd("/dprdma/ports", tel_ports,
@@ -563,6 +703,14 @@ dpr_engine_register_telemetry(void)
 	rte_telemetry_register_cmd("/dprdma/lcore/callgrind", tel_callgrind,
 		"Callgrind counts a worker from on to off (its counters at "
 		"each). Parameters: LCORE,on|off");
+	rte_telemetry_register_cmd("/dprdma/statistic", tel_statistic,
+		"A port's totals under Linux rxe's rdma statistic names. "
+		"Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/log/types", tel_log_types,
+		"Every log type and its level. No parameters");
+	rte_telemetry_register_cmd("/dprdma/log/level", tel_log_level,
+		"Set the level of the log types matching a pattern. "
+		"Parameters: PATTERN,LEVEL (emerg..debug or 1..8)");
 }
 
 void

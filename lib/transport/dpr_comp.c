@@ -21,7 +21,19 @@ qp_fail(struct dpr_tqp *qp, enum dpr_wc_status status)
 		dpr_qp_complete_send(qp, sq_wqe(qp, qp->comp.index), status);
 		qp->comp.index++;
 	}
-	dpr_qp_error(qp);
+	dpr_qp_error(qp, status == DPR_WC_RETRY_EXC_ERR ?
+		     "no ACK after retry_cnt retries (peer unreachable or gone)" :
+		     status == DPR_WC_RNR_RETRY_EXC_ERR ?
+		     "RNR NAKs beyond rnr_retry (the peer posts no receives)" :
+		     status == DPR_WC_REM_ACCESS_ERR ?
+		     "remote access error NAK (bad rkey, range or access)" :
+		     status == DPR_WC_REM_INV_REQ_ERR ?
+		     "invalid request NAK from the peer" :
+		     status == DPR_WC_REM_OP_ERR ?
+		     "remote operational error NAK" :
+		     status == DPR_WC_BAD_RESP_ERR ?
+		     "unexpected response from the peer" :
+		     "local protection error (a key or range of a WQE)");
 }
 
 /* Forward progress: counters back to full, the ACK timer restarted. */

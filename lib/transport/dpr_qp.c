@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
+#include "dpr_ratelimit.h"
 #include "transport_private.h"
 
 /* Required and optional attributes of each RC transition, as the kernel's
@@ -320,6 +323,8 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 	info->dest_qpn = qp->attr.dest_qp_num;
 	info->state = qp->state;
 	info->pmtu = qp->pmtu;
+	info->dgid = qp->attr.ah_attr.dgid;
+	info->sgid_index = qp->attr.ah_attr.sgid_index;
 	info->sq_size = qp->sq.size;
 	info->sq_posted = qp->sq.prod;
 	info->sq_started = qp->req.index;
@@ -523,7 +528,7 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 	}
 	if (next == DPR_QPS_ERR) {
 		free(res);
-		dpr_qp_error(qp);
+		dpr_qp_error(qp, NULL);
 		return 0;
 	}
 	if (mask & DPR_QP_ACCESS_FLAGS)
@@ -672,10 +677,26 @@ flush_send(struct dpr_tqp *qp)
 }
 
 void
-dpr_qp_error(struct dpr_tqp *qp)
+dpr_qp_error(struct dpr_tqp *qp, const char *why)
 {
+	static struct dpr_ratelimit rl;
+	uint32_t missed;
+
 	if (qp->state == DPR_QPS_ERR)
 		return;
+	if (why != NULL && dpr_ratelimit(&rl, &missed)) {
+		char peer[INET6_ADDRSTRLEN];
+		const uint8_t *g = qp->attr.ah_attr.dgid.raw;
+		static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+		if (memcmp(g, v4, sizeof(v4)) == 0)
+			inet_ntop(AF_INET, g + 12, peer, sizeof(peer));
+		else
+			inet_ntop(AF_INET6, g, peer, sizeof(peer));
+		TP_LOG(NOTICE, "QP 0x%06x (peer %s QP 0x%06x) to ERR: %s%s", qp->qpn,
+		       peer, qp->attr.dest_qp_num, why, missed ?
+		       " (and more QPs: lines suppressed)" : "");
+	}
 	qp->state = DPR_QPS_ERR;
 	dpr_timer_cancel(qp->tp, &qp->timer);
 	qp->comp.rnr_wait = false;

@@ -95,7 +95,8 @@ start_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	if (!local_sges_ok(qp, w)) {
 		dpr_qp_complete_send(qp, w, DPR_WC_LOC_PROT_ERR);
 		qp->comp.index++;
-		dpr_qp_error(qp);
+		dpr_qp_error(qp, "a send WQE's buffer is outside its lkey's MR "
+			     "(LOC_PROT_ERR)");
 		return false;
 	}
 	/* the WQE's PSNs, for good: retries resend the same PSNs */
@@ -196,7 +197,8 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 			/* a key deregistered since the WQE started */
 			dpr_qp_complete_send(qp, w, DPR_WC_LOC_PROT_ERR);
 			qp->comp.index++;
-			dpr_qp_error(qp);
+			dpr_qp_error(qp, "an MR of a WQE in flight was deregistered "
+				     "(LOC_PROT_ERR)");
 			return -EACCES;
 		}
 	}

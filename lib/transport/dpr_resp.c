@@ -84,7 +84,11 @@ class_c(struct dpr_tqp *qp, uint8_t nak_code, uint32_t psn,
 		complete_recv(qp, recv_status, DPR_WC_RECV, qp->resp.recv_off,
 			      NULL, false);
 	dpr_verbs_event(qp->tp->ctx, ev, qp->qpn);
-	dpr_qp_error(qp);
+	dpr_qp_error(qp, nak_code == DPR_NAK_REM_ACCESS_ERR ?
+		     "a request of the peer broke an MR's bounds or access (NAK sent)" :
+		     nak_code == DPR_NAK_INVALID_REQ ?
+		     "an invalid request from the peer (NAK sent)" :
+		     "a request of the peer failed here (operational error NAK sent)");
 	/* the answers to the READs and atomics accepted before this request
 	 * were owed before it: they leave first, then the NAK, in PSN order
 	 * as a responder that answers at once (rxe) sends them; without them

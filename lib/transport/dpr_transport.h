@@ -246,6 +246,8 @@ struct dpr_qp_info {
 	uint32_t dest_qpn;
 	enum dpr_qp_state state;
 	uint32_t pmtu;
+	union dpr_gid dgid;           /**< the peer's address (RC: from RTR) */
+	uint8_t sgid_index;
 	/* send queue: posted >= started >= completed (WQE counts) */
 	uint32_t sq_size;
 	uint32_t sq_posted;

@@ -138,7 +138,8 @@ ud_send_one(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		dpr_qp_complete_send(qp, w, DPR_WC_LOC_PROT_ERR);
 		qp->comp.index++;
 		qp->req.index++;
-		dpr_qp_error(qp);
+		dpr_qp_error(qp, "a UD send WQE's buffer is outside its lkey's MR "
+			     "(LOC_PROT_ERR)");
 		return 0;
 	}
 	rc = dpr_xmit(tp, qp, &h, segs, nseg);
@@ -246,7 +247,7 @@ dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	if (rc != 0) {
 		/* a receive WQE with a bad local key: the QP to error */
 		dpr_verbs_event(qp->tp->ctx, DPR_EVENT_QP_FATAL, qp->qpn);
-		dpr_qp_error(qp);
+		dpr_qp_error(qp, "a UD receive WQE's buffer is outside its lkey's MR");
 		return;
 	}
 	QP_STAT(qp, ud_received);

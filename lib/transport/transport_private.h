@@ -402,7 +402,9 @@ int dpr_sge_scatter(struct dpr_tqp *qp, const struct dpr_sge *sge,
 		    uint32_t moff, uint32_t len);
 
 /* dpr_qp.c */
-void dpr_qp_error(struct dpr_tqp *qp);
+/** To ERR, its work flushed. @p why (NULL: its owner asked) is logged,
+ * rate-limited: a QP that fails on its own is worth an operator's line. */
+void dpr_qp_error(struct dpr_tqp *qp, const char *why);
 void dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
 			  enum dpr_wc_status status);
 void dpr_qp_timer_fire(struct dpr_tqp *qp);

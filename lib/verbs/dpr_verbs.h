@@ -167,6 +167,7 @@ enum dpr_event_type {
 	DPR_EVENT_QP_ACCESS_ERR = 3,
 	DPR_EVENT_COMM_EST = 4,
 	DPR_EVENT_SQ_DRAINED = 5,
+	DPR_EVENT_DEVICE_FATAL = 8,             /**< handle: 0 (the device) */
 	DPR_EVENT_PORT_ACTIVE = 9,              /**< handle: the port (1) */
 	DPR_EVENT_PORT_ERR = 10,
 	DPR_EVENT_SRQ_LIMIT_REACHED = 15,       /**< handle: the SRQ's */

@@ -120,6 +120,18 @@ def main():
                     "--check"])
     t.check(p.returncode == 0, "the shipped example config is valid: %s"
             % p.stderr)
+    # the real-NIC example: its cores and hugepages are a gateway box's, so
+    # they are fitted to this machine; every other key must be valid as is
+    with open(os.path.join(t.SOURCE_ROOT, "config/dprdmad-nic.conf")) as f:
+        nic = f.read()
+    fitted = nic.replace("lcores = 1-3", "lcores = 0-1").replace(
+        "huge = yes", "huge = no")
+    t.check(fitted != nic, "dprdmad-nic.conf still names lcores 1-3 and huge = yes")
+    p, _ = dprdmad(["-f", "CONF", "--check"], fitted)
+    t.check(p.returncode == 0 and "-a 0000:3b:00.0" in p.stdout and
+            "[port1]" in p.stdout and "idle = busy" in p.stdout,
+            "config/dprdmad-nic.conf (two PCI ports, busy workers) is valid: %s"
+            % p.stderr)
     t.log("PASS")
 
 

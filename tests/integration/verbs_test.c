@@ -12,12 +12,24 @@
  * each other (the frames loop back in its worker).
  *
  *   DPRDMA_SOCKET=... dprdma-verbs-test
+ *   DPRDMA_SOCKET=... dprdma-verbs-test drain
+ *
+ * drain: what a program sees when dprdmad stops under it (SIGTERM): two
+ * RC QPs looped back, 4 KiB WRITEs 32 deep, reposted as they complete;
+ * "streaming" on stdout once 1000 have completed. Then it waits for
+ * IBV_EVENT_DEVICE_FATAL (on the context's async_fd), posts nothing more,
+ * polls until every WRITE posted has completed (success, or
+ * IBV_WC_WR_FLUSH_ERR once the QP is in ERR: nothing else, nothing
+ * missing), destroys what it made and prints one JSON line.
  *
  * Prints a line per check that fails and "verbs-test: N failures"; exit
  * status 0 when none failed.
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,8 +437,98 @@ test_srq_ex(void)
 	      "an XRC SRQ: EOPNOTSUPP (%d)", errno);
 }
 
+/* The drain mode (see the top of the file). */
+static int
+do_drain(void)
+{
+	enum { DEPTH = 32, LEN = 4096 };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 } };
+	struct ibv_qp *a, *b;
+	uint64_t ok = 0, flushed = 0, other = 0, posted = 0, done = 0;
+	bool fatal = false, announced = false;
+	time_t t0 = time(NULL), fatal_at = 0;
+	int first_other = -1;
+
+	if (cq == NULL)
+		die("create_cq");
+	ia.send_cq = ia.recv_cq = cq;
+	a = ibv_create_qp(pd, &ia);
+	b = ibv_create_qp(pd, &ia);
+	if (a == NULL || b == NULL)
+		die("create_qp");
+	rc_connect(a, b->qp_num);
+	rc_connect(b, a->qp_num);
+	if (fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0)
+		die("async_fd O_NONBLOCK");
+	for (;;) {
+		struct ibv_wc wc[16];
+		struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
+		int n, i;
+
+		while (!fatal && posted - done < DEPTH) {
+			struct ibv_sge sg = { (uintptr_t)buf, LEN, mr->lkey };
+			struct ibv_send_wr wr = { .wr_id = posted, .sg_list = &sg,
+				.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { (uintptr_t)buf + 8 * LEN, mr->rkey } }, *bad;
+
+			if (ibv_post_send(a, &wr, &bad) != 0)
+				break;  /* the QP went to ERR between two polls */
+			posted++;
+		}
+		n = ibv_poll_cq(cq, 16, wc);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_SUCCESS)
+				ok++;
+			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+				flushed++;
+			else if (other++ == 0)
+				first_other = wc[i].status;
+		}
+		done += (uint64_t)(n > 0 ? n : 0);
+		if (!announced && ok >= 1000) {
+			printf("streaming\n");
+			fflush(stdout);
+			announced = true;
+		}
+		if (poll(&pf, 1, 0) == 1) {
+			struct ibv_async_event ev;
+
+			while (ibv_get_async_event(ctx, &ev) == 0) {
+				if (ev.event_type == IBV_EVENT_DEVICE_FATAL && !fatal) {
+					fatal = true;
+					fatal_at = time(NULL);
+				}
+				ibv_ack_async_event(&ev);
+			}
+		}
+		if (fatal && done == posted)
+			break;
+		if ((fatal && time(NULL) - fatal_at > 10) ||
+		    (!fatal && time(NULL) - t0 > 120)) {
+			printf("FAIL: %s\n", fatal ? "WRITEs still outstanding 10 s "
+			       "after DEVICE_FATAL" : "no DEVICE_FATAL in 120 s");
+			failures++;
+			break;
+		}
+	}
+	CHECK(other == 0, "only successes and flush errors (first other status %d)",
+	      first_other);
+	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0,
+	      "destroy the QPs after DEVICE_FATAL (%d)", errno);
+	CHECK(ibv_destroy_cq(cq) == 0, "destroy the CQ (%d)", errno);
+	printf("{\"device_fatal\": %s, \"posted\": %" PRIu64 ", \"completed\": %"
+	       PRIu64 ", \"succeeded\": %" PRIu64 ", \"flushed\": %" PRIu64
+	       ", \"other\": %" PRIu64 "}\n", fatal ? "true" : "false", posted,
+	       done, ok, flushed, other);
+	return 0;
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 
@@ -444,6 +546,15 @@ main(void)
 	mr = ibv_reg_mr(pd, buf, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (mr == NULL)
 		die("reg_mr");
+	if (argc > 1 && strcmp(argv[1], "drain") == 0) {
+		do_drain();
+		CHECK(ibv_dereg_mr(mr) == 0 && ibv_dealloc_pd(pd) == 0 &&
+		      ibv_close_device(ctx) == 0, "release after DEVICE_FATAL");
+		ibv_free_device_list(list);
+		free(buf);
+		printf("verbs-test: %d failures\n", failures);
+		return failures != 0;
+	}
 	{
 		struct ibv_device_attr_ex dx;
 
