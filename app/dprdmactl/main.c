@@ -71,8 +71,9 @@ usage(FILE *f)
 "  mrs | pds | clients          clients' memory regions, PDs, connections\n"
 "  stats [--watch N]            counters (and, with --watch, per-second rates\n"
 "                               refreshed every N s until interrupted)\n"
-"  capture start FILE [--snaplen B] | capture stop\n"
-"                               pcapng capture of a port (--port, default 0)\n"
+"  capture start FILE [--snaplen B] [--qp N] | capture stop\n"
+"                               pcapng capture of a port (--port, default 0),\n"
+"                               or of one QP's frames both ways\n"
 "  log-level [PATTERN LEVEL]    list log types, or set e.g. 'dprdma.*' debug\n"
 "  faults PORT [SPEC]           what a port's fault adapter injected, or new\n"
 "                               faults: loss=P,reorder=P,dup=P,corrupt=P,delay_us=N\n"
@@ -1031,14 +1032,24 @@ cmd_capture(int argc, char **argv)
 		} else {
 			snprintf(path, sizeof(path), "%s", argv[1]);
 		}
-		if (opt.qp >= 0)
-			dpr_cli_complain(EXIT_USAGE, "capture --qp: a capture takes "
-				"every frame of a port; filter afterwards with "
-				"dprdma-pcap or tshark -Y 'infiniband.bth.destqp == %ld'",
-				opt.qp);
-		r = opt.snaplen ? tel_try("/dprdma/capture/start,%d,%u,%s", pi,
-					  opt.snaplen, path) :
-			tel_try("/dprdma/capture/start,%d,%s", pi, path);
+		char filter[64] = "", snap[24] = "";
+
+		if (opt.qp >= 0) {
+			/* the QP's frames both ways: those to it carry its
+			 * number, those it sends its peer's */
+			json_t *q = tel_try("/dprdma/qp,%d,%ld", pi, opt.qp);
+
+			if (q == NULL)
+				dpr_cli_complain(EXIT_DAEMON, "capture --qp %ld: no such "
+					"QP on dprdma%d (dprdmactl qps lists them)",
+					opt.qp, pi);
+			snprintf(filter, sizeof(filter), ",qp=%ld+%" PRIu64, opt.qp,
+				 u64(q, "dest_qpn"));
+			json_decref(q);
+		}
+		if (opt.snaplen)
+			snprintf(snap, sizeof(snap), ",%u", opt.snaplen);
+		r = tel_try("/dprdma/capture/start,%d%s%s,%s", pi, snap, filter, path);
 		if (r == NULL)
 			dpr_cli_complain(EXIT_DAEMON, "the daemon could not start a "
 				"capture of dprdma%d into %s (one runs already, or it "
@@ -1187,7 +1198,7 @@ main(int argc, char **argv)
 	/* the options after the command, the command's own words kept */
 	rest = argc - optind + 1;
 	rv = argv + optind - 1;
-	optind = 1;
+	optind = 0;     /* 0, not 1: glibc starts afresh (ordering included) */
 	parse_opts(rest, rv, false);
 	while (optind < rest && n_args < 16)
 		args[n_args++] = rv[optind++];

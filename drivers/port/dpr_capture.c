@@ -34,6 +34,8 @@ struct capture {
 	struct rte_mempool *mp;
 	char path[256];
 	uint32_t snaplen;       /* bytes kept of each frame */
+	uint32_t n_qpn;         /* with a QP filter: RoCEv2 frames to these */
+	uint32_t qpn[2];
 	uint64_t captured;      /* written by the worker(s) */
 	uint64_t failed;
 };
@@ -52,16 +54,57 @@ write_out(struct capture *c, struct rte_mbuf **out, uint16_t k)
 	rte_pktmbuf_free_bulk(out, k);
 }
 
+/* The BTH destination QP of a RoCEv2 frame (IPv4 or IPv6, no VLAN), or
+ * UINT32_MAX for any other frame. */
+static uint32_t
+roce_dest_qp(const struct rte_mbuf *m)
+{
+	uint8_t buf[14 + 40 + 8 + 12];
+	const uint8_t *h = rte_pktmbuf_read(m, 0, sizeof(buf), buf);
+	unsigned int l4;
+
+	if (h == NULL)
+		return UINT32_MAX;
+	if (h[12] == 0x08 && h[13] == 0x00) {           /* IPv4 */
+		if (h[14 + 9] != 17)
+			return UINT32_MAX;
+		l4 = 14 + (unsigned int)(h[14] & 0x0f) * 4;
+		if (l4 != 14 + 20)
+			return UINT32_MAX;      /* options: not RoCEv2's */
+	} else if (h[12] == 0x86 && h[13] == 0xdd) {    /* IPv6 */
+		if (h[14 + 6] != 17)
+			return UINT32_MAX;
+		l4 = 14 + 40;
+	} else {
+		return UINT32_MAX;
+	}
+	if (l4 + 8 + 12 > rte_pktmbuf_pkt_len(m) || h[l4 + 2] != 0x12 ||
+	    h[l4 + 3] != 0xb7)                          /* UDP 4791 */
+		return UINT32_MAX;
+	h = rte_pktmbuf_read(m, l4 + 8, 12, buf);
+	return h == NULL ? UINT32_MAX :
+	       (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+}
+
 static void
 capture_tap(void *state, uint16_t port_id, uint16_t queue,
 	    struct rte_mbuf **pkts, uint16_t n, bool tx)
 {
 	struct capture *c = state;
 	struct rte_mbuf *out[128];
-	uint16_t i, k = 0;
+	uint16_t i, k = 0, kept = 0;
 
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = rte_pcapng_copy(port_id, queue, pkts[i], c->mp,
+		struct rte_mbuf *m;
+
+		if (c->n_qpn != 0) {
+			uint32_t q = roce_dest_qp(pkts[i]);
+
+			if (q != c->qpn[0] && (c->n_qpn < 2 || q != c->qpn[1]))
+				continue;
+		}
+		kept++;
+		m = rte_pcapng_copy(port_id, queue, pkts[i], c->mp,
 			c->snaplen, rte_get_tsc_cycles(),
 			tx ? RTE_PCAPNG_DIRECTION_OUT : RTE_PCAPNG_DIRECTION_IN);
 
@@ -77,7 +120,7 @@ capture_tap(void *state, uint16_t port_id, uint16_t queue,
 	}
 	if (k != 0)
 		write_out(c, out, k);
-	__atomic_fetch_add(&c->captured, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->captured, kept, __ATOMIC_RELAXED);
 }
 
 static void
@@ -126,16 +169,35 @@ tel_start(const char *cmd __rte_unused, const char *params,
 	long pi;
 	int fd, rc;
 
-	/* PORT,/absolute/path or PORT,SNAPLEN,/absolute/path (as tcpdump -s:
-	 * the bytes kept of each frame; 0 or none: all of it) */
+	uint32_t qpn[2] = { 0 }, n_qpn = 0;
+
+	/* PORT[,SNAPLEN][,qp=QPN[+QPN]],/absolute/path: SNAPLEN as tcpdump -s
+	 * (the bytes kept of each frame; 0 or none: all of it); qp= keeps
+	 * only the RoCEv2 frames whose BTH names one of those QPs (a QP's own
+	 * number for what it receives, its peer's for what it sends) */
 	if (comma == NULL)
 		return -EINVAL;
-	if (comma[1] != '/') {
+	if (strncmp(comma + 1, "qp=", 3) != 0 && comma[1] != '/') {
 		snaplen = strtoul(comma + 1, &end, 10);
 		if (end == comma + 1 || *end != ',' || end[1] != '/')
 			return -EINVAL;
 		if (snaplen == 0 || snaplen > UINT32_MAX)
 			snaplen = UINT32_MAX;
+		comma = end;
+	}
+	if (strncmp(comma + 1, "qp=", 3) == 0) {
+		const char *q = comma + 4;
+
+		do {
+			unsigned long v = strtoul(q, &end, 0);
+
+			if (end == q || v > 0xffffff || n_qpn == 2)
+				return -EINVAL;
+			qpn[n_qpn++] = (uint32_t)v;
+			q = end + 1;
+		} while (*end == '+');
+		if (*end != ',' || end[1] != '/')
+			return -EINVAL;
 		comma = end;
 	}
 	pi = strtol(params, NULL, 10);
@@ -145,6 +207,8 @@ tel_start(const char *cmd __rte_unused, const char *params,
 	if (c == NULL)
 		return -ENOMEM;
 	c->snaplen = (uint32_t)snaplen;
+	c->n_qpn = n_qpn;
+	memcpy(c->qpn, qpn, sizeof(qpn));
 	snprintf(c->path, sizeof(c->path), "%s", comma + 1);
 	snprintf(name, sizeof(name), "dpr_cap_%ld", pi);
 	c->mp = rte_pktmbuf_pool_create(name, 4095, 0, 0,
@@ -203,8 +267,8 @@ void
 dpr_capture_register_telemetry(void)
 {
 	rte_telemetry_register_cmd("/dprdma/capture/start", tel_start,
-		"Capture a port's RX and TX to pcapng. Parameters: PORT,/PATH or "
-		"PORT,SNAPLEN,/PATH (bytes kept of each frame)");
+		"Capture a port's RX and TX to pcapng. "
+		"Parameters: PORT[,SNAPLEN][,qp=QPN[+QPN]],/PATH");
 	rte_telemetry_register_cmd("/dprdma/capture/stop", tel_stop,
 		"Stop a capture; counts what it wrote. Parameter: PORT");
 }

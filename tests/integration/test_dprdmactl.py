@@ -213,7 +213,7 @@ def test_metrics():
     t.check(srv.returncode == 0, "metrics --listen ends on SIGTERM")
 
 
-def test_capture_log_faults(cb):
+def test_capture_log_faults(ca, cb):
     if os.path.exists(CAPTURE):
         os.unlink(CAPTURE)
     ctl("capture", "start", CAPTURE)
@@ -227,6 +227,20 @@ def test_capture_log_faults(cb):
             "capture start/stop from dprdmactl: %d frames, dprdma-pcap and "
             "tshark read them" % r["captured"])
     ctl("capture", "stop", rc=1)
+    # one QP's frames, both ways, while another QP carries traffic too
+    qa = int(ca["qpns"].split(",")[2], 0)
+    qb = int(cb["qpns"].split(",")[2], 0)
+    ctl("capture", "start", CAPTURE, "--qp", str(qa))
+    rd.write_checked(cb, 2, 8192, 4, count=5)
+    rd.write_checked(cb, 3, 8192, 6, count=5)
+    r = ctl_json("capture", "stop")
+    d = t.run(["tshark", "-r", CAPTURE, "-T", "fields", "-e",
+               "infiniband.bth.destqp"], check_rc=False)
+    qps = {int(x, 0) for x in d.stdout.split()}
+    t.check(r["captured"] >= 5 * 8 and qps == {qa, qb},
+            "capture --qp %#x: only that QP's frames, to it and to its peer "
+            "(%d frames, BTH QPs %s)" % (qa, r["captured"],
+                                         sorted(hex(q) for q in qps)))
 
     types = ctl("log-level").stdout
     t.check("dprdma.engine" in types and "dprdma.drv.shim" in types,
@@ -238,13 +252,13 @@ def test_capture_log_faults(cb):
     ctl("log-level", "dprdma.*", "loud", rc=2)
 
     f0 = ctl_json("faults", "0")
-    ctl("faults", "0", "loss=0.05")
-    crc, got, s = rd.write_checked(cb, 3, 65536, 17, count=20)
+    ctl("faults", "0", "loss=0.03")
+    crc, got, s = rd.write_checked(cb, 3, 65536, 17, count=10)
     f1 = ctl_json("faults", "0")
     ctl("faults", "0", "loss=0")
     tr = ctl_json("stats")["transport"]["0"]
     t.check(got == crc and f1["lost"] > f0["lost"] and tr["retransmits"] > 0,
-            "faults 0 loss=0.05 at run time: %d frames lost, retransmitted, "
+            "faults 0 loss=0.03 at run time: %d frames lost, retransmitted, "
             "data intact" % (f1["lost"] - f0["lost"]))
     ctl("faults", "0", "loss=2", rc=1)
 
@@ -346,13 +360,20 @@ def main():
         os.unlink(SOCK)
     a = b = None
     streaming = None
+
+    def describe():
+        # what A's worker and QPs were doing when a check failed
+        for args in (["workers"], ["qps"], ["stats"]):
+            p = ctl(*args, rc=None, timeout=20)
+            t.log("dprdmactl %s:\n%s%s" % (" ".join(args), p.stdout, p.stderr))
+    t.on_fail(describe)
     try:
         a = daemon(PA, "server", "10.81.0.1/24", ["--faults", "loss=0"])
         b = daemon(PB, "client", "10.81.0.2/24")
         ca, cb = rd.setup_pair(4)
         test_views(ca, cb)
         test_metrics()
-        test_capture_log_faults(cb)
+        test_capture_log_faults(ca, cb)
         test_counters_doc()
         test_bad_input()
         streaming = test_shim_views()
