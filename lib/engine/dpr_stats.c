@@ -346,14 +346,10 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_string(d, "state", dpr_qp_state_name(q.state));
 	rte_tel_data_add_dict_u64(d, "pmtu", q.pmtu);
 	{
-		static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 		char a[INET6_ADDRSTRLEN], owner[96];
 
-		if (memcmp(q.dgid.raw, v4_mapped, sizeof(v4_mapped)) == 0)
-			inet_ntop(AF_INET, &q.dgid.raw[12], a, sizeof(a));
-		else
-			inet_ntop(AF_INET6, q.dgid.raw, a, sizeof(a));
-		rte_tel_data_add_dict_string(d, "peer", a);
+		rte_tel_data_add_dict_string(d, "peer",
+					     dpr_gid_ntop(&q.dgid, a, sizeof(a)));
 		rte_tel_data_add_dict_u64(d, "sgid_index", q.sgid_index);
 		if (qp_owner == NULL || qp_owner((uint16_t)pi, qpn, owner,
 						 sizeof(owner)) != 0)

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <arpa/inet.h>
-
 #include "dpr_ratelimit.h"
 #include "transport_private.h"
 
@@ -686,15 +684,10 @@ dpr_qp_error(struct dpr_tqp *qp, const char *why)
 		return;
 	if (why != NULL && dpr_ratelimit(&rl, &missed)) {
 		char peer[INET6_ADDRSTRLEN];
-		const uint8_t *g = qp->attr.ah_attr.dgid.raw;
-		static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
 
-		if (memcmp(g, v4, sizeof(v4)) == 0)
-			inet_ntop(AF_INET, g + 12, peer, sizeof(peer));
-		else
-			inet_ntop(AF_INET6, g, peer, sizeof(peer));
 		TP_LOG(NOTICE, "QP 0x%06x (peer %s QP 0x%06x) to ERR: %s%s", qp->qpn,
-		       peer, qp->attr.dest_qp_num, why, missed ?
+		       dpr_gid_ntop(&qp->attr.ah_attr.dgid, peer, sizeof(peer)),
+		       qp->attr.dest_qp_num, why, missed ?
 		       " (and more QPs: lines suppressed)" : "");
 	}
 	qp->state = DPR_QPS_ERR;

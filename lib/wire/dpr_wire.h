@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
@@ -346,6 +347,18 @@ static inline rte_be32_t
 dpr_gid_to_ipv4(const union dpr_gid *g)
 {
 	return g->w[3];
+}
+
+/** A GID as an address: dotted IPv4 for ::ffff:a.b.c.d, IPv6 otherwise
+ * (@p len: at least INET6_ADDRSTRLEN). @return @p buf. */
+static inline const char *
+dpr_gid_ntop(const union dpr_gid *g, char *buf, socklen_t len)
+{
+	if (dpr_gid_is_ipv4(g))
+		inet_ntop(AF_INET, &g->w[3], buf, len);
+	else
+		inet_ntop(AF_INET6, g->raw, buf, len);
+	return buf;
 }
 
 /**
