@@ -60,22 +60,31 @@ port_event_run(void *arg)
 	return 0;
 }
 
-/* On a worker: DEVICE_FATAL to each of its clients. */
+/* On a worker, dprdmad stopping: each of its clients' QPs to ERR (their
+ * work flushed), then DEVICE_FATAL to the client, as overflow_to_err()
+ * does for one CQ. */
 static int
-fatal_event_run(void *arg)
+drain_run(void *arg)
 {
-	unsigned int wi = (unsigned int)(uintptr_t)arg;
+	const unsigned int wi = (unsigned int)(uintptr_t)arg;
+	struct dpr_qp_attr a = { .qp_state = DPR_QPS_ERR };
 
-	for (unsigned int i = 0; i < shim.wn[wi]; i++)
-		raise_event(shim.wl[wi][i], DPR_EVENT_DEVICE_FATAL, 0);
+	for (unsigned int i = 0; i < shim.wn[wi]; i++) {
+		struct shim_client *c = shim.wl[wi][i];
+
+		for (unsigned int k = 0; k < DPR_SHM_MAX_QPS; k++)
+			if (c->qps[k] != NULL)
+				dpr_qp_modify(c->qps[k]->qp, &a, DPR_QP_STATE);
+		raise_event(c, DPR_EVENT_DEVICE_FATAL, 0);
+	}
 	return 0;
 }
 
 void
-shim_device_fatal(void)
+shim_drain_clients(void)
 {
 	for (unsigned int wi = 0; wi < dpr_engine_n_workers(); wi++)
-		dpr_engine_run_on(wi, fatal_event_run, (void *)(uintptr_t)wi);
+		dpr_engine_run_on(wi, drain_run, (void *)(uintptr_t)wi);
 }
 
 /*

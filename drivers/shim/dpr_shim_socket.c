@@ -294,23 +294,6 @@ dpr_shim_poll(int timeout_ms)
 	pthread_mutex_unlock(&shim.lock);
 }
 
-/* Each QP of client @p c to ERR on its worker: its work completes with
- * WR_FLUSH_ERR into the client's CQ rings. */
-static void
-client_qps_to_err(struct shim_client *c)
-{
-	for (unsigned int h = 1; h <= SHIM_MAX_OBJS; h++) {
-		struct job j = { .kind = JOB_MODIFY_QP, .c = c,
-				 .attr = { .qp_state = DPR_QPS_ERR },
-				 .mask = DPR_QP_STATE };
-
-		j.p = shim_obj_get(c, h, OBJ_QP);
-		if (j.p != NULL && shim_job(&j) != 0)
-			SHIM_LOG(DEBUG, "client %u: QP handle %u not moved to "
-				 "ERR", c->id, h);
-	}
-}
-
 unsigned int
 dpr_shim_drain(void)
 {
@@ -327,11 +310,8 @@ dpr_shim_drain(void)
 		shim.lfd = -1;
 		shim.draining = true;
 		for (i = 0; i < shim.max_clients; i++)
-			if (shim.clients[i] != NULL && shim.clients[i]->opened) {
-				client_qps_to_err(shim.clients[i]);
-				n++;
-			}
-		shim_device_fatal();
+			n += shim.clients[i] != NULL && shim.clients[i]->opened;
+		shim_drain_clients();
 		SHIM_LOG(NOTICE, "stopping: %u clients told (DEVICE_FATAL, "
 			 "their QPs in ERR, work flushed)", n);
 	}

@@ -294,8 +294,9 @@ void shim_qp_attach(struct shim_qp *q);
 void shim_srq_attach(struct shim_srq *s);
 /** The verbs devices' event callback: to the client owning the QP. */
 void shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj);
-/** DEVICE_FATAL to every client (dprdmad stops), from each worker. */
-void shim_device_fatal(void);
+/** dprdmad stops: every client's QPs to ERR, then DEVICE_FATAL to it,
+ * on each worker. */
+void shim_drain_clients(void);
 /** Look at the ports' links (main lcore, every poll): a change raises
  * PORT_ACTIVE / PORT_ERR to the port's clients. */
 void shim_link_watch(void);
