@@ -21,6 +21,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_pcapng.h>
 #include <rte_telemetry.h>
@@ -28,6 +29,7 @@
 #include "dpr_build_config.h"
 #include "dpr_capture.h"
 #include "dpr_engine.h"
+#include "dpr_wire.h"
 
 struct capture {
 	rte_pcapng_t *pc;
@@ -54,36 +56,43 @@ write_out(struct capture *c, struct rte_mbuf **out, uint16_t k)
 	rte_pktmbuf_free_bulk(out, k);
 }
 
-/* The BTH destination QP of a RoCEv2 frame (IPv4 or IPv6, no VLAN), or
- * UINT32_MAX for any other frame. */
+/* The BTH destination QP of a RoCEv2 frame (IPv4 without options or
+ * IPv6, no VLAN), or UINT32_MAX for any other frame. The tap sees frames
+ * before the classifier has measured them (dpr_wire_dqpn needs that). */
 static uint32_t
 roce_dest_qp(const struct rte_mbuf *m)
 {
-	uint8_t buf[14 + 40 + 8 + 12];
-	const uint8_t *h = rte_pktmbuf_read(m, 0, sizeof(buf), buf);
-	unsigned int l4;
+	const size_t eth = sizeof(struct rte_ether_hdr);
+	uint8_t buf[sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv6_hdr) +
+		    sizeof(struct rte_udp_hdr) + sizeof(struct dpr_bth)];
+	/* an ACK over IPv4 is shorter than the buffer: read what there is */
+	const size_t have = RTE_MIN(sizeof(buf), (size_t)rte_pktmbuf_pkt_len(m));
+	const struct rte_ether_hdr *e = rte_pktmbuf_read(m, 0, (uint32_t)have, buf);
+	const struct rte_udp_hdr *u;
+	size_t l4;
 
-	if (h == NULL)
+	if (e == NULL || have < eth + sizeof(struct rte_ipv4_hdr))
 		return UINT32_MAX;
-	if (h[12] == 0x08 && h[13] == 0x00) {           /* IPv4 */
-		if (h[14 + 9] != 17)
-			return UINT32_MAX;
-		l4 = 14 + (unsigned int)(h[14] & 0x0f) * 4;
-		if (l4 != 14 + 20)
+	if (e->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+		const struct rte_ipv4_hdr *ip = (const void *)(e + 1);
+
+		if (ip->next_proto_id != IPPROTO_UDP ||
+		    ip->version_ihl != RTE_IPV4_VHL_DEF)
 			return UINT32_MAX;      /* options: not RoCEv2's */
-	} else if (h[12] == 0x86 && h[13] == 0xdd) {    /* IPv6 */
-		if (h[14 + 6] != 17)
+		l4 = eth + sizeof(*ip);
+	} else if (e->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+		   have >= eth + sizeof(struct rte_ipv6_hdr)) {
+		if (((const struct rte_ipv6_hdr *)(e + 1))->proto != IPPROTO_UDP)
 			return UINT32_MAX;
-		l4 = 14 + 40;
+		l4 = eth + sizeof(struct rte_ipv6_hdr);
 	} else {
 		return UINT32_MAX;
 	}
-	if (l4 + 8 + 12 > rte_pktmbuf_pkt_len(m) || h[l4 + 2] != 0x12 ||
-	    h[l4 + 3] != 0xb7)                          /* UDP 4791 */
+	u = (const void *)((const uint8_t *)e + l4);
+	if (have < l4 + sizeof(*u) + sizeof(struct dpr_bth) ||
+	    u->dst_port != RTE_BE16(DPR_ROCEV2_PORT))
 		return UINT32_MAX;
-	h = rte_pktmbuf_read(m, l4 + 8, 12, buf);
-	return h == NULL ? UINT32_MAX :
-	       (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+	return dpr_bth_qpn((const void *)(u + 1));
 }
 
 static void

@@ -235,8 +235,12 @@ def test_capture_log_faults(ca, cb):
     rd.write_checked(cb, 3, 8192, 6, count=5)
     r = ctl_json("capture", "stop")
     d = t.run(["tshark", "-r", CAPTURE, "-T", "fields", "-e",
-               "infiniband.bth.destqp"], check_rc=False)
-    qps = {int(x, 0) for x in d.stdout.split()}
+               "infiniband.bth.destqp", "-e", "infiniband.bth.opcode"],
+              check_rc=False)
+    rows = [x.split("\t") for x in d.stdout.splitlines() if x.strip()]
+    qps = {int(x[0], 0) for x in rows}
+    t.check(any(x[1] == "17" for x in rows),
+            "capture --qp: the QP's ACKs (64 B frames) are kept too")
     t.check(r["captured"] >= 5 * 8 and qps == {qa, qb},
             "capture --qp %#x: only that QP's frames, to it and to its peer "
             "(%d frames, BTH QPs %s)" % (qa, r["captured"],
