@@ -189,7 +189,25 @@ tel_port_stats(const char *cmd __rte_unused, const char *params,
 	return 0;
 }
 
-static void transport_sum(uint16_t pi, struct dpr_transport_stats *sum);
+/* A port's transport totals summed over its workers. */
+static void
+transport_sum(uint16_t pi, struct dpr_transport_stats *sum)
+{
+	unsigned int w;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < dpr_engine.n_workers; w++) {
+		const struct dpr_transport *tp = dpr_engine.workers[w].tp[pi];
+		const volatile struct dpr_transport_stats *st;
+
+		if (tp == NULL)
+			continue;
+		st = dpr_transport_stats(tp);
+#define _(n) sum->n += st->n;
+		DPR_TRANSPORT_STATS(_)
+#undef _
+	}
+}
 
 static int
 tel_transport_stats(const char *cmd __rte_unused, const char *params,
@@ -555,26 +573,6 @@ tel_callgrind(const char *cmd __rte_unused, const char *params,
 	}
 	free(g);
 	return rc;
-}
-
-/* A port's transport totals summed over its workers. */
-static void
-transport_sum(uint16_t pi, struct dpr_transport_stats *sum)
-{
-	unsigned int w;
-
-	memset(sum, 0, sizeof(*sum));
-	for (w = 0; w < dpr_engine.n_workers; w++) {
-		const struct dpr_transport *tp = dpr_engine.workers[w].tp[pi];
-		const volatile struct dpr_transport_stats *st;
-
-		if (tp == NULL)
-			continue;
-		st = dpr_transport_stats(tp);
-#define _(n) sum->n += st->n;
-		DPR_TRANSPORT_STATS(_)
-#undef _
-	}
 }
 
 /*
