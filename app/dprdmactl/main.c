@@ -633,6 +633,42 @@ catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The non-zero counters of @p cur as a table; with @p prev, taken @p dt s
+ * earlier, their rates too. */
+static void
+print_counters(json_t *cur, json_t *prev, double dt)
+{
+	const char *gk, *lk, *k;
+	json_t *g, *per, *v;
+
+	printf("%-10s %-6s %-28s %16s %14s\n", "GROUP", "WHERE", "COUNTER",
+	       "VALUE", prev != NULL ? "PER_SECOND" : "");
+	json_object_foreach(cur, gk, g) {
+		const bool port = strcmp(label_name(gk) ? label_name(gk) : "", "port") == 0;
+
+		json_object_foreach(g, lk, per) {
+			const json_t *pper = json_object_get(json_object_get(prev, gk), lk);
+			char where[24];
+
+			snprintf(where, sizeof(where), "%s%s", port ? "dprdma" : "", lk);
+			json_object_foreach(per, k, v) {
+				const json_t *pv = json_object_get(pper, k);
+				uint64_t x = (uint64_t)json_integer_value(v);
+
+				if (!json_is_integer(v) || (x == 0 && pv == NULL))
+					continue;       /* zeros: noise */
+				if (pv != NULL)
+					printf("%-10s %-6s %-28s %16" PRIu64 " %14.0f\n", gk,
+					       where, k, x, (double)(x - (uint64_t)
+					       json_integer_value(pv)) / dt);
+				else
+					printf("%-10s %-6s %-28s %16" PRIu64 "\n", gk, where,
+					       k, x);
+			}
+		}
+	}
+}
+
 static int
 cmd_stats(void)
 {
@@ -641,47 +677,16 @@ cmd_stats(void)
 
 	catch_stop();
 	do {
-		json_t *cur = all_counters(), *g, *per, *v;
+		json_t *cur = all_counters();
 		double t = now_s();
-		const char *gk, *lk, *k;
 
-		if (opt.json && opt.watch == 0) {
+		if (opt.json) {
 			print_json(cur);
-			json_decref(cur);
-			return 0;
+		} else {
+			if (opt.watch != 0 && isatty(STDOUT_FILENO))
+				printf("\033[H\033[2J");
+			print_counters(cur, prev, t - tprev);
 		}
-		if (opt.watch != 0 && !opt.json && isatty(STDOUT_FILENO))
-			printf("\033[H\033[2J");
-		if (!opt.json)
-			printf("%-10s %-6s %-28s %16s %14s\n", "GROUP", "WHERE", "COUNTER",
-			       "VALUE", prev != NULL ? "PER_SECOND" : "");
-		json_object_foreach(cur, gk, g)
-			json_object_foreach(g, lk, per)
-				json_object_foreach(per, k, v) {
-					json_t *pv = prev == NULL ? NULL :
-						json_object_get(json_object_get(
-						json_object_get(prev, gk), lk), k);
-					uint64_t x = (uint64_t)json_integer_value(v);
-					char where[24];
-
-					if (!json_is_integer(v) || (x == 0 && pv == NULL))
-						continue;       /* zeros: noise */
-					snprintf(where, sizeof(where), "%s%s",
-						 label_name(gk) && strcmp(gk, "lcore") != 0 ?
-						 "dprdma" : "", lk);
-					if (opt.json)
-						continue;
-					if (pv != NULL)
-						printf("%-10s %-6s %-28s %16" PRIu64 " %14.0f\n",
-						       gk, where, k, x, (double)(x -
-						       (uint64_t)json_integer_value(pv)) /
-						       (t - tprev));
-					else
-						printf("%-10s %-6s %-28s %16" PRIu64 "\n", gk,
-						       where, k, x);
-				}
-		if (opt.json)
-			print_json(cur);
 		fflush(stdout);
 		json_decref(prev);
 		prev = cur;
