@@ -6,23 +6,40 @@
  * The RoCEv2 invariant CRC (IBTA Annex A17.3.3), as Linux rxe computes it
  * in rxe_icrc.c: CRC-32 (the Ethernet polynomial, reflected) over the
  * masked pseudo-header and then the rest of the packet where it lies.
- * ISA-L's crc32_gzip_refl is incremental (its result seeds the next
- * call) and PCLMUL-fast; DPDK's rte_net_crc_calc cannot be continued.
  *
- * The payload is never copied (DESIGN.md): one CRC call over the masked
- * headers, then one per segment of payload where it lies. What costs,
- * measured with tests/bench/bench_wire.c: ISA-L's fixed cost per call
- * (~10 ns, which small frames feel), and byte stores followed by 16-byte
- * loads of the same bytes (a store-forwarding stall). So the headers are
- * masked 16 bytes at a time in registers as they are copied.
+ * Two ways to the same value:
  *
- * ISA-L's AVX-512 CRC (Debian's 2.30 takes it from 256 bytes on CPUs with
- * VPCLMULQDQ) returns with the upper halves of the vector registers
- * dirty: it does not end with vzeroupper. Every legacy-SSE instruction
- * after it (a portable build's whole data path, this file's masking
- * included) then pays the SSE/AVX transition: measured on a Xeon with
+ * - ISA-L's crc32_gzip_refl, incremental (its result seeds the next call)
+ *   and fast over long buffers (Debian's 2.30 folds 64 bytes a step with
+ *   VPCLMULQDQ where the CPU has it). It is the definition here: every
+ *   piece of payload in a chain, and the reference of the unit tests.
+ * - A carry-less multiply fold of our own (fold_masked(), PCLMULQDQ, the
+ *   method of Intel's "Fast CRC Computation for Generic Polynomials Using
+ *   PCLMULQDQ", with its constants for the reflected CRC-32), for the
+ *   packets the fast paths send and receive. Why not ISA-L there: the
+ *   ICRC masks bytes of the headers (TOS, TTL, checksums, BTH byte 4),
+ *   and ISA-L can only read them from memory, so the headers had to be
+ *   masked in the frame (stores), CRCed, and put back (stores again); and
+ *   its call costs about 40 instructions of set-up before the first byte.
+ *   The fold ORs the masks into the 16-byte blocks in registers as it
+ *   loads them: the frame is only read, and a 64 B WRITE frame (120
+ *   bytes) takes about 75 instructions where ISA-L and the masking took
+ *   about 155 (callgrind), at the same speed (tests/bench/bench_wire.c).
+ *   Its blocks depend on each other (one multiply chain), so past
+ *   FOLD_MAX bytes ISA-L's wide loop takes the packet as it lies, in one
+ *   call, and the fold adds what the masks change: the CRC is linear, so
+ *   the CRC of the masked packet is that of the packet XOR the CRC of
+ *   (masked XOR unmasked) bytes, which are zero past the first 48; their
+ *   48 bytes fold to 128 bits, a multiply carries them to the end of the
+ *   packet (shift_k[], x^(8N +- 32) mod P for every N a multiple of 4),
+ *   and one reduction gives the correction.
+ *
+ * The payload is never copied (DESIGN.md). ISA-L's AVX-512 CRC returns
+ * with the upper halves of the vector registers dirty (no vzeroupper), and
+ * every legacy-SSE instruction after it (a portable build's whole data
+ * path) then pays the SSE/AVX transition: measured on a Xeon with
  * AVX-512, 190 ns more per 1 KiB frame, 7 times the CRC itself. So every
- * call here clears them after (one vzeroupper where the CPU has AVX).
+ * ISA-L call here clears them after (one vzeroupper where the CPU has AVX).
  */
 
 #include <string.h>
@@ -31,17 +48,65 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#if defined(RTE_ARCH_X86_64)
+#include <immintrin.h>
+#endif
+
 #include "dpr_wire.h"
 
 static bool cpu_has_avx;
+static bool use_fold;           /* PCLMULQDQ and SSSE3: fold_masked() */
+
+/* the longest packet whose masks are corrected (LONG_MAX_LEN: every
+ * RoCEv2 packet of a 4096-byte path MTU), and the fold-forward factors:
+ * shift_k[j] = x^(32 j) mod P, bit-reflected, shifted left once (the
+ * form of the fold constants); carrying 128 bits N bytes forward takes
+ * x^(8N + 32) for the low half and x^(8N - 32) for the high one, j =
+ * N/4 + 1 and N/4 - 1 */
+#define LONG_MAX_LEN 4352
+static uint64_t shift_k[(LONG_MAX_LEN + 48) / 4 + 2];
+
+static uint32_t
+reflect32(uint32_t v)
+{
+	uint32_t r = 0;
+	int i;
+
+	for (i = 0; i < 32; i++)
+		r |= ((v >> i) & 1u) << (31 - i);
+	return r;
+}
 
 __attribute__((constructor)) static void
 icrc_cpu_init(void)
 {
+	uint32_t v = 1;         /* x^0, normal bit order */
+	unsigned int j, i;
+
+	for (j = 0; j < RTE_DIM(shift_k); j++) {
+		shift_k[j] = (uint64_t)reflect32(v) << 1;
+		for (i = 0; i < 32; i++)        /* times x^32, mod P */
+			v = (v << 1) ^ ((v >> 31) ? 0x04c11db7u : 0);
+	}
 #if defined(RTE_ARCH_X86_64)
 	__builtin_cpu_init(); /* before __builtin_cpu_supports in a constructor */
 	cpu_has_avx = __builtin_cpu_supports("avx");
+	use_fold = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("ssse3");
 #endif
+}
+
+bool
+dpr_icrc_use_fold(bool on)
+{
+	bool was = use_fold;
+
+#if defined(RTE_ARCH_X86_64)
+	use_fold = on && __builtin_cpu_supports("pclmul") &&
+		__builtin_cpu_supports("ssse3");
+#else
+	(void)on;
+#endif
+	return was;
 }
 
 /* ISA-L's CRC, the vector registers' upper halves clean after it */
@@ -63,20 +128,28 @@ crc_raw(uint32_t crc, const void *buf, uint64_t len)
 }
 
 /* CRC-32 of 8 bytes of ones, the masked LRH that RoCEv2 does not carry:
- * every ICRC starts from it (checked by the unit tests) */
+ * every ICRC starts from it (checked by the unit tests). ISA-L's calls
+ * take and give the CRC inverted; the fold works on the register itself,
+ * ~ICRC_LRH_SEED. */
 #define ICRC_LRH_SEED 0x2144df1cu
 
 /* IPv4 with options (60), UDP (8), the longest transport headers (40) */
 #define MAX_HDRS (60 + 8 + 40)
 
-/* a frame whose covered bytes fit here is masked whole into a buffer of
- * this size and CRCed in one call (below ISA-L's 256-byte vector path) */
+/* the fold alone up to this many bytes (above, ISA-L's wide loop after
+ * the first 48) */
+#define FOLD_MAX 256
+
+/* without the fold: a frame whose covered bytes fit here is masked whole
+ * into a buffer of this size and CRCed in one call (below ISA-L's
+ * 256-byte vector path) */
 #define SMALL_MAX 240
 
 /*
  * Positions the ICRC masks, as OR masks over IP header + UDP header + BTH
- * (IPv4 without options; IPv6). Zero past them, long enough for any
- * 16-byte window of the headers.
+ * (IPv4 without options; IPv6), and where the last masked byte ends.
+ * Zero past them, long enough for any 16-byte window the fold or the
+ * masked copies load (up to SMALL_MAX).
  */
 static const uint8_t mask_ipv4[SMALL_MAX] __rte_aligned(16) = {
 	[1] = 0xff,                       /* TOS */
@@ -85,12 +158,213 @@ static const uint8_t mask_ipv4[SMALL_MAX] __rte_aligned(16) = {
 	[20 + 6] = 0xff, [20 + 7] = 0xff, /* UDP checksum */
 	[20 + 8 + 4] = 0xff,              /* BTH FECN, BECN, Resv6 */
 };
+#define MASK_END_IPV4 (20 + 8 + 4 + 1)
 static const uint8_t mask_ipv6[SMALL_MAX] __rte_aligned(16) = {
 	[0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff, /* class, flow label */
 	[7] = 0xff,                       /* hop limit */
 	[40 + 6] = 0xff, [40 + 7] = 0xff, /* UDP checksum */
 	[40 + 8 + 4] = 0xff,              /* BTH FECN, BECN, Resv6 */
 };
+#define MASK_END_IPV6 (40 + 8 + 4 + 1)
+
+#if defined(RTE_ARCH_X86_64)
+/* Functions that may use the fold are compiled for PCLMULQDQ (SSSE3 is
+ * in DPDK's baseline, corei7): the compiler emits it only where the fold's
+ * intrinsics ask, and they run only where use_fold says the CPU has it. */
+#define FOLD_TARGET __attribute__((target("pclmul")))
+
+/* pshufb controls: loaded at 16 - p, bytes move p places up, zeros in */
+static const uint8_t shift_up[32] = {
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+};
+
+/*
+ * The CRC register after @p len (at least 16) bytes at @p buf from
+ * register @p reg (not inverted), the bytes below @p mask_end ORed with
+ * @p mask (readable up to mask_end + 16). The buffer is only read, and
+ * never outside [buf, buf + len).
+ *
+ * A message of any length becomes whole 16-byte blocks by zero bytes in
+ * front: with the register's start value XORed into its first four
+ * bytes, a CRC from zero does not change for leading zeros. So the first
+ * block is the first 16 - p bytes moved up p places (p = -len mod 16),
+ * and every later load is a whole block. Each block folds the ones
+ * before it forward 128 bits (two carry-less multiplies by x^(128+32)
+ * and x^(128-32) mod P, reflected) and adds itself; the last 128 bits
+ * fold to 64, then to 32, and a Barrett reduction gives the remainder.
+ */
+
+/* @p x (a 128-bit remainder) carried forward past the bytes whose fold
+ * factors are @p k (low half: x^(8N + 32), high: x^(8N - 32), reflected) */
+static FOLD_TARGET inline __m128i
+fold_fwd(__m128i x, __m128i k)
+{
+	return _mm_clmulepi64_si128(x, k, 0x00) ^ _mm_clmulepi64_si128(x, k, 0x11);
+}
+
+/* The CRC register of a 128-bit remainder: 128 -> 64 bits (32 zero bits
+ * appended), -> 32, Barrett reduction. */
+static FOLD_TARGET inline uint32_t
+fold_reduce(__m128i x)
+{
+	const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+	const __m128i k5 = _mm_set_epi64x(0, 0x0163cd6124LL);
+	const __m128i poly = _mm_set_epi64x(0x01f7011641LL, 0x01db710641LL);
+	const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
+	__m128i t;
+
+	t = _mm_clmulepi64_si128(k3k4, x, 0x01);
+	x = _mm_srli_si128(x, 8) ^ t;
+	t = _mm_srli_si128(x, 4);
+	x = _mm_clmulepi64_si128(x & low32, k5, 0x00) ^ t;
+	t = x;
+	x = _mm_clmulepi64_si128(x & low32, poly, 0x10) & low32;
+	x = _mm_clmulepi64_si128(x, poly, 0x00) ^ t;
+	return (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(x, 4));
+}
+
+/*
+ * The CRC register after @p len (at least 16) bytes at @p buf from
+ * register @p reg (not inverted), the bytes below @p mask_end ORed with
+ * @p mask (readable up to mask_end + 16). The buffer is only read, and
+ * never outside [buf, buf + len).
+ *
+ * A message of any length becomes whole 16-byte blocks by zero bytes in
+ * front: with the register's start value XORed into its first four
+ * bytes, a CRC from zero does not change for leading zeros. So the first
+ * block is the first 16 - p bytes moved up p places (p = -len mod 16),
+ * and every later load is a whole block. Each block folds the ones
+ * before it forward 128 bits (two carry-less multiplies by x^(128+32)
+ * and x^(128-32) mod P, reflected) and adds itself.
+ */
+static FOLD_TARGET uint32_t
+fold_masked(uint32_t reg, const uint8_t *buf, uint32_t len,
+	    const uint8_t *mask, uint32_t mask_end)
+{
+	const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+	const uint32_t p = -len & 15;
+	uint32_t off = 16 - p;
+	__m128i x, t;
+
+	x = _mm_loadu_si128((const __m128i *)buf) |
+		_mm_loadu_si128((const __m128i *)mask);
+	x = _mm_shuffle_epi8(x ^ _mm_cvtsi32_si128((int)reg),
+			     _mm_loadu_si128((const __m128i *)(shift_up + 16 - p)));
+	if (unlikely(off < 4)) {
+		/* (len mod 16 is 1..3: the register's last bytes fall on
+		 * the second block; RoCEv2 packets are whole words) */
+		t = _mm_loadu_si128((const __m128i *)(buf + off)) |
+			_mm_loadu_si128((const __m128i *)(mask + off));
+		x = fold_fwd(x, k3k4) ^ t ^ _mm_cvtsi32_si128((int)(reg >> (8 * off)));
+		off += 16;
+	}
+	for (; off < len; off += 16) {
+		t = _mm_loadu_si128((const __m128i *)(buf + off));
+		if (off < mask_end)
+			t |= _mm_loadu_si128((const __m128i *)(mask + off));
+		x = fold_fwd(x, k3k4) ^ t;
+	}
+	return fold_reduce(x);
+}
+
+/*
+ * fold_masked() for the packets of the fast paths: the ICRC register of
+ * an IPv4 packet of @p len bytes, 48 to FOLD_MAX and whole words. The
+ * masked bytes (below 33) then lie in the first three blocks whatever
+ * the padding in front (at most 12 bytes), and every later block is
+ * loaded as it is, two to a turn.
+ */
+static FOLD_TARGET inline uint32_t
+fold_ipv4(const uint8_t *buf, uint32_t len)
+{
+	const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+	const uint32_t p = -len & 15;
+	uint32_t off = 16 - p;
+	__m128i x;
+
+	x = _mm_loadu_si128((const __m128i *)buf) |
+		_mm_loadu_si128((const __m128i *)mask_ipv4);
+	x = _mm_shuffle_epi8(x ^ _mm_cvtsi32_si128((int)~ICRC_LRH_SEED),
+			     _mm_loadu_si128((const __m128i *)(shift_up + 16 - p)));
+	x = fold_fwd(x, k3k4) ^ (_mm_loadu_si128((const __m128i *)(buf + off)) |
+				 _mm_loadu_si128((const __m128i *)(mask_ipv4 + off)));
+	x = fold_fwd(x, k3k4) ^ (_mm_loadu_si128((const __m128i *)(buf + off + 16)) |
+				 _mm_loadu_si128((const __m128i *)(mask_ipv4 + off + 16)));
+	for (off += 32; off + 16 < len; off += 32) {
+		x = fold_fwd(x, k3k4) ^ _mm_loadu_si128((const __m128i *)(buf + off));
+		x = fold_fwd(x, k3k4) ^ _mm_loadu_si128((const __m128i *)(buf + off + 16));
+	}
+	if (off < len)
+		x = fold_fwd(x, k3k4) ^ _mm_loadu_si128((const __m128i *)(buf + off));
+	return fold_reduce(x);
+}
+
+/* @p x carried @p n bytes forward (n a multiple of 4, at most
+ * LONG_MAX_LEN + 48) */
+static FOLD_TARGET inline __m128i
+fold_by(__m128i x, uint32_t n)
+{
+	if (n == 0)
+		return x;
+	return fold_fwd(x, _mm_set_epi64x((long long)shift_k[n / 4 - 1],
+					  (long long)shift_k[n / 4 + 1]));
+}
+
+/*
+ * What the masks add to the CRC register of the @p len bytes at @p buf
+ * (the masked bytes all in the first @p head, a multiple of 16; len -
+ * head a multiple of 4, at most LONG_MAX_LEN): the CRC from zero of the
+ * bytes the masks turn to ones (mask & ~byte) followed by zeros. Each
+ * block of them is carried to the end on its own (independent multiplies,
+ * not one chain), then one reduction.
+ */
+static FOLD_TARGET uint32_t
+fold_fix(const uint8_t *buf, uint32_t len, const uint8_t *mask, uint32_t head)
+{
+	__m128i x = _mm_setzero_si128();
+	uint32_t off;
+
+	for (off = 0; off < head; off += 16)
+		x ^= fold_by(_mm_andnot_si128(_mm_loadu_si128((const __m128i *)(buf + off)),
+					      _mm_loadu_si128((const __m128i *)(mask + off))),
+			     len - off - 16);
+	return fold_reduce(x);
+}
+
+#else
+#define FOLD_TARGET
+static uint32_t
+fold_masked(uint32_t reg, const uint8_t *buf, uint32_t len,
+	    const uint8_t *mask, uint32_t mask_end)
+{
+	RTE_SET_USED(reg);
+	RTE_SET_USED(buf);
+	RTE_SET_USED(len);
+	RTE_SET_USED(mask);
+	RTE_SET_USED(mask_end);
+	return 0;       /* not reached: use_fold stays false */
+}
+
+static uint32_t
+fold_ipv4(const uint8_t *buf, uint32_t len)
+{
+	RTE_SET_USED(buf);
+	RTE_SET_USED(len);
+	return 0;       /* not reached */
+}
+
+static uint32_t
+fold_fix(const uint8_t *buf, uint32_t len, const uint8_t *mask, uint32_t head)
+{
+	RTE_SET_USED(buf);
+	RTE_SET_USED(len);
+	RTE_SET_USED(mask);
+	RTE_SET_USED(head);
+	return 0;       /* not reached */
+}
+#endif
 
 /*
  * Copy @p n (16 to SMALL_MAX) bytes from @p src to @p dst with the mask
@@ -138,15 +412,35 @@ masked_hdrs(uint8_t *ps, const uint8_t *l3, bool ipv6, uint32_t hdr_len)
 	return n;
 }
 
-static uint32_t icrc_inplace_bytes(uint8_t *l3, uint32_t len);
-
 uint32_t
 dpr_icrc_update(uint32_t crc, const void *buf, uint64_t len)
 {
 	return crc_raw(crc, buf, len);
 }
 
-uint32_t
+/* The ICRC (ISA-L's inverted form) of the @p len bytes at @p l3 (IPv4
+ * without options or IPv6, more than FOLD_MAX bytes, headers unmasked):
+ * ISA-L over them as they are, the masks added by fold_fix(); or, for a
+ * length it does not take, the first 48 (64) bytes masked by the fold
+ * and ISA-L from there. */
+static FOLD_TARGET inline uint32_t
+icrc_long(const uint8_t *l3, uint32_t len, bool ipv6)
+{
+	const uint32_t head = ipv6 ? 64 : 48;   /* whole blocks past the masks */
+	const uint8_t *mask = ipv6 ? mask_ipv6 : mask_ipv4;
+	uint32_t reg;
+
+	if (likely((len & 3) == 0 && len - head <= LONG_MAX_LEN)) {
+		/* (the correction first: its multiplies overlap ISA-L's loop) */
+		reg = fold_fix(l3, len, mask, head);
+		return crc_raw(ICRC_LRH_SEED, l3, len) ^ reg;
+	}
+	reg = fold_masked(~ICRC_LRH_SEED, l3, head, mask,
+			  ipv6 ? MASK_END_IPV6 : MASK_END_IPV4);
+	return crc_raw(~reg, l3 + head, len - head);
+}
+
+FOLD_TARGET uint32_t
 dpr_icrc_hdrs(const uint8_t *l3, bool ipv6, uint32_t hdr_len)
 {
 	uint8_t ps[MAX_HDRS] __rte_aligned(16);
@@ -155,68 +449,37 @@ dpr_icrc_hdrs(const uint8_t *l3, bool ipv6, uint32_t hdr_len)
 	/* hdr_len is at most 40, the longest entry of the opcode table */
 	if (iplen + 8 + hdr_len > sizeof(ps))
 		return 0;
-	return crc_raw(ICRC_LRH_SEED, ps,
-			       masked_hdrs(ps, l3, ipv6, hdr_len));
+	if (use_fold && (ipv6 || iplen == sizeof(struct rte_ipv4_hdr)))
+		return ~fold_masked(~ICRC_LRH_SEED, l3, iplen + 8 + hdr_len,
+				    ipv6 ? mask_ipv6 : mask_ipv4,
+				    ipv6 ? MASK_END_IPV6 : MASK_END_IPV4);
+	return crc_raw(ICRC_LRH_SEED, ps, masked_hdrs(ps, l3, ipv6, hdr_len));
 }
 
-uint32_t
-dpr_icrc_ipv4_inplace(uint8_t *l3, uint32_t len)
+FOLD_TARGET uint32_t
+dpr_icrc_ipv4(const uint8_t *l3, uint32_t len)
 {
-	/* The masked fields all lie in the first 33 bytes. Where the 48
-	 * bytes from l3 are ours (a packet of 44 bytes and more, its ICRC
-	 * after), they are masked by three 16-byte stores and put back by
-	 * three more: the CRC's 16-byte loads then take the stored values
-	 * from the store buffer, where after byte stores each load that
-	 * overlaps one waits for it to reach the cache (measured: 64 B
-	 * WRITE frame 10.9 ns against 35 ns, ISA-L alone on the same
-	 * bytes 9.9 ns). */
-	if (len + DPR_ICRC_LEN >= 48) {
-		dpr_v16 a = dpr_load16(l3), b = dpr_load16(l3 + 16);
-		dpr_v16 c = dpr_load16(l3 + 32), v;
-		uint32_t crc;
+	uint8_t ps[48] __rte_aligned(16);
 
-		v = a | dpr_load16(mask_ipv4);
-		memcpy(l3, &v, sizeof(v));
-		v = b | dpr_load16(mask_ipv4 + 16);
-		memcpy(l3 + 16, &v, sizeof(v));
-		v = c | dpr_load16(mask_ipv4 + 32);
-		memcpy(l3 + 32, &v, sizeof(v));
-		crc = crc_raw(ICRC_LRH_SEED, l3, len);
-		memcpy(l3, &a, sizeof(a));
-		memcpy(l3 + 16, &b, sizeof(b));
-		memcpy(l3 + 32, &c, sizeof(c));
-		return crc;
+	if (likely(use_fold)) {
+		if (likely(len >= 48 && (len & 3) == 0 && len <= FOLD_MAX))
+			return ~fold_ipv4(l3, len);
+		if (len <= FOLD_MAX)
+			return ~fold_masked(~ICRC_LRH_SEED, l3, len, mask_ipv4,
+					    MASK_END_IPV4);
+		return icrc_long(l3, len, false);
 	}
-	return icrc_inplace_bytes(l3, len);
-}
-
-/* the same, masking byte by byte (a packet shorter than 48 bytes) */
-static uint32_t
-icrc_inplace_bytes(uint8_t *l3, uint32_t len)
-{
-	/* the bytes the ICRC reads as ones: TOS, TTL, header checksum, UDP
-	 * checksum, BTH byte 4 (FECN, BECN, Resv6); kept, then put back */
-	uint8_t *const tos = l3 + 1, *const ttl = l3 + 8;
-	uint8_t *const b4 = l3 + 20 + 8 + 4;
-	uint8_t k_tos = *tos, k_ttl = *ttl, k_b4 = *b4;
-	uint16_t k_sum, k_udp;
-	uint32_t crc;
-
-	memcpy(&k_sum, l3 + 10, 2);
-	memcpy(&k_udp, l3 + 20 + 6, 2);
-	*tos = 0xff;
-	*ttl = 0xff;
-	*b4 = 0xff;
-	memset(l3 + 10, 0xff, 2);
-	memset(l3 + 20 + 6, 0xff, 2);
-	/* one call over the whole packet: ISA-L's fixed cost once */
-	crc = crc_raw(ICRC_LRH_SEED, l3, len);
-	*tos = k_tos;
-	*ttl = k_ttl;
-	*b4 = k_b4;
-	memcpy(l3 + 10, &k_sum, 2);
-	memcpy(l3 + 20 + 6, &k_udp, 2);
-	return crc;
+	/* ISA-L alone: the masked fields all lie in the first 33 bytes; a
+	 * masked copy of the first 48 (or all of a shorter packet: at least
+	 * 44 bytes, IP, UDP, BTH and an AETH or the ICRC), then the rest
+	 * where it lies */
+	if (len <= sizeof(ps)) {
+		copy_masked(ps, l3, mask_ipv4, len);
+		return crc_raw(ICRC_LRH_SEED, ps, len);
+	}
+	copy_masked(ps, l3, mask_ipv4, sizeof(ps));
+	return crc_raw(crc_raw(ICRC_LRH_SEED, ps, sizeof(ps)), l3 + sizeof(ps),
+		       len - sizeof(ps));
 }
 
 /* Continue @p crc over @p len bytes from offset @p off of a chain. */
@@ -239,7 +502,7 @@ crc_segments(uint32_t crc, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 	return crc;
 }
 
-uint32_t
+FOLD_TARGET uint32_t
 dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi)
 {
 	uint32_t hdrs = pi->payload_off - pi->l3_off;
@@ -257,13 +520,23 @@ dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi)
 	l3 = rte_pktmbuf_read(m, pi->l3_off, hdrs, gathered);
 	if (l3 == NULL)
 		return ~pi->icrc;
-	if (m->data_len >= pi->payload_off + body && hdrs + body <= SMALL_MAX &&
+	if (m->data_len >= pi->payload_off + body &&
 	    (pi->encap.ipv6 || (l3[0] & 0x0f) == 5)) {
-		/* a small frame in one piece: headers and payload masked
-		 * into one buffer, one CRC call (its fixed cost once) */
-		copy_masked(small, l3, pi->encap.ipv6 ? mask_ipv6 : mask_ipv4,
-			    hdrs + body);
-		return crc_raw(ICRC_LRH_SEED, small, hdrs + body);
+		/* a frame in one piece: masked in registers by the fold (the
+		 * first bytes, when it is long), or masked whole into one
+		 * buffer and CRCed in one call (its fixed cost once) */
+		if (use_fold)
+			return hdrs + body <= FOLD_MAX ?
+				~fold_masked(~ICRC_LRH_SEED, l3, hdrs + body,
+					     pi->encap.ipv6 ? mask_ipv6 : mask_ipv4,
+					     pi->encap.ipv6 ? MASK_END_IPV6 :
+					     MASK_END_IPV4) :
+				icrc_long(l3, hdrs + body, pi->encap.ipv6);
+		if (hdrs + body <= SMALL_MAX) {
+			copy_masked(small, l3, pi->encap.ipv6 ? mask_ipv6 : mask_ipv4,
+				    hdrs + body);
+			return crc_raw(ICRC_LRH_SEED, small, hdrs + body);
+		}
 	}
 	n = masked_hdrs(ps, l3, pi->encap.ipv6, pi->hdr_len);
 	/* the payload where it lies, segment by segment */

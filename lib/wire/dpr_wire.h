@@ -726,7 +726,7 @@ void dpr_wire_rx_tmpl_make(struct dpr_wire_rx_tmpl *t, rte_be32_t peer_ip,
  * The common frame in few instructions: dpr_wire_parse() and
  * dpr_wire_decode() for a frame in one segment that matches @p t. It
  * accepts only frames that dpr_wire_parse() accepts (the ICRC checked in
- * one pass, in place: see dpr_icrc_ipv4_inplace()) and then fills @p pi
+ * one pass: see dpr_icrc_ipv4()) and then fills @p pi
  * and @p h as those two would for what the transport reads (opcode, mask,
  * payload offset and length; every header field); pi->encap is not
  * filled: the template stands for the addresses. It declines (false, @p m
@@ -769,14 +769,19 @@ uint32_t dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
 
 /**
  * ICRC of a packet that lies in one piece, IPv4 without options: the
- * @p len bytes from its IP header @p l3 to the end of its pad. In one CRC
- * call over the bytes where they are: the masked fields are set to ones
- * and put back before it returns (so the buffer must be writable and not
- * read by anyone else meanwhile; the 4 bytes after, the packet's ICRC,
- * may be rewritten with their own value too). The same value as
- * dpr_icrc_mbuf().
+ * @p len bytes (at least 16) from its IP header @p l3 to the end of its
+ * pad, read where they are and never written: the masked fields are
+ * masked in registers (dpr_icrc.c). The same value as dpr_icrc_mbuf().
  */
-uint32_t dpr_icrc_ipv4_inplace(uint8_t *l3, uint32_t len);
+uint32_t dpr_icrc_ipv4(const uint8_t *l3, uint32_t len);
+
+/**
+ * For tests and benchmarks: compute the fast paths' ICRCs with the
+ * carry-less multiply fold (@p on, where the CPU has PCLMULQDQ: the
+ * default) or with ISA-L alone, the definition. @return the previous
+ * setting. Not thread-safe: set it before traffic.
+ */
+bool dpr_icrc_use_fold(bool on);
 
 /**
  * Is a received IPv4 RoCEv2 packet in one piece sound: its IP header
@@ -785,7 +790,7 @@ uint32_t dpr_icrc_ipv4_inplace(uint8_t *l3, uint32_t len);
  * last four)? The one check both receive paths end with.
  */
 static inline bool
-dpr_wire_ipv4_sound(uint8_t *l3, uint32_t ip_len, uint64_t ol_flags)
+dpr_wire_ipv4_sound(const uint8_t *l3, uint32_t ip_len, uint64_t ol_flags)
 {
 	uint32_t icrc;
 
@@ -799,7 +804,7 @@ dpr_wire_ipv4_sound(uint8_t *l3, uint32_t ip_len, uint64_t ol_flags)
 			return false;
 	}
 	memcpy(&icrc, l3 + ip_len - DPR_ICRC_LEN, sizeof(icrc));
-	return dpr_icrc_ipv4_inplace(l3, ip_len - DPR_ICRC_LEN) ==
+	return dpr_icrc_ipv4(l3, ip_len - DPR_ICRC_LEN) ==
 	       rte_le_to_cpu_32(icrc);
 }
 

@@ -340,7 +340,7 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 	}
 	/* The usual frame: IPv4, untagged, every piece copied, all of it in
 	 * the one mbuf. Headers, payload and pad written in a row, then the
-	 * ICRC in one pass over them (dpr_icrc_ipv4_inplace): the same bytes
+	 * ICRC in one pass over them (dpr_icrc_ipv4): the same bytes
 	 * as the general case below, in fewer instructions. */
 	if (!general && !e->ipv6 && !e->vlan &&
 	    hl + paylen + pad + DPR_ICRC_LEN <= rte_pktmbuf_tailroom(m)) {
@@ -359,7 +359,7 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 				off += segs[i].len;
 			}
 			memset(p + off, 0, pad);
-			crc = dpr_icrc_ipv4_inplace(p + RTE_ETHER_HDR_LEN,
+			crc = dpr_icrc_ipv4(p + RTE_ETHER_HDR_LEN,
 						    len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN);
 			put_le32(p + off + pad, crc);
 			return m;
@@ -526,7 +526,7 @@ dpr_wire_build_one(struct rte_mbuf *m, const struct dpr_wire_tmpl *t,
 		memcpy(p + hl, payload, paylen);
 	memset(p + hl + paylen, 0, pad);
 	put_le32(p + hl + paylen + pad,
-		 dpr_icrc_ipv4_inplace(p + RTE_ETHER_HDR_LEN,
+		 dpr_icrc_ipv4(p + RTE_ETHER_HDR_LEN,
 				       len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN));
 	return m;
 }

@@ -1039,35 +1039,95 @@ test_build_tmpl(void)
 	return TEST_SUCCESS;
 }
 
-/* dpr_icrc_ipv4_inplace() against the definition (a masked copy, CRCed
- * after the LRH's ones) for every length from the shortest packet to past
- * ISA-L's 256-byte vector path, through both of its masking ways (bytes
- * below 48, 16-byte stores from there): the same CRC, and every byte of
- * the buffer, the ICRC after the packet included, as it was. */
+/* dpr_icrc_ipv4(), dpr_icrc_hdrs() and dpr_icrc_mbuf() against the
+ * definition (a masked copy, CRCed by ISA-L after the LRH's ones) for
+ * every length from the shortest packet to past the fold's 256 bytes,
+ * at every alignment mod 16, IPv4 and IPv6, with the fold (where the CPU
+ * has PCLMULQDQ) and with ISA-L alone; the buffer is only read. */
 static int
-test_icrc_inplace_every_length(void)
+test_icrc_every_length(void)
 {
 	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff,
 					 0xff, 0xff, 0xff, 0xff };
-	uint8_t buf[2 + 400 + 4], keep[sizeof(buf)], ref[400];
-	uint32_t len, i, want, got, seed = 12345;
+	uint8_t buf[16 + 400 + 4], keep[sizeof(buf)], ref[400];
+	uint32_t len, i, want, got, seed = 12345, way, al;
+	struct rte_mbuf m;
+	struct dpr_pkt_info pi;
 
-	for (len = 40; len <= 300; len++) {
-		for (i = 0; i < sizeof(buf); i++) {
-			seed = seed * 1103515245u + 12345u;
-			buf[i] = (uint8_t)(seed >> 16);
+	for (way = 0; way < 2; way++) {
+		bool was = dpr_icrc_use_fold(way == 0);
+
+		for (len = 40; len <= 300; len++) {
+			for (al = 0; al < 16; al += (len % 16 == 0 ? 1 : 5)) {
+				uint8_t *l3 = buf + al;
+
+				for (i = 0; i < sizeof(buf); i++) {
+					seed = seed * 1103515245u + 12345u;
+					buf[i] = (uint8_t)(seed >> 16);
+				}
+				l3[0] = 0x45; /* IPv4, no options */
+				memcpy(keep, buf, sizeof(buf));
+				memcpy(ref, l3, len);
+				ref[1] = ref[8] = ref[10] = ref[11] = 0xff;
+				ref[26] = ref[27] = ref[32] = 0xff;
+				want = dpr_icrc_update(dpr_icrc_update(0, ones, 8), ref, len);
+				got = dpr_icrc_ipv4(l3, len);
+				CHECK_EQ(got, want, "fold %u, length %u at %u", way == 0,
+					 len, al);
+				/* the headers alone, continued by ISA-L */
+				got = dpr_icrc_update(dpr_icrc_hdrs(l3, false, 12),
+						      l3 + 40, len - 40);
+				CHECK_EQ(got, want, "fold %u, hdrs, length %u", way == 0,
+					 len);
+				/* a frame of one segment through the parse's way */
+				if (al == 0 && len + 4 <= 400) {
+					memset(&pi, 0, sizeof(pi));
+					pi.l3_off = 0;
+					pi.payload_off = 40;
+					pi.hdr_len = 12;
+					pi.paylen = len - 40;
+					pi.icrc = 0;
+					dpr_wire_mbuf_wrap(&m, l3, (uint16_t)(len + 4));
+					CHECK_EQ(dpr_icrc_mbuf(&m, &pi), want,
+						 "fold %u, mbuf, length %u", way == 0, len);
+				}
+				CHECK(memcmp(buf, keep, sizeof(buf)) == 0,
+				      "length %u: the buffer is only read", len);
+				/* IPv6: traffic class, flow label, hop limit */
+				if (len >= 60 && al == 3) {
+					memcpy(ref, l3, len);
+					ref[0] |= 0x0f;
+					ref[1] = ref[2] = ref[3] = ref[7] = 0xff;
+					ref[46] = ref[47] = ref[52] = 0xff;
+					want = dpr_icrc_update(dpr_icrc_update(0, ones, 8),
+							       ref, len);
+					got = dpr_icrc_update(dpr_icrc_hdrs(l3, true, 12),
+							      l3 + 60, len - 60);
+					CHECK_EQ(got, want, "fold %u, IPv6 hdrs, length %u",
+						 way == 0, len);
+				}
+			}
 		}
-		buf[2] = 0x45; /* IPv4, no options */
-		memcpy(keep, buf, sizeof(buf));
-		memcpy(ref, buf + 2, len);
-		ref[1] = ref[8] = ref[10] = ref[11] = 0xff;
-		ref[26] = ref[27] = ref[32] = 0xff;
-		want = dpr_icrc_update(dpr_icrc_update(0, ones, 8), ref, len);
-		/* at an address not 16-byte aligned, as l3 behind Ethernet */
-		got = dpr_icrc_ipv4_inplace(buf + 2, len);
-		CHECK_EQ(got, want, "length %u", len);
-		CHECK(memcmp(buf, keep, sizeof(buf)) == 0,
-		      "length %u: the buffer put back", len);
+		dpr_icrc_use_fold(was);
+	}
+	/* long packets, every length a path MTU of 4096 gives and some past
+	 * it: ISA-L over the bytes, the masks added by the fold (a whole
+	 * number of words), the head masked first (any other length) */
+	{
+		static uint8_t big[4600], bref[4600];
+
+		for (i = 0; i < sizeof(big); i++) {
+			seed = seed * 1103515245u + 12345u;
+			big[i] = (uint8_t)(seed >> 16);
+		}
+		big[1] = 0x45;
+		memcpy(bref, big + 1, sizeof(big) - 1);
+		bref[1] = bref[8] = bref[10] = bref[11] = 0xff;
+		bref[26] = bref[27] = bref[32] = 0xff;
+		for (len = 257; len <= 4590; len += (len < 4200 ? 3 : 1)) {
+			want = dpr_icrc_update(dpr_icrc_update(0, ones, 8), bref, len);
+			CHECK_EQ(dpr_icrc_ipv4(big + 1, len), want, "long, length %u", len);
+		}
 	}
 	return TEST_SUCCESS;
 }
@@ -1084,7 +1144,7 @@ static const struct dpr_test_case wire_cases[] = {
 	DPR_TEST_CASE(test_unexpected_payload),
 	DPR_TEST_CASE(test_icrc_masks_variant_fields),
 	DPR_TEST_CASE(test_icrc_every_split),
-	DPR_TEST_CASE(test_icrc_inplace_every_length),
+	DPR_TEST_CASE(test_icrc_every_length),
 	DPR_TEST_CASE(test_build_extbuf),
 	DPR_TEST_CASE(test_build_refuses),
 	DPR_TEST_CASE(test_rxe_captures_rebuild),
