@@ -85,6 +85,7 @@ struct dpr_client {
 	 * completion's wr_id says how many are done, as WRs complete in
 	 * order; errors and flushes complete every WR. The WR, made once. */
 	uint32_t signal;
+	uint64_t next_signal;         /**< posted + 1 of the next signaled WR */
 	struct dpr_send_wr wr;
 	uint64_t loff, rva;
 	uint32_t rkey, depth;
@@ -474,6 +475,7 @@ cmd_run(struct client_cmd *c)
 		cl->signal = 1;
 	make_wr(cl);
 	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
+	cl->next_signal = cl->signal;
 	cl->first_error = 0;
 	cl->t_start = cl->now;
 	cl->t_end = 0;
@@ -508,6 +510,7 @@ cmd_pingpong(struct client_cmd *c)
 	make_wr(cl);
 	cl->pp_credit = v[3] ? 1 : 0;   /* the initiator speaks first */
 	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
+	cl->next_signal = cl->signal;
 	cl->first_error = 0;
 	/* receives into the upper half of the MR, kept posted */
 	cl->recv_qp = cl->qp_i;
@@ -611,7 +614,7 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 		struct dpr_send_wr *wr = &cl->wr;
 
 		wr->wr_id = cl->posted;
-		wr->send_flags = (cl->posted + 1) % cl->signal == 0 ||
+		wr->send_flags = cl->posted + 1 == cl->next_signal ||
 			cl->posted + 1 == cl->count ? DPR_SEND_SIGNALED : 0;
 		wr->imm_data = rte_cpu_to_be_32((uint32_t)cl->posted);
 		if (cl->op >= C_FADD) {
@@ -621,7 +624,8 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 		}
 		if (dpr_post_send(cl->qp[cl->qp_i], wr, 1, NULL) != 0)
 			break;
-		cl->posted++;
+		if (++cl->posted == cl->next_signal)   /* one in `signal` */
+			cl->next_signal += cl->signal;
 	}
 	while (cl->recv_posted < cl->recv_target &&
 	       cl->recv_posted - cl->recv_done < 512) {

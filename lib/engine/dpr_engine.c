@@ -176,26 +176,34 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 	for (i = 0; i < n && i < PREFETCH_OFFSET; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
+		struct rte_mbuf *m;
+		uint16_t fast;
 
-		if (i + PREFETCH_OFFSET < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_OFFSET],
-						       void *));
-		/* the usual RC frame of one of this worker's QPs: matched
-		 * against its QP's header template and handled at once; it is
-		 * exactly a frame the classification below would give the
-		 * transport, and counted the same. The transport sees frames
-		 * in their order: those of the general way before it. */
+		/* the usual RC frames of this worker's QPs: matched against
+		 * their QP's header template and handled at once, as many in
+		 * a row as there are; each is exactly a frame the
+		 * classification below would give the transport, and counted
+		 * the same. The transport sees frames in their order: those
+		 * of the general way before them. */
 		if (n_roce != 0) {
 			dpr_transport_rx(w->tp[pi], roce, n_roce, w->now);
 			n_roce = 0;
 		}
-		if (dpr_transport_rx_fast(w->tp[pi], m, w->now)) {
-			c->roce_rx_packets++;
-			c->roce_rx_bytes += rte_pktmbuf_pkt_len(m);
-			taken[n_taken++] = m;
-			continue;
+		fast = dpr_transport_rx_fast(w->tp[pi], &pkts[i], n - i, w->now);
+		if (fast != 0) {
+			c->roce_rx_packets += fast;
+			for (k = 0; k < fast; k++) {
+				c->roce_rx_bytes += rte_pktmbuf_pkt_len(pkts[i + k]);
+				taken[n_taken++] = pkts[i + k];
+			}
+			i += fast;
+			if (i == n)
+				break;
 		}
+		m = pkts[i];
+		if (i + PREFETCH_OFFSET < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_OFFSET],
+						       void *));
 		switch (dpr_rx_classify(port, m, c, &w->neigh[pi])) {
 		case DPR_RX_REPLY:
 			tx_reply(w, pi, m);

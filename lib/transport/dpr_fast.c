@@ -62,14 +62,15 @@ be24_at(const uint8_t *p)
  * would go another way there.
  */
 static __rte_always_inline bool
-fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
-	   uint32_t hdr_len)
+fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 {
+	const uint32_t hdr_len = (mask & DPR_START_MASK) ? 28 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
 	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
 	const uint32_t psn = be24_at(p + DPR_F_BTH + 9);
 	const uint8_t *reth = p + DPR_F_BTH + sizeof(struct dpr_bth);
-	uint32_t body, pad, paylen, rkey, left, len = 0;
+	const uint8_t state = qp->state;
+	uint32_t body, paylen, rkey, left, len = 0;
 	struct dpr_mr *mr = NULL;
 	uint64_t va;
 
@@ -79,19 +80,17 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
 		return false;
 	body = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len - DPR_ICRC_LEN;
-	pad = (p[DPR_F_BTH + 1] >> 4) & 3;
-	if (pad > body)
-		return false;
-	paylen = body - pad;
+	paylen = body - ((p[DPR_F_BTH + 1] >> 4) & 3);
 	/* the responder's usual case (IBA 9.7.5.1: the expected PSN; 9.8.3:
-	 * the next packet of the message; C9-91, C9-92: the lengths) */
-	if ((qp->state != DPR_QPS_RTR && qp->state != DPR_QPS_RTS &&
-	     qp->state != DPR_QPS_SQD) ||
-	    !qp->comm_established || qp->resp.sent_psn_nak ||
-	    qp->resp.nak_pending || psn != qp->resp.psn ||
-	    paylen > qp->pmtu ||
-	    (!(mask & DPR_END_MASK) && paylen != qp->pmtu) ||
-	    !(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE))
+	 * the next packet of the message; C9-91, C9-92: the lengths); a pad
+	 * longer than the body wraps paylen past the MTU */
+	if (unlikely(psn != qp->resp.psn || paylen > qp->pmtu ||
+		     (state != DPR_QPS_RTS && state != DPR_QPS_RTR &&
+		      state != DPR_QPS_SQD) ||
+		     !qp->comm_established || qp->resp.sent_psn_nak ||
+		     qp->resp.nak_pending ||
+		     (!(mask & DPR_END_MASK) && paylen != qp->pmtu) ||
+		     !(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE)))
 		return false;
 	if (mask & DPR_START_MASK) {
 		if (qp->resp.in_msg != 0)
@@ -164,41 +163,56 @@ fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
 	return true;
 }
 
-bool
-dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf *m, uint64_t now)
+uint16_t
+dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t n,
+		      uint64_t now)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct dpr_tqp *qp;
-	bool took;
+	struct dpr_tqp *qp = NULL;
+	uint32_t qp_num = UINT32_MAX;   /* the QP of the frame before (none) */
+	uint16_t i;
 
-	if (unlikely(tp->conf.slow_only) || m->nb_segs != 1 ||
-	    m->data_len < DPR_F_MIN)
-		return false;
-	qp = dpr_qpn_lookup(tp->ctx, be24_at(p + DPR_F_BTH + 5));
-	if (qp == NULL || qp->tp != tp || !qp->rxt.on ||
-	    !dpr_wire_rx_tmpl_match(&qp->rxt, p))
-		return false;
+	if (unlikely(tp->conf.slow_only))
+		return 0;
 	tp->now = now;
-	switch (p[DPR_F_BTH]) {
-	case DPR_OP_RC_WRITE_FIRST:
-		took = fast_write(qp, m, p, DPR_START_MASK, 28);
-		break;
-	case DPR_OP_RC_WRITE_MIDDLE:
-		took = fast_write(qp, m, p, DPR_MIDDLE_MASK, 12);
-		break;
-	case DPR_OP_RC_WRITE_LAST:
-		took = fast_write(qp, m, p, DPR_END_MASK, 12);
-		break;
-	case DPR_OP_RC_WRITE_ONLY:
-		took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, 28);
-		break;
-	default:
-		took = fast_general(qp, m);
-		break;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t qpn;
+		bool took;
+
+		if (m->nb_segs != 1 || m->data_len < DPR_F_MIN)
+			break;
+		/* frames of a burst mostly come from one QP: looked up once */
+		qpn = be24_at(p + DPR_F_BTH + 5);
+		if (qpn != qp_num) {
+			qp = dpr_qpn_lookup(tp->ctx, qpn);
+			if (qp == NULL || qp->tp != tp || !qp->rxt.on)
+				break;
+			qp_num = qpn;
+		}
+		if (!dpr_wire_rx_tmpl_match(&qp->rxt, p))
+			break;
+		switch (p[DPR_F_BTH]) {
+		case DPR_OP_RC_WRITE_FIRST:
+			took = fast_write(qp, m, p, DPR_START_MASK);
+			break;
+		case DPR_OP_RC_WRITE_MIDDLE:
+			took = fast_write(qp, m, p, DPR_MIDDLE_MASK);
+			break;
+		case DPR_OP_RC_WRITE_LAST:
+			took = fast_write(qp, m, p, DPR_END_MASK);
+			break;
+		case DPR_OP_RC_WRITE_ONLY:
+			took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK);
+			break;
+		default:
+			took = fast_general(qp, m);
+			break;
+		}
+		if (!took)
+			break;
 	}
-	if (took) {
-		tp->stats.rx_frames++;
-		tp->stats.rx_fast++;
-	}
-	return took;
+	tp->stats.rx_frames += i;
+	tp->stats.rx_fast += i;
+	return i;
 }

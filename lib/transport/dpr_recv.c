@@ -61,6 +61,8 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	tp->ctx = c->ctx;
 	tp->mr_gen = dpr_verbs_mr_gen(c->ctx);
 	tp->pool = c->pool;
+	tp->tx_room = rte_pktmbuf_data_room_size(c->pool) > RTE_PKTMBUF_HEADROOM ?
+		rte_pktmbuf_data_room_size(c->pool) - RTE_PKTMBUF_HEADROOM : 0;
 	/* external buffers carry an IOVA: the MR's own address in VA mode */
 	if (rte_eal_iova_mode() != RTE_IOVA_VA)
 		tp->conf.zero_copy_min = 0;
@@ -195,11 +197,10 @@ dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t n,
 
 	tp->now = now;
 	for (i = 0; i < n; i++) {
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		/* the usual frame the fast way (dpr_fast.c), the rest here */
-		if (dpr_transport_rx_fast(tp, pkts[i], now))
-			continue;
+		/* the usual frames the fast way (dpr_fast.c), the rest here */
+		i += dpr_transport_rx_fast(tp, &pkts[i], n - i, now);
+		if (i == n)
+			break;
 		tp->stats.rx_frames++;
 		rx_one(tp, pkts[i]);
 	}

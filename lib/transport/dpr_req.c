@@ -12,56 +12,74 @@
 
 #include "transport_private.h"
 
+/* The BTH opcodes of SEND and WRITE packets (IBA 9.4, table 35), by
+ * work request opcode, first packet or not, last or not */
+static const uint8_t send_write_op[DPR_WR_SEND_WITH_IMM + 1][2][2] = {
+	[DPR_WR_RDMA_WRITE] = {
+		{ DPR_OP_RC_WRITE_MIDDLE, DPR_OP_RC_WRITE_LAST },
+		{ DPR_OP_RC_WRITE_FIRST, DPR_OP_RC_WRITE_ONLY } },
+	[DPR_WR_RDMA_WRITE_WITH_IMM] = {
+		{ DPR_OP_RC_WRITE_MIDDLE, DPR_OP_RC_WRITE_LAST_IMM },
+		{ DPR_OP_RC_WRITE_FIRST, DPR_OP_RC_WRITE_ONLY_IMM } },
+	[DPR_WR_SEND] = {
+		{ DPR_OP_RC_SEND_MIDDLE, DPR_OP_RC_SEND_LAST },
+		{ DPR_OP_RC_SEND_FIRST, DPR_OP_RC_SEND_ONLY } },
+	[DPR_WR_SEND_WITH_IMM] = {
+		{ DPR_OP_RC_SEND_MIDDLE, DPR_OP_RC_SEND_LAST_IMM },
+		{ DPR_OP_RC_SEND_FIRST, DPR_OP_RC_SEND_ONLY_IMM } },
+};
+
 /* The BTH opcode of a packet of @p w (IBA 9.4, table 35). */
-static uint8_t
+static inline uint8_t
 req_opcode(const struct dpr_send_wqe *w, bool first, bool last)
 {
 	switch (w->opcode) {
-	case DPR_WR_SEND:
-		return first ? (last ? DPR_OP_RC_SEND_ONLY : DPR_OP_RC_SEND_FIRST) :
-			(last ? DPR_OP_RC_SEND_LAST : DPR_OP_RC_SEND_MIDDLE);
-	case DPR_WR_SEND_WITH_IMM:
-		return first ? (last ? DPR_OP_RC_SEND_ONLY_IMM : DPR_OP_RC_SEND_FIRST) :
-			(last ? DPR_OP_RC_SEND_LAST_IMM : DPR_OP_RC_SEND_MIDDLE);
-	case DPR_WR_RDMA_WRITE:
-		return first ? (last ? DPR_OP_RC_WRITE_ONLY : DPR_OP_RC_WRITE_FIRST) :
-			(last ? DPR_OP_RC_WRITE_LAST : DPR_OP_RC_WRITE_MIDDLE);
-	case DPR_WR_RDMA_WRITE_WITH_IMM:
-		return first ? (last ? DPR_OP_RC_WRITE_ONLY_IMM : DPR_OP_RC_WRITE_FIRST) :
-			(last ? DPR_OP_RC_WRITE_LAST_IMM : DPR_OP_RC_WRITE_MIDDLE);
 	case DPR_WR_RDMA_READ:
 		return DPR_OP_RC_READ_REQUEST;
 	case DPR_WR_ATOMIC_CMP_AND_SWP:
 		return DPR_OP_RC_CMP_SWAP;
-	default:
+	case DPR_WR_ATOMIC_FETCH_AND_ADD:
 		return DPR_OP_RC_FETCH_ADD;
+	default:
+		return send_write_op[w->opcode][first][last];
 	}
 }
 
 /* Check the WQE's local buffers before its first packet (IBA 10.7.2.3:
  * a bad local key is a Local Protection Error). */
 static bool
+local_sges_check(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t access)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->num_sge; i++) {
+		if (w->sge[i].length == 0)
+			continue;
+		if (dpr_mr_check_cached(qp->tp->ctx, &qp->req.lkey, w->mr_gen,
+					w->sge[i].lkey, qp->pd, w->sge[i].addr,
+					w->sge[i].length, access) == NULL)
+			return false;
+	}
+	return true;
+}
+
+static __rte_always_inline bool
 local_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 {
 	uint32_t access = wr_is_rd_atomic(w->opcode) ? DPR_ACCESS_LOCAL_WRITE : 0;
-	uint32_t i;
 
 	w->mr = NULL;
 	w->mr_gen = __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE);
-	for (i = 0; i < w->num_sge; i++) {
-		struct dpr_mr *mr;
-
-		if (w->sge[i].length == 0)
-			continue;
-		mr = dpr_mr_check_cached(qp->tp->ctx, &qp->req.lkey, w->mr_gen,
-					 w->sge[i].lkey, qp->pd, w->sge[i].addr,
-					 w->sge[i].length, access);
-		if (mr == NULL)
-			return false;
-		if (w->num_sge == 1)
-			w->mr = mr;     /* the key once per message, not per packet */
+	if (likely(w->num_sge == 1)) {
+		/* the key once per message, not per packet */
+		if (w->sge[0].length != 0)
+			w->mr = dpr_mr_check_cached(qp->tp->ctx, &qp->req.lkey,
+						    w->mr_gen, w->sge[0].lkey, qp->pd,
+						    w->sge[0].addr, w->sge[0].length,
+						    access);
+		return w->mr != NULL || w->sge[0].length == 0;
 	}
-	return true;
+	return local_sges_check(qp, w, access);
 }
 
 /* The payload of packet bytes [off, off + len) of a one-SGE WQE from the
@@ -82,7 +100,7 @@ cached_seg(struct dpr_tqp *qp, const struct dpr_send_wqe *w, uint32_t off,
 }
 
 /* @return false if the WQE must wait (or failed and the QP is in error). */
-static bool
+static inline bool
 start_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 {
 	uint32_t max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
@@ -102,7 +120,8 @@ start_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	/* the WQE's PSNs, for good: retries resend the same PSNs */
 	w->first_psn = qp->req.psn;
 	w->last_psn = dpr_psn_add(qp->req.psn, (wr_is_atomic(w->opcode) ? 1 :
-				  (int32_t)npkts(w->length, qp->pmtu)) - 1);
+				  (int32_t)(w->length == 0 ? 1 :
+				  ((w->length - 1) >> qp->pmtu_shift) + 1)) - 1);
 	qp->req.psn = dpr_psn_add(w->last_psn, 1);
 	w->offset = 0;
 	w->read_done = 0;
@@ -115,7 +134,7 @@ start_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 
 /* A request went out whose answers carry PSNs psn..last (a READ's
  * responses span several). */
-static void
+static inline void
 count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
 {
 	struct dpr_transport *tp = qp->tp;
@@ -142,7 +161,7 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		.dqpn = qp->attr.dest_qp_num,
 		/* a packet's PSN follows from its place in the WQE */
 		.psn = dpr_psn_add(w->first_psn, wr_is_atomic(w->opcode) ? 0 :
-				   (int32_t)(w->offset / qp->pmtu)),
+				   (int32_t)(w->offset >> qp->pmtu_shift)),
 	};
 	unsigned int nseg = 0;
 	uint32_t paylen = 0;
@@ -212,8 +231,13 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	rc = dpr_xmit(tp, qp, &h, segs, nseg);
 	if (rc != 0)
 		return rc;
-	/* the builder made the template for the encapsulation as it is */
-	qp->tmpl_fresh = !qp->encap.ipv6 && !qp->encap.vlan;
+	/* the builder made the template for the encapsulation as it is:
+	 * the fast path's request headers from it */
+	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan) {
+		dpr_wire_req_img_make(&qp->req_img, &qp->tmpl, DPR_DEFAULT_PKEY,
+				      qp->attr.dest_qp_num);
+		qp->tmpl_fresh = true;
+	}
 	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
 	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode)) {
 		w->offset = w->length;
@@ -252,92 +276,143 @@ stash_get(struct dpr_transport *tp)
 	return tp->stash[--tp->n_stash];
 }
 
+/* BTH and extension header bytes of SEND and WRITE packets, by opcode */
+static const uint8_t req_hdr_len[DPR_OP_RC_WRITE_ONLY_IMM + 1] = {
+	[DPR_OP_RC_SEND_FIRST] = 12, [DPR_OP_RC_SEND_MIDDLE] = 12,
+	[DPR_OP_RC_SEND_LAST] = 12, [DPR_OP_RC_SEND_LAST_IMM] = 16,
+	[DPR_OP_RC_SEND_ONLY] = 12, [DPR_OP_RC_SEND_ONLY_IMM] = 16,
+	[DPR_OP_RC_WRITE_FIRST] = 28, [DPR_OP_RC_WRITE_MIDDLE] = 12,
+	[DPR_OP_RC_WRITE_LAST] = 12, [DPR_OP_RC_WRITE_LAST_IMM] = 16,
+	[DPR_OP_RC_WRITE_ONLY] = 28, [DPR_OP_RC_WRITE_ONLY_IMM] = 32,
+};
+
 /*
- * The send fast path: the next packet of a SEND or WRITE (with or without
- * immediate) whose payload is copied -- inline, or from the one SGE whose
- * MR was found when the WQE started -- into an untagged IPv4 frame whose
- * headers up to UDP are the connection's template: built in one segment
- * (dpr_wire_build_one), its ICRC in one pass. The frame, the counters and
- * the state are send_packet()'s for the same packet (the oracle test
- * compares them). @return 0 sent; -ENOBUFS/-ENOMEM as send_packet() (try
- * later); 1: not the usual case, send_packet() does it.
+ * The send fast path: SEND and WRITE (with or without immediate) WQEs of
+ * an RC QP whose payload is copied -- inline, or from the one SGE whose MR
+ * was found when the WQE started -- into untagged IPv4 frames of one
+ * segment each: the connection's request headers (qp->req_img) patched,
+ * the RETH and immediate, the payload, the ICRC in one pass over the
+ * frame. As many packets in a row as @p budget and the TX queue allow,
+ * WQE after WQE, until one is not of that kind (or the window is full):
+ * the general loop in dpr_req_run() takes it from there. The frames, the
+ * counters and the state are start_wqe()'s and send_packet()'s for the
+ * same packets (the oracle test compares them). @return the budget left.
  */
-static int
-fast_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+static uint32_t
+req_fast(struct dpr_tqp *qp, uint32_t budget)
 {
 	struct dpr_transport *tp = qp->tp;
-	const bool write = w->opcode == DPR_WR_RDMA_WRITE ||
-		w->opcode == DPR_WR_RDMA_WRITE_WITH_IMM;
-	uint32_t paylen, psn;
-	const void *src = NULL;
-	bool first, last;
-	struct rte_mbuf *m;
+	const uint32_t max_unacked = tp->conf.max_unacked;
+	const uint32_t pmtu = qp->pmtu, shift = qp->pmtu_shift;
+	const uint32_t zc_min = tp->conf.zero_copy_min ? tp->conf.zero_copy_min :
+		UINT32_MAX;
+	uint32_t room = txq_room(tp);
 
-	if (!qp->tmpl_fresh || qp->type != DPR_QPT_RC ||
-	    (!write && w->opcode != DPR_WR_SEND && w->opcode != DPR_WR_SEND_WITH_IMM))
-		return 1;
-	paylen = RTE_MIN(qp->pmtu, w->length - w->offset);
-	if (paylen != 0) {
-		if (w->flags & DPR_SEND_INLINE) {
-			src = w->inline_data + w->offset;
-		} else {
-			/* copied, not attached; its MR still the one found */
-			if ((tp->conf.zero_copy_min != 0 && paylen >= tp->conf.zero_copy_min) ||
-			    w->mr == NULL ||
-			    __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE) != w->mr_gen)
-				return 1;
-			src = dpr_mr_ptr(w->mr, w->sge[0].addr + w->offset);
-		}
-	}
-	if (txq_room(tp) == 0)
-		return -ENOBUFS;
-	m = stash_get(tp);
-	if (m == NULL) {
-		tp->stats.tx_no_mbuf++;
-		return -ENOMEM;
-	}
-	first = w->offset == 0;
-	last = w->offset + paylen >= w->length;
-	psn = dpr_psn_add(w->first_psn, (int32_t)(w->offset / qp->pmtu));
-	{
-		struct dpr_wire_hdrs h = {
-			.opcode = req_opcode(w, first, last),
-			.pkey = DPR_DEFAULT_PKEY,
-			.dqpn = qp->attr.dest_qp_num,
-			.psn = psn,
-			.imm = w->imm,
-			.se = last && (w->flags & DPR_SEND_SOLICITED),
-			/* AckReq as send_packet() sets it (counted once sent) */
-			.ackreq = last || qp->req.noack_pkts + 1 >= tp->conf.ack_every,
-		};
+	while (qp->req.index != qp->sq.prod && budget != 0 && room != 0) {
+		struct dpr_send_wqe *w = sq_wqe(qp, qp->req.index);
+		const uint32_t opc = w->opcode;
+		uint32_t paylen, psn, hl, len, icrc;
+		const uint8_t *src = NULL;
+		bool first, last, ackreq;
+		struct rte_mbuf *m;
+		uint8_t op, *p;
 
-		if (first && write) {
-			h.reth.va = w->remote_addr;
-			h.reth.rkey = w->rkey;
-			h.reth.len = w->length;
+		if (opc > DPR_WR_SEND_WITH_IMM)
+			break;
+		if (w->state == WQE_POSTED) {
+			/* start_wqe() for it (no READ or atomic: no limit, a
+			 * fence waits only for those) */
+			if (qp->state != DPR_QPS_RTS ||
+			    (uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >= max_unacked ||
+			    ((w->flags & DPR_SEND_FENCE) && qp->req.rd_atomic > 0) ||
+			    !local_sges_ok(qp, w))
+				break;
+			w->first_psn = qp->req.psn;
+			w->last_psn = dpr_psn_add(qp->req.psn, (int32_t)(w->length == 0 ? 0 :
+						  (w->length - 1) >> shift));
+			qp->req.psn = dpr_psn_add(w->last_psn, 1);
+			w->offset = 0;
+			w->read_done = 0;
+			w->state = WQE_PROCESSING;
+			w->started = true;
+		} else if (w->state != WQE_PROCESSING) {
+			break;
 		}
-		if (dpr_wire_build_one(m, &qp->tmpl, qp->encap.ip_id, &h, src,
-				       paylen) == NULL) {
-			/* a frame past the mbuf's room: the general way */
-			tp->stash[tp->n_stash++] = m;
-			return 1;
+		psn = dpr_psn_add(w->first_psn, (int32_t)(w->offset >> shift));
+		if ((uint32_t)dpr_psn_diff(psn, qp->comp.psn) >= max_unacked)
+			break;
+		paylen = RTE_MIN(pmtu, w->length - w->offset);
+		if (paylen != 0) {
+			if (w->flags & DPR_SEND_INLINE) {
+				src = w->inline_data + w->offset;
+			} else {
+				/* copied, not attached; its MR still the one
+				 * found */
+				if (paylen >= zc_min || w->mr == NULL ||
+				    __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE) != w->mr_gen)
+					break;
+				src = dpr_mr_ptr(w->mr, w->sge[0].addr + w->offset);
+			}
 		}
-		qp->req.noack_pkts = h.ackreq ? 0 : qp->req.noack_pkts + 1;
+		first = w->offset == 0;
+		last = w->offset + paylen >= w->length;
+		op = send_write_op[opc][first][last];
+		hl = req_hdr_len[op];
+		/* (a frame past the mbuf's room: the general way; the
+		 * headers are written 64 bytes at a time) */
+		if (RTE_MAX(DPR_F_BTH + hl + paylen + 3 + DPR_ICRC_LEN, 64u) > tp->tx_room)
+			break;
+		m = stash_get(tp);
+		if (m == NULL)
+			break;          /* the general way counts it */
+		/* AckReq as send_packet() sets it */
+		ackreq = last || qp->req.noack_pkts + 1 >= tp->conf.ack_every;
+		p = rte_pktmbuf_mtod(m, uint8_t *);
+		len = dpr_wire_req_hdrs(p, &qp->req_img, qp->encap.ip_id, op, hl,
+					last && (w->flags & DPR_SEND_SOLICITED), ackreq,
+					psn, paylen);
+		p += DPR_F_BTH + 12;
+		if (first && opc <= DPR_WR_RDMA_WRITE_WITH_IMM) {
+			const struct dpr_reth reth = {
+				.va = rte_cpu_to_be_64(w->remote_addr),
+				.rkey = rte_cpu_to_be_32(w->rkey),
+				.len = rte_cpu_to_be_32(w->length),
+			};
+
+			memcpy(p, &reth, sizeof(reth));
+			p += sizeof(reth);
+		}
+		if (hl == 16 || hl == 32) {     /* an immediate */
+			memcpy(p, &w->imm, 4);
+			p += 4;
+		}
+		if (paylen != 0)
+			memcpy(p, src, paylen);
+		memset(p + paylen, 0, 4);       /* the pad, and past it */
+		p = rte_pktmbuf_mtod(m, uint8_t *);
+		icrc = rte_cpu_to_le_32(dpr_icrc_ipv4(p + DPR_F_L3,
+						      len - DPR_F_L3 - DPR_ICRC_LEN));
+		memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+		qp->req.noack_pkts = ackreq ? 0 : qp->req.noack_pkts + 1;
+		qp->encap.ip_id++;
+		tp->txq[tp->txq_head & tp->txq_mask] = m;
+		tp->txq_head++;
+		tp->stats.tx_frames++;
+		tp->stats.tx_fast++;
+		if (paylen != 0 && !(w->flags & DPR_SEND_INLINE))
+			tp->stats.tx_payload_copied += paylen;
+		count_send(qp, psn, psn);
+		w->offset += paylen;
+		if (last) {
+			w->state = WQE_PENDING;
+			qp->req.index++;
+		}
+		budget--;
+		room--;
 	}
-	qp->encap.ip_id++;
-	tp->txq[tp->txq_head & tp->txq_mask] = m;
-	tp->txq_head++;
-	tp->stats.tx_frames++;
-	tp->stats.tx_fast++;
-	if (paylen != 0 && !(w->flags & DPR_SEND_INLINE))
-		tp->stats.tx_payload_copied += paylen;
-	count_send(qp, psn, psn);
-	w->offset += paylen;
-	if (last) {
-		w->state = WQE_PENDING;
-		qp->req.index++;
-	}
-	return 0;
+	return budget;
 }
 
 bool
@@ -357,6 +432,9 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 		qp->mac_resolved = true;
 		qp->tmpl_fresh = false;        /* a new destination MAC */
 	}
+	/* the usual packets first, the rest (and what stopped them) here */
+	if (likely(qp->tmpl_fresh && qp->type == DPR_QPT_RC && !tp->conf.slow_only))
+		budget = req_fast(qp, budget);
 	while (qp->req.index != qp->sq.prod) {
 		struct dpr_send_wqe *w = sq_wqe(qp, qp->req.index);
 
@@ -374,19 +452,13 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 		}
 		if (!wr_is_rd_atomic(w->opcode) &&
 		    (uint32_t)dpr_psn_diff(dpr_psn_add(w->first_psn,
-				(int32_t)(w->offset / qp->pmtu)), qp->comp.psn) >=
+				(int32_t)(w->offset >> qp->pmtu_shift)), qp->comp.psn) >=
 		    tp->conf.max_unacked)
 			return false;
 		if (budget == 0 || txq_room(tp) == 0)
 			return true;
-		{
-			int rc = tp->conf.slow_only ? 1 : fast_packet(qp, w);
-
-			if (rc > 0)
-				rc = send_packet(qp, w);
-			if (rc != 0)
-				return qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
-		}
+		if (send_packet(qp, w) != 0)
+			return qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD;
 		budget--;
 	}
 	return false;

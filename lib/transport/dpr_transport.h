@@ -311,17 +311,19 @@ void dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts,
 		uint16_t n, uint64_t now);
 
 /**
- * The receive fast path alone, for a frame nobody has looked at yet: the
+ * The receive fast path alone, for frames nobody has looked at yet: the
  * usual RC frame of one of this transport's QPs from its peer, to our MAC
  * and address (matched against the QP's template, checksum and ICRC
- * checked in one pass). @return true: taken and handled (the caller still
- * frees @p m); false: untouched, to be classified and, if RoCEv2, given
- * to dpr_transport_rx(), which decides (it takes nothing this one would
- * have handled differently). In order: a frame declined here must reach
- * dpr_transport_rx() before the next frame is offered here.
+ * checked in one pass). It takes frames from the start of @p pkts while
+ * they are of that kind and stops at the first that is not.
+ * @return how many it took and handled (the caller still frees them);
+ * the frame after them is untouched, to be classified and, if RoCEv2,
+ * given to dpr_transport_rx(), which decides (it takes nothing this one
+ * would have handled differently). In order: a frame declined here must
+ * reach dpr_transport_rx() before the frames after it are offered here.
  */
-bool dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf *m,
-		uint64_t now);
+uint16_t dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts,
+		uint16_t n, uint64_t now);
 
 /** Run the requesters with work, pending responses and expired timers. */
 void dpr_transport_poll(struct dpr_transport *tp, uint64_t now);

@@ -132,10 +132,13 @@ struct dpr_tqp {
 	struct dpr_cq *scq;
 	struct dpr_cq *rcq;
 	bool sq_sig_all;
-	uint32_t pmtu;                 /**< bytes */
+	uint32_t pmtu;                 /**< bytes: a power of two */
+	uint8_t pmtu_shift;            /**< log2(pmtu): offsets to packets */
 	struct dpr_wire_encap encap;   /**< prebuilt at RTR */
 	struct dpr_wire_tmpl tmpl;     /**< its Ethernet..UDP, made on use */
-	bool tmpl_fresh;               /**< tmpl holds encap as it is now */
+	bool tmpl_fresh;               /**< tmpl holds encap as it is now, and
+					    req_img is made from it */
+	struct dpr_wire_req_img req_img; /**< its requests' headers (RC, IPv4) */
 	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
 	bool mac_resolved;
 	bool comm_established;
@@ -246,6 +249,7 @@ struct dpr_transport {
 	struct dpr_wheel wheel;
 	const uint64_t *mr_gen;         /**< the device's (dpr_verbs_mr_gen) */
 	/* mbufs for the send fast path, taken from the pool 32 at a time */
+	uint32_t tx_room;               /**< bytes a fresh mbuf of the pool holds */
 	struct rte_mbuf *stash[32];
 	uint32_t n_stash;
 	struct dpr_transport_stats stats;

@@ -789,7 +789,7 @@ bool dpr_icrc_use_fold(bool on);
  * its ICRC, the @p ip_len bytes from its IP header @p l3 (the ICRC in the
  * last four)? The one check both receive paths end with.
  */
-static inline bool
+static __rte_always_inline bool
 dpr_wire_ipv4_sound(const uint8_t *l3, uint32_t ip_len, uint64_t ol_flags)
 {
 	uint32_t icrc;
@@ -883,19 +883,71 @@ struct rte_mbuf *dpr_wire_build_tmpl(struct rte_mempool *pool,
 		unsigned int nseg);
 
 /**
- * An RC request (BTH, RETH and immediate as its opcode has them) in one
- * segment of @p m (a fresh mbuf; its tailroom must hold the frame), the
- * headers up to UDP from @p t, which must be made (dpr_wire_build_tmpl)
- * for the connection's current untagged IPv4 encapsulation, with IPv4
- * identification @p ip_id; the payload copied, the ICRC in one pass. The
- * bytes dpr_wire_build_tmpl() writes for the same frame. @return @p m, or
- * NULL (nothing written) for an opcode or a template it does not take or
- * too little room.
+ * The headers every RC request of one connection starts with, made once
+ * (untagged IPv4): Ethernet, IPv4 and UDP from its dpr_wire_tmpl, and the
+ * BTH with the P_Key and destination QP; a packet copies them and writes
+ * the lengths, the identification and checksum, the opcode, flags, AckReq
+ * and PSN (dpr_wire_req_hdrs()).
  */
-struct rte_mbuf *dpr_wire_build_one(struct rte_mbuf *m,
-		const struct dpr_wire_tmpl *t, uint16_t ip_id,
-		const struct dpr_wire_hdrs *h, const void *payload,
-		uint32_t paylen);
+struct dpr_wire_req_img {
+	uint8_t hdr[64];     /**< 54 bytes, zeros after */
+	uint32_t ip_sum;     /**< the IPv4 words that stay, folded */
+};
+
+/** Make @p img from @p t (made for an untagged IPv4 encapsulation: its
+ * len is 42) for requests to QP @p dqpn under P_Key @p pkey. */
+void dpr_wire_req_img_make(struct dpr_wire_req_img *img,
+		const struct dpr_wire_tmpl *t, uint16_t pkey, uint32_t dqpn);
+
+/* BTH flags: SE, and the pad count of a payload of @p paylen bytes */
+static inline uint32_t
+dpr_wire_pad(uint32_t paylen)
+{
+	return (4 - (paylen & 3)) & 3;
+}
+
+/**
+ * Write an RC request's Ethernet, IPv4, UDP and BTH at @p p from @p img
+ * (64 bytes are written: the 10 after the BTH are the caller's to fill),
+ * for @p hdr_len bytes of BTH and extension headers and @p paylen bytes of
+ * payload: the same bytes dpr_wire_write_hdrs() writes for them. The RETH
+ * and immediate after the BTH, the payload, the pad and the ICRC are the
+ * caller's. @return the frame's length, ICRC included.
+ */
+static __rte_always_inline uint32_t
+dpr_wire_req_hdrs(uint8_t *p, const struct dpr_wire_req_img *img, uint16_t ip_id,
+		  uint8_t opcode, uint32_t hdr_len, bool se, bool ackreq,
+		  uint32_t psn, uint32_t paylen)
+{
+	const uint32_t pad = dpr_wire_pad(paylen);
+	const uint32_t udp_len = 8 + hdr_len + paylen + pad + DPR_ICRC_LEN;
+	const dpr_v16 a = dpr_load16(img->hdr), b = dpr_load16(img->hdr + 16);
+	const dpr_v16 c = dpr_load16(img->hdr + 32), d = dpr_load16(img->hdr + 48);
+	const uint16_t tl = rte_cpu_to_be_16((uint16_t)(20 + udp_len));
+	const uint16_t id = rte_cpu_to_be_16(ip_id);
+	const uint16_t ul = rte_cpu_to_be_16((uint16_t)udp_len);
+	const uint32_t apsn = rte_cpu_to_be_32((ackreq ? 0x80000000u : 0) | psn);
+	uint32_t sum = img->ip_sum + tl + id;
+	uint16_t ck;
+
+	memcpy(p, &a, 16);
+	memcpy(p + 16, &b, 16);
+	memcpy(p + 32, &c, 16);
+	memcpy(p + 48, &d, 16);
+	/* the header checksum: the constant words' sum, plus the two that
+	 * change (rte_ipv4_cksum()'s value: ~sum, but 0xFFFF stays) */
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ck = sum == 0xffff ? 0xffff : (uint16_t)~sum;
+	memcpy(p + 16, &tl, 2);
+	memcpy(p + 18, &id, 2);
+	memcpy(p + 24, &ck, 2);
+	memcpy(p + 38, &ul, 2);
+	p[42] = opcode;
+	p[43] = (uint8_t)((se ? DPR_BTH_SE : 0) | pad << DPR_BTH_PAD_SHIFT);
+	memcpy(p + 50, &apsn, 4);
+	return RTE_ETHER_HDR_LEN + 20 + udp_len;
+}
 
 /** dpr_wire_build_tmpl() always the general way (headers, then a chain
  * for the pieces, the ICRC piece by piece): the same bytes, the oracle of

@@ -19,12 +19,6 @@
 
 #include "dpr_wire.h"
 
-static inline uint32_t
-pad_of(uint32_t paylen)
-{
-	return (4 - (paylen & 3)) & 3;
-}
-
 /* The checksum field for a folded header sum, as rte_ipv4_cksum() gives
  * it: ~sum, but 0xFFFF stays. */
 static inline uint16_t
@@ -117,7 +111,7 @@ dpr_wire_write_hdrs(uint8_t *dst, const struct dpr_wire_encap *e,
 		    const struct dpr_wire_hdrs *h, uint32_t paylen)
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
-	uint32_t pad = pad_of(paylen);
+	uint32_t pad = dpr_wire_pad(paylen);
 	uint32_t udp_len = sizeof(struct rte_udp_hdr) + oi->length + paylen +
 		pad + DPR_ICRC_LEN;
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)dst;
@@ -192,7 +186,7 @@ dpr_wire_build_linear(uint8_t *buf, uint32_t size,
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
 	uint32_t hl = dpr_wire_hdr_len(e, h->opcode);
-	uint32_t pad = pad_of(paylen);
+	uint32_t pad = dpr_wire_pad(paylen);
 	uint32_t len = hl + paylen + pad + DPR_ICRC_LEN;
 	uint32_t crc;
 
@@ -277,7 +271,7 @@ write_hdrs_tmpl(uint8_t *dst, struct dpr_wire_tmpl *t,
 		uint32_t paylen)
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
-	uint32_t pad = pad_of(paylen);
+	uint32_t pad = dpr_wire_pad(paylen);
 	uint16_t udp_len = (uint16_t)(sizeof(struct rte_udp_hdr) + oi->length +
 				      paylen + pad + DPR_ICRC_LEN);
 	struct rte_udp_hdr *udp;
@@ -330,7 +324,7 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	pad = pad_of(paylen);
+	pad = dpr_wire_pad(paylen);
 	hl = dpr_wire_hdr_len(e, h->opcode);
 
 	m = rte_pktmbuf_alloc(pool);
@@ -461,74 +455,22 @@ dpr_wire_build_chain(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
 	return build(pool, t, e, h, segs, nseg, true);
 }
 
-/* The BTH and the RETH/immediate of an RC request (the headers
- * write_transport() writes for it, in fewer instructions). */
-static inline void
-write_request(uint8_t *p, const struct dpr_opcode_info *oi,
-	      const struct dpr_wire_hdrs *h, uint32_t pad)
+void
+dpr_wire_req_img_make(struct dpr_wire_req_img *img, const struct dpr_wire_tmpl *t,
+		      uint16_t pkey, uint32_t dqpn)
 {
-	struct dpr_bth *bth = (struct dpr_bth *)p;
+	uint8_t *bth = img->hdr + t->len;
 
-	bth->opcode = h->opcode;
-	bth->flags = (h->se ? DPR_BTH_SE : 0) | (uint8_t)(pad << DPR_BTH_PAD_SHIFT);
-	bth->pkey = rte_cpu_to_be_16(h->pkey);
-	bth->qpn = rte_cpu_to_be_32(h->dqpn & DPR_BTH_QPN_MASK);
-	bth->apsn = rte_cpu_to_be_32((h->ackreq ? DPR_BTH_ACKREQ : 0) |
-				     (h->psn & DPR_PSN_MASK));
-	if (oi->mask & DPR_RETH_MASK) {
-		struct dpr_reth *reth = (struct dpr_reth *)(p + oi->offset[DPR_HDR_RETH]);
-
-		reth->va = rte_cpu_to_be_64(h->reth.va);
-		reth->rkey = rte_cpu_to_be_32(h->reth.rkey);
-		reth->len = rte_cpu_to_be_32(h->reth.len);
-	}
-	if (oi->mask & DPR_IMMDT_MASK)
-		((struct dpr_immdt *)(p + oi->offset[DPR_HDR_IMMDT]))->imm = h->imm;
-}
-
-struct rte_mbuf *
-dpr_wire_build_one(struct rte_mbuf *m, const struct dpr_wire_tmpl *t,
-		   uint16_t ip_id, const struct dpr_wire_hdrs *h,
-		   const void *payload, uint32_t paylen)
-{
-	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
-	const uint32_t pad = pad_of(paylen);
-	const uint32_t hl = t->len + oi->length;
-	const uint32_t len = hl + paylen + pad + DPR_ICRC_LEN;
-	const uint16_t udp_len = (uint16_t)(sizeof(struct rte_udp_hdr) + oi->length +
-					    paylen + pad + DPR_ICRC_LEN);
-	struct rte_ipv4_hdr *ip;
-	uint32_t sum;
-	uint8_t *p;
-
-	/* RC requests whose only headers after the BTH are a RETH and an
-	 * immediate (SEND, WRITE, READ request) */
-	if (t->len != RTE_ETHER_HDR_LEN + sizeof(*ip) + sizeof(struct rte_udp_hdr) ||
-	    (oi->mask & (DPR_RC_MASK | DPR_REQ_MASK)) != (DPR_RC_MASK | DPR_REQ_MASK) ||
-	    (oi->mask & (DPR_DETH_MASK | DPR_ATMETH_MASK | DPR_AETH_MASK |
-			 DPR_ATMACK_MASK | DPR_IETH_MASK | DPR_CNP_MASK)) != 0 ||
-	    (paylen != 0 && !(oi->mask & DPR_PAYLOAD_MASK)) ||
-	    rte_pktmbuf_tailroom(m) < len)
-		return NULL;
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
-	/* Ethernet, IPv4 and UDP from the template, as write_hdrs_tmpl() */
-	memcpy(p, t->hdr, 48);
-	ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + udp_len));
-	ip->packet_id = rte_cpu_to_be_16(ip_id);
-	sum = t->ip_sum + ip->total_length + ip->packet_id;
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	ip->hdr_checksum = ipv4_cksum_field((uint16_t)sum);
-	((struct rte_udp_hdr *)(ip + 1))->dgram_len = rte_cpu_to_be_16(udp_len);
-	write_request(p + t->len, oi, h, pad);
-	if (paylen != 0)        /* (payload may be NULL then) */
-		memcpy(p + hl, payload, paylen);
-	memset(p + hl + paylen, 0, pad);
-	put_le32(p + hl + paylen + pad,
-		 dpr_icrc_ipv4(p + RTE_ETHER_HDR_LEN,
-				       len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN));
-	return m;
+	memset(img, 0, sizeof(*img));
+	memcpy(img->hdr, t->hdr, t->len);
+	img->ip_sum = t->ip_sum;
+	/* BTH: opcode, flags, AckReq and PSN per packet; FECN, BECN, Resv
+	 * zero as rxe sends them */
+	bth[2] = (uint8_t)(pkey >> 8);
+	bth[3] = (uint8_t)pkey;
+	bth[5] = (uint8_t)(dqpn >> 16);
+	bth[6] = (uint8_t)(dqpn >> 8);
+	bth[7] = (uint8_t)dqpn;
 }
 
 struct rte_mbuf *
