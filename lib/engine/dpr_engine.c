@@ -168,9 +168,8 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 	struct dpr_port_counters *c = &w->ctr[pi];
 	struct rte_mbuf *roce[DPR_MAX_BURST];
 	struct rte_mbuf *dropped[DPR_MAX_BURST];
-	struct rte_mbuf *taken[DPR_MAX_BURST];
 	const bool several = dpr_engine.n_workers > 1;
-	uint16_t i, n_roce = 0, n_drop = 0, n_taken = 0;
+	uint16_t i, n_roce = 0, n_drop = 0;
 	unsigned int k;
 
 	for (i = 0; i < n && i < PREFETCH_OFFSET; i++)
@@ -192,10 +191,10 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		fast = dpr_transport_rx_fast(w->tp[pi], &pkts[i], n - i, w->now);
 		if (fast != 0) {
 			c->roce_rx_packets += fast;
-			for (k = 0; k < fast; k++) {
+			for (k = 0; k < fast; k++)
 				c->roce_rx_bytes += rte_pktmbuf_pkt_len(pkts[i + k]);
-				taken[n_taken++] = pkts[i + k];
-			}
+			/* done with: back to the pool, the run at once */
+			free_taken(&pkts[i], fast);
 			i += fast;
 			if (i == n)
 				break;
@@ -244,8 +243,6 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		dpr_transport_rx(w->tp[pi], roce, n_roce, w->now);
 	if (n_drop != 0)
 		rte_pktmbuf_free_bulk(dropped, n_drop);
-	if (n_taken != 0)
-		free_taken(taken, n_taken);
 }
 
 static inline uint16_t

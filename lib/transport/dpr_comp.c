@@ -128,7 +128,11 @@ ack_through(struct dpr_tqp *qp, uint32_t psn)
 		}
 		if (dpr_psn_gt(w->last_psn, psn))
 			break;
-		dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
+		/* an unsignaled WQE only ends (dpr_qp_complete_send()) */
+		if (likely(!(w->flags & DPR_SEND_SIGNALED) && !qp->sq_sig_all))
+			w->state = WQE_DONE;
+		else
+			dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
 		qp->comp.index++;
 		moved = true;
 	}

@@ -234,11 +234,15 @@ dpr_transport_poll(struct dpr_transport *tp, uint64_t now)
 uint16_t
 dpr_transport_tx(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t max)
 {
-	uint16_t n = 0;
+	uint32_t n = RTE_MIN((uint32_t)max, tp->txq_head - tp->txq_tail);
+	uint32_t at = tp->txq_tail & tp->txq_mask;
+	uint32_t run = RTE_MIN(n, tp->txq_mask + 1 - at);
 
-	while (n < max && tp->txq_tail != tp->txq_head)
-		pkts[n++] = tp->txq[tp->txq_tail++ & tp->txq_mask];
-	return n;
+	/* at most two runs of the ring */
+	memcpy(pkts, &tp->txq[at], run * sizeof(pkts[0]));
+	memcpy(&pkts[run], tp->txq, (n - run) * sizeof(pkts[0]));
+	tp->txq_tail += n;
+	return (uint16_t)n;
 }
 
 uint64_t

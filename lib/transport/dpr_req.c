@@ -303,15 +303,26 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 {
 	struct dpr_transport *tp = qp->tp;
 	const uint32_t max_unacked = tp->conf.max_unacked;
+	const uint32_t ack_every = tp->conf.ack_every;
 	const uint32_t pmtu = qp->pmtu, shift = qp->pmtu_shift;
 	const uint32_t zc_min = tp->conf.zero_copy_min ? tp->conf.zero_copy_min :
 		UINT32_MAX;
-	uint32_t room = txq_room(tp);
+	const uint32_t comp_psn = qp->comp.psn, prod = qp->sq.prod;
+	const bool rts = qp->state == DPR_QPS_RTS;
+	/* what the run changes, kept here and written back at its end
+	 * (stores through the WQE and the frames would otherwise make the
+	 * compiler load them again every packet) */
+	uint32_t idx = qp->req.index, req_psn = qp->req.psn;
+	uint32_t psn_hi = qp->req.psn_hi, noack = qp->req.noack_pkts;
+	uint32_t head = tp->txq_head, sent = 0, retx = 0;
+	uint16_t ip_id = qp->encap.ip_id;
+	uint64_t copied = 0;
+	const uint32_t max = RTE_MIN(budget, txq_room(tp));
 
-	while (qp->req.index != qp->sq.prod && budget != 0 && room != 0) {
-		struct dpr_send_wqe *w = sq_wqe(qp, qp->req.index);
-		const uint32_t opc = w->opcode;
-		uint32_t paylen, psn, hl, len, icrc;
+	while (idx != prod && sent != max) {
+		struct dpr_send_wqe *w = sq_wqe(qp, idx);
+		const uint32_t opc = w->opcode, flags = w->flags;
+		uint32_t paylen, psn, hl, len, icrc, off;
 		const uint8_t *src = NULL;
 		bool first, last, ackreq;
 		struct rte_mbuf *m;
@@ -322,15 +333,14 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		if (w->state == WQE_POSTED) {
 			/* start_wqe() for it (no READ or atomic: no limit, a
 			 * fence waits only for those) */
-			if (qp->state != DPR_QPS_RTS ||
-			    (uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >= max_unacked ||
-			    ((w->flags & DPR_SEND_FENCE) && qp->req.rd_atomic > 0) ||
+			if (!rts || (uint32_t)dpr_psn_diff(req_psn, comp_psn) >= max_unacked ||
+			    ((flags & DPR_SEND_FENCE) && qp->req.rd_atomic > 0) ||
 			    !local_sges_ok(qp, w))
 				break;
-			w->first_psn = qp->req.psn;
-			w->last_psn = dpr_psn_add(qp->req.psn, (int32_t)(w->length == 0 ? 0 :
+			w->first_psn = req_psn;
+			w->last_psn = dpr_psn_add(req_psn, (int32_t)(w->length == 0 ? 0 :
 						  (w->length - 1) >> shift));
-			qp->req.psn = dpr_psn_add(w->last_psn, 1);
+			req_psn = dpr_psn_add(w->last_psn, 1);
 			w->offset = 0;
 			w->read_done = 0;
 			w->state = WQE_PROCESSING;
@@ -338,24 +348,25 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		} else if (w->state != WQE_PROCESSING) {
 			break;
 		}
-		psn = dpr_psn_add(w->first_psn, (int32_t)(w->offset >> shift));
-		if ((uint32_t)dpr_psn_diff(psn, qp->comp.psn) >= max_unacked)
+		off = w->offset;
+		psn = dpr_psn_add(w->first_psn, (int32_t)(off >> shift));
+		if ((uint32_t)dpr_psn_diff(psn, comp_psn) >= max_unacked)
 			break;
-		paylen = RTE_MIN(pmtu, w->length - w->offset);
+		paylen = RTE_MIN(pmtu, w->length - off);
 		if (paylen != 0) {
-			if (w->flags & DPR_SEND_INLINE) {
-				src = w->inline_data + w->offset;
+			if (flags & DPR_SEND_INLINE) {
+				src = w->inline_data + off;
 			} else {
 				/* copied, not attached; its MR still the one
 				 * found */
 				if (paylen >= zc_min || w->mr == NULL ||
 				    __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE) != w->mr_gen)
 					break;
-				src = dpr_mr_ptr(w->mr, w->sge[0].addr + w->offset);
+				src = dpr_mr_ptr(w->mr, w->sge[0].addr + off);
 			}
 		}
-		first = w->offset == 0;
-		last = w->offset + paylen >= w->length;
+		first = off == 0;
+		last = off + paylen >= w->length;
 		op = send_write_op[opc][first][last];
 		hl = req_hdr_len[op];
 		/* (a frame past the mbuf's room: the general way; the
@@ -366,10 +377,11 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		if (m == NULL)
 			break;          /* the general way counts it */
 		/* AckReq as send_packet() sets it */
-		ackreq = last || qp->req.noack_pkts + 1 >= tp->conf.ack_every;
+		ackreq = last || noack + 1 >= ack_every;
+		noack = ackreq ? 0 : noack + 1;
 		p = rte_pktmbuf_mtod(m, uint8_t *);
-		len = dpr_wire_req_hdrs(p, &qp->req_img, qp->encap.ip_id, op, hl,
-					last && (w->flags & DPR_SEND_SOLICITED), ackreq,
+		len = dpr_wire_req_hdrs(p, &qp->req_img, ip_id++, op, hl,
+					last && (flags & DPR_SEND_SOLICITED), ackreq,
 					psn, paylen);
 		p += DPR_F_BTH + 12;
 		if (first && opc <= DPR_WR_RDMA_WRITE_WITH_IMM) {
@@ -395,24 +407,42 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
 		m->data_len = (uint16_t)len;
 		m->pkt_len = len;
-		qp->req.noack_pkts = ackreq ? 0 : qp->req.noack_pkts + 1;
-		qp->encap.ip_id++;
-		tp->txq[tp->txq_head & tp->txq_mask] = m;
-		tp->txq_head++;
-		tp->stats.tx_frames++;
-		tp->stats.tx_fast++;
-		if (paylen != 0 && !(w->flags & DPR_SEND_INLINE))
-			tp->stats.tx_payload_copied += paylen;
-		count_send(qp, psn, psn);
-		w->offset += paylen;
+		tp->txq[head++ & tp->txq_mask] = m;
+		if (!(flags & DPR_SEND_INLINE))
+			copied += paylen;
+		/* count_send() */
+		if (dpr_psn_lt(psn, psn_hi))
+			retx++;
+		else
+			psn_hi = dpr_psn_add(psn, 1);
+		w->offset = off + paylen;
 		if (last) {
 			w->state = WQE_PENDING;
-			qp->req.index++;
+			idx++;
 		}
-		budget--;
-		room--;
+		sent++;
 	}
-	return budget;
+	/* (a WQE may have started, and stopped before its first packet) */
+	qp->req.psn = req_psn;
+	if (sent == 0)
+		return budget;
+	qp->req.index = idx;
+	qp->req.psn_hi = psn_hi;
+	qp->req.noack_pkts = noack;
+	qp->encap.ip_id = ip_id;
+	tp->txq_head = head;
+	tp->stats.tx_frames += sent;
+	tp->stats.tx_fast += sent;
+	tp->stats.tx_payload_copied += copied;
+	qp->stats.req_packets += sent;
+	tp->stats.req_packets += sent;
+	qp->stats.retransmits += retx;
+	tp->stats.retransmits += retx;
+	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0) {
+		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
+		qp->comp.attempt_start = tp->now;
+	}
+	return budget - sent;
 }
 
 bool

@@ -676,8 +676,8 @@ enum dpr_wire_err dpr_wire_parse(const struct rte_mbuf *m,
  * own.
  */
 struct dpr_wire_rx_tmpl {
-	uint8_t val[4][16] __rte_aligned(16);
-	uint8_t mask[4][16];
+	uint8_t val[3][16] __rte_aligned(16);
+	uint8_t mask[3][16];
 	bool on;              /**< made; else every frame goes to the full parse */
 };
 
@@ -699,15 +699,15 @@ dpr_load16(const uint8_t *p)
 	return v;
 }
 
-/** Do the first 54 bytes at @p p (at least DPR_F_MIN there) match @p t?
- * Four 16-byte windows: at 0, 16, 32 and 38. */
+/** Do the first 50 bytes at @p p (at least DPR_F_MIN there) match @p t?
+ * Three 16-byte windows: at 0, 18 and 34 (bytes 16-17, the IP total
+ * length, are not the template's). */
 static inline bool
 dpr_wire_rx_tmpl_match(const struct dpr_wire_rx_tmpl *t, const uint8_t *p)
 {
 	dpr_v16 d = ((dpr_load16(p) ^ dpr_load16(t->val[0])) & dpr_load16(t->mask[0])) |
-		((dpr_load16(p + 16) ^ dpr_load16(t->val[1])) & dpr_load16(t->mask[1])) |
-		((dpr_load16(p + 32) ^ dpr_load16(t->val[2])) & dpr_load16(t->mask[2])) |
-		((dpr_load16(p + 38) ^ dpr_load16(t->val[3])) & dpr_load16(t->mask[3]));
+		((dpr_load16(p + 18) ^ dpr_load16(t->val[1])) & dpr_load16(t->mask[1])) |
+		((dpr_load16(p + 34) ^ dpr_load16(t->val[2])) & dpr_load16(t->mask[2]));
 	uint64_t lo, hi;
 
 	memcpy(&lo, &d, 8);
@@ -773,15 +773,33 @@ uint32_t dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
  * pad, read where they are and never written: the masked fields are
  * masked in registers (dpr_icrc.c). The same value as dpr_icrc_mbuf().
  */
-uint32_t dpr_icrc_ipv4(const uint8_t *l3, uint32_t len);
+static inline uint32_t dpr_icrc_ipv4(const uint8_t *l3, uint32_t len);
+
+/* dpr_icrc_ipv4()'s way on this CPU (set at start: the fold with AVX's or
+ * SSE's encoding, or ISA-L alone) */
+extern uint32_t (*dpr_icrc_ipv4_fn)(const uint8_t *l3, uint32_t len);
+
+static inline uint32_t
+dpr_icrc_ipv4(const uint8_t *l3, uint32_t len)
+{
+	return dpr_icrc_ipv4_fn(l3, len);
+}
+
+/** How dpr_icrc_ipv4() and the general paths' one-piece frames compute the
+ * ICRC. */
+enum dpr_icrc_way {
+	DPR_ICRC_BEST,          /**< the fastest this CPU has (the default) */
+	DPR_ICRC_ISAL,          /**< ISA-L alone, over masked copies */
+	DPR_ICRC_FOLD_SSE,      /**< the PCLMULQDQ fold, SSE encoding */
+	DPR_ICRC_FOLD_AVX,      /**< the PCLMULQDQ fold, AVX encoding */
+};
 
 /**
- * For tests and benchmarks: compute the fast paths' ICRCs with the
- * carry-less multiply fold (@p on, where the CPU has PCLMULQDQ: the
- * default) or with ISA-L alone, the definition. @return the previous
- * setting. Not thread-safe: set it before traffic.
+ * For tests and benchmarks: compute the ICRC @p way (every way gives the
+ * same values). @return 0, or -ENOTSUP where this CPU lacks it. Not
+ * thread-safe: set it before traffic.
  */
-bool dpr_icrc_use_fold(bool on);
+int dpr_icrc_set_way(enum dpr_icrc_way way);
 
 /**
  * Is a received IPv4 RoCEv2 packet in one piece sound: its IP header

@@ -267,7 +267,9 @@ dpr_wire_decode(const struct rte_mbuf *m, const struct dpr_pkt_info *pi,
 #define F_L4 DPR_F_L4
 #define F_BTH DPR_F_BTH
 #define F_MIN DPR_F_MIN
-static const uint8_t tmpl_at[4] = { 0, 16, 32, 38 };
+/* (bytes 16-17, the IP total length, are not compared: the windows skip
+ * them) */
+static const uint8_t tmpl_at[3] = { 0, 18, 34 };
 
 void
 dpr_wire_rx_tmpl_make(struct dpr_wire_rx_tmpl *t, rte_be32_t peer_ip,
@@ -303,12 +305,9 @@ dpr_wire_rx_tmpl_make(struct dpr_wire_rx_tmpl *t, rte_be32_t peer_ip,
 	val[47] = (uint8_t)(qpn >> 16); val[48] = (uint8_t)(qpn >> 8);
 	val[49] = (uint8_t)qpn;
 	mask[47] = mask[48] = mask[49] = 0xff;
-	for (w = 0; w < 4; w++) {
+	for (w = 0; w < RTE_DIM(tmpl_at); w++) {
 		memcpy(t->val[w], &val[tmpl_at[w]], 16);
 		memcpy(t->mask[w], &mask[tmpl_at[w]], 16);
-		/* the overlap is checked once, in the third window */
-		if (w == 3)
-			memset(t->mask[w], 0, 32 + 16 - 38);
 	}
 	t->on = true;
 }

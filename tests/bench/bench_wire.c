@@ -14,7 +14,7 @@
  *   icrc/2seg the same with the payload split over two segments
  *   ipv4      dpr_icrc_ipv4: the fast paths' ICRC of a frame in one
  *             piece (the fold, masking in registers; ISA-L past 256 B)
- *   ipv4/isal the same computed by ISA-L alone (dpr_icrc_use_fold(false))
+ *   ipv4/isal the same computed by ISA-L alone (DPR_ICRC_ISAL)
  *   parse     dpr_wire_parse: every length check, opcode table, ICRC
  * Rates in GB/s of covered bytes, and frames/s for parse, each the best
  * of 7 runs of 50 ms (this machine is shared and noisy). The ratio that
@@ -128,11 +128,11 @@ run_size(uint32_t payload, struct result *r)
 		MEASURE(rate, sink += dpr_icrc_ipv4(frame + pi.l3_off,
 						    len - pi.l3_off - DPR_ICRC_LEN));
 		r->inplace_gbs = rate * r->covered / 1e9;
-		dpr_icrc_use_fold(false);
+		dpr_icrc_set_way(DPR_ICRC_ISAL);
 		MEASURE(rate, sink += dpr_icrc_ipv4(frame + pi.l3_off,
 						    len - pi.l3_off - DPR_ICRC_LEN));
 		r->nofold_gbs = rate * r->covered / 1e9;
-		dpr_icrc_use_fold(true);
+		dpr_icrc_set_way(DPR_ICRC_BEST);
 	}
 
 	/* the single frame's payload split in two segments */

@@ -1042,8 +1042,8 @@ test_build_tmpl(void)
 /* dpr_icrc_ipv4(), dpr_icrc_hdrs() and dpr_icrc_mbuf() against the
  * definition (a masked copy, CRCed by ISA-L after the LRH's ones) for
  * every length from the shortest packet to past the fold's 256 bytes,
- * at every alignment mod 16, IPv4 and IPv6, with the fold (where the CPU
- * has PCLMULQDQ) and with ISA-L alone; the buffer is only read. */
+ * at every alignment mod 16, IPv4 and IPv6, every way this CPU has (ISA-L
+ * alone, the fold in SSE's and AVX's encodings); the buffer is only read. */
 static int
 test_icrc_every_length(void)
 {
@@ -1054,8 +1054,11 @@ test_icrc_every_length(void)
 	struct rte_mbuf m;
 	struct dpr_pkt_info pi;
 
-	for (way = 0; way < 2; way++) {
-		bool was = dpr_icrc_use_fold(way == 0);
+	for (way = DPR_ICRC_ISAL; way <= DPR_ICRC_FOLD_AVX; way++) {
+		if (dpr_icrc_set_way(way) != 0) {
+			printf("    (ICRC way %u: not on this CPU)\n", way);
+			continue;
+		}
 
 		for (len = 40; len <= 300; len++) {
 			for (al = 0; al < 16; al += (len % 16 == 0 ? 1 : 5)) {
@@ -1072,12 +1075,12 @@ test_icrc_every_length(void)
 				ref[26] = ref[27] = ref[32] = 0xff;
 				want = dpr_icrc_update(dpr_icrc_update(0, ones, 8), ref, len);
 				got = dpr_icrc_ipv4(l3, len);
-				CHECK_EQ(got, want, "fold %u, length %u at %u", way == 0,
+				CHECK_EQ(got, want, "way %u, length %u at %u", way,
 					 len, al);
 				/* the headers alone, continued by ISA-L */
 				got = dpr_icrc_update(dpr_icrc_hdrs(l3, false, 12),
 						      l3 + 40, len - 40);
-				CHECK_EQ(got, want, "fold %u, hdrs, length %u", way == 0,
+				CHECK_EQ(got, want, "way %u, hdrs, length %u", way,
 					 len);
 				/* a frame of one segment through the parse's way */
 				if (al == 0 && len + 4 <= 400) {
@@ -1089,7 +1092,7 @@ test_icrc_every_length(void)
 					pi.icrc = 0;
 					dpr_wire_mbuf_wrap(&m, l3, (uint16_t)(len + 4));
 					CHECK_EQ(dpr_icrc_mbuf(&m, &pi), want,
-						 "fold %u, mbuf, length %u", way == 0, len);
+						 "way %u, mbuf, length %u", way, len);
 				}
 				CHECK(memcmp(buf, keep, sizeof(buf)) == 0,
 				      "length %u: the buffer is only read", len);
@@ -1103,13 +1106,13 @@ test_icrc_every_length(void)
 							       ref, len);
 					got = dpr_icrc_update(dpr_icrc_hdrs(l3, true, 12),
 							      l3 + 60, len - 60);
-					CHECK_EQ(got, want, "fold %u, IPv6 hdrs, length %u",
-						 way == 0, len);
+					CHECK_EQ(got, want, "way %u, IPv6 hdrs, length %u",
+						 way, len);
 				}
 			}
 		}
-		dpr_icrc_use_fold(was);
 	}
+	dpr_icrc_set_way(DPR_ICRC_BEST);
 	/* long packets, every length a path MTU of 4096 gives and some past
 	 * it: ISA-L over the bytes, the masks added by the fold (a whole
 	 * number of words), the head masked first (any other length) */
