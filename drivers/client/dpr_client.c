@@ -465,7 +465,7 @@ cmd_run(struct client_cmd *c)
 	cl->loff = v[3];
 	cl->rva = v[4];
 	cl->rkey = (uint32_t)v[5];
-	cl->depth = n >= 7 && v[6] ? (uint32_t)RTE_MIN(v[6], 512ull) : 64;
+	cl->depth = n >= 6 && v[6] ? (uint32_t)RTE_MIN(v[6], 512ull) : 64;
 	if (op == C_CAS)
 		cl->depth = 1;           /* each CAS expects the previous result */
 	/* a completion at least every half of the depth keeps it full */

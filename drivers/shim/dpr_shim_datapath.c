@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_prefetch.h>
+
 #include "shim_private.h"
 
 /* An asynchronous event for a client (on its worker: one writer). */
@@ -318,6 +320,16 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 		struct dpr_send_wr wr[DRAIN_BATCH];
 		unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH), k, done;
 
+		/* the entries' header and first SGE lines, all asked for
+		 * before the first is read: the client's core wrote them, and
+		 * their transfers then overlap instead of following each other */
+		for (k = 0; k < n; k++) {
+			const uint8_t *e = dpr_shm_ring_entry(q->sq, sizeof(wr[0]),
+							      q->sq_size - 1, cons + k);
+
+			rte_prefetch0(e);
+			rte_prefetch0(e + offsetof(struct dpr_send_wr, sge));
+		}
 		for (k = 0; k < n; k++)
 			copy_swqe(&wr[k], dpr_shm_ring_entry(q->sq, sizeof(wr[0]),
 							     q->sq_size - 1, cons + k));

@@ -80,6 +80,10 @@ struct dprdma_qp {
 	struct dprdma_context *ctx;
 	uint32_t handle, qpn, slot;
 	uint32_t sq_size, rq_size, sq_prod, rq_prod, sq_pub, rq_pub;
+	/* the daemon's consumer indices as last read: read again only when
+	 * the ring looks full (the line the daemon writes is not pulled over
+	 * on every post) */
+	uint32_t sq_cons, rq_cons;
 	struct dpr_shm_ring *sq, *rq;
 	size_t map_bytes;
 	struct dpr_shm_qp_caps cap;
@@ -1048,11 +1052,13 @@ dprdma_post_begin(struct dprdma_qp *qp)
 struct dpr_shm_swqe *
 dprdma_sq_next(struct dprdma_qp *qp)
 {
-	uint32_t cons = __atomic_load_n(&qp->sq->cons, __ATOMIC_ACQUIRE);
 	struct dpr_shm_swqe *w;
 
-	if (qp->sq_prod - cons >= qp->sq_size)
-		return NULL;
+	if (qp->sq_prod - qp->sq_cons >= qp->sq_size) {
+		qp->sq_cons = __atomic_load_n(&qp->sq->cons, __ATOMIC_ACQUIRE);
+		if (qp->sq_prod - qp->sq_cons >= qp->sq_size)
+			return NULL;
+	}
 	w = dpr_shm_ring_entry(qp->sq, sizeof(*w), qp->sq_size - 1, qp->sq_prod);
 	qp->sq_prod++;
 	return w;
@@ -1061,11 +1067,13 @@ dprdma_sq_next(struct dprdma_qp *qp)
 struct dpr_shm_rwqe *
 dprdma_rq_next(struct dprdma_qp *qp)
 {
-	uint32_t cons = __atomic_load_n(&qp->rq->cons, __ATOMIC_ACQUIRE);
 	struct dpr_shm_rwqe *w;
 
-	if (qp->rq_prod - cons >= qp->rq_size)
-		return NULL;
+	if (qp->rq_prod - qp->rq_cons >= qp->rq_size) {
+		qp->rq_cons = __atomic_load_n(&qp->rq->cons, __ATOMIC_ACQUIRE);
+		if (qp->rq_prod - qp->rq_cons >= qp->rq_size)
+			return NULL;
+	}
 	w = dpr_shm_ring_entry(qp->rq, sizeof(*w), qp->rq_size - 1, qp->rq_prod);
 	qp->rq_prod++;
 	return w;
