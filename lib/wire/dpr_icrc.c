@@ -56,6 +56,7 @@
 #include "dpr_wire.h"
 
 static bool cpu_has_avx;
+static bool cpu_has_avx512;     /* and VPCLMULQDQ: ISA-L's 64-byte loads */
 static bool use_fold;           /* PCLMULQDQ and SSSE3: the fold */
 
 /* the longest packet whose masks are corrected (LONG_MAX_LEN: every
@@ -159,6 +160,33 @@ static const uint8_t shift_up[32] = {
 #include "dpr_icrc_fold.h"
 #undef FOLD_TARGET
 #undef FOLD
+/*
+ * Long packets where ISA-L folds 64 bytes a load (AVX-512 with
+ * VPCLMULQDQ): their masked fields set in place by one 64-byte store and
+ * put back by another after one ISA-L call over the packet as it lies.
+ * ISA-L's first 64-byte load then takes its bytes from that one store
+ * (a load that spans several smaller stores waits for them to reach the
+ * cache: two 32-byte stores cost 13 ns more per packet, measured here),
+ * and no correction is folded: a 1 KiB packet 15.4 ns against 14.1 ns
+ * for ISA-L alone (icrc_long's correction: 18 ns). Short packets take
+ * the AVX fold.
+ */
+static __attribute__((target("avx512f,avx,pclmul"))) uint32_t
+icrc_ipv4_avx512(const uint8_t *l3c, uint32_t len)
+{
+	uint8_t *l3 = (uint8_t *)(uintptr_t)l3c;  /* masked, then put back */
+	__m512i a;
+	uint32_t crc;
+
+	if (len <= FOLD_MAX)
+		return icrc_ipv4_avx(l3c, len);
+	a = _mm512_loadu_si512(l3);
+	_mm512_storeu_si512(l3, _mm512_or_si512(a, _mm512_loadu_si512(mask_ipv4)));
+	crc = crc32_gzip_refl(ICRC_LRH_SEED, l3, len);
+	_mm512_storeu_si512(l3, a);
+	return crc;     /* (the compiler clears the upper halves on return) */
+}
+
 /* the general paths (dpr_icrc_hdrs, dpr_icrc_mbuf) take SSE's */
 #define FOLD_TARGET __attribute__((target("pclmul")))
 #else
@@ -344,12 +372,16 @@ dpr_icrc_set_way(enum dpr_icrc_way way)
 #if defined(RTE_ARCH_X86_64)
 	pclmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("ssse3");
 	if (way == DPR_ICRC_BEST)
-		way = !pclmul ? DPR_ICRC_ISAL : cpu_has_avx ? DPR_ICRC_FOLD_AVX :
-			DPR_ICRC_FOLD_SSE;
+		way = !pclmul ? DPR_ICRC_ISAL : cpu_has_avx512 ? DPR_ICRC_FOLD_AVX512 :
+			cpu_has_avx ? DPR_ICRC_FOLD_AVX : DPR_ICRC_FOLD_SSE;
 	if ((way == DPR_ICRC_FOLD_SSE && !pclmul) ||
-	    (way == DPR_ICRC_FOLD_AVX && (!pclmul || !cpu_has_avx)))
+	    (way == DPR_ICRC_FOLD_AVX && (!pclmul || !cpu_has_avx)) ||
+	    (way == DPR_ICRC_FOLD_AVX512 && (!pclmul || !cpu_has_avx512)))
 		return -ENOTSUP;
 	switch (way) {
+	case DPR_ICRC_FOLD_AVX512:
+		dpr_icrc_ipv4_fn = icrc_ipv4_avx512;
+		break;
 	case DPR_ICRC_FOLD_SSE:
 		dpr_icrc_ipv4_fn = icrc_ipv4_sse;
 		break;
@@ -386,6 +418,8 @@ icrc_cpu_init(void)
 #if defined(RTE_ARCH_X86_64)
 	__builtin_cpu_init(); /* before __builtin_cpu_supports in a constructor */
 	cpu_has_avx = __builtin_cpu_supports("avx");
+	cpu_has_avx512 = __builtin_cpu_supports("avx512f") &&
+		__builtin_cpu_supports("vpclmulqdq");
 #endif
 	dpr_icrc_set_way(DPR_ICRC_BEST);
 }

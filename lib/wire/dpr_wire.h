@@ -770,8 +770,12 @@ uint32_t dpr_icrc_mbuf(const struct rte_mbuf *m, const struct dpr_pkt_info *pi);
 /**
  * ICRC of a packet that lies in one piece, IPv4 without options: the
  * @p len bytes (at least 16) from its IP header @p l3 to the end of its
- * pad, read where they are and never written: the masked fields are
- * masked in registers (dpr_icrc.c). The same value as dpr_icrc_mbuf().
+ * pad, read where they are: the masked fields are masked in registers
+ * (dpr_icrc.c). One exception: on CPUs with AVX-512 a packet longer than
+ * 256 bytes has its masked fields set in place and put back before this
+ * returns, so the packet must be writable and not read by anyone else
+ * meanwhile (a received or a built frame of the caller's). The same value
+ * as dpr_icrc_mbuf().
  */
 static inline uint32_t dpr_icrc_ipv4(const uint8_t *l3, uint32_t len);
 
@@ -792,6 +796,8 @@ enum dpr_icrc_way {
 	DPR_ICRC_ISAL,          /**< ISA-L alone, over masked copies */
 	DPR_ICRC_FOLD_SSE,      /**< the PCLMULQDQ fold, SSE encoding */
 	DPR_ICRC_FOLD_AVX,      /**< the PCLMULQDQ fold, AVX encoding */
+	DPR_ICRC_FOLD_AVX512,   /**< the AVX fold; long packets masked in
+				     place for ISA-L's 64-byte loads */
 };
 
 /**

@@ -1043,7 +1043,8 @@ test_build_tmpl(void)
  * definition (a masked copy, CRCed by ISA-L after the LRH's ones) for
  * every length from the shortest packet to past the fold's 256 bytes,
  * at every alignment mod 16, IPv4 and IPv6, every way this CPU has (ISA-L
- * alone, the fold in SSE's and AVX's encodings); the buffer is only read. */
+ * alone, the fold in SSE's and AVX's encodings, AVX-512's in-place mask of
+ * long packets); the buffer is as it was after each. */
 static int
 test_icrc_every_length(void)
 {
@@ -1054,7 +1055,7 @@ test_icrc_every_length(void)
 	struct rte_mbuf m;
 	struct dpr_pkt_info pi;
 
-	for (way = DPR_ICRC_ISAL; way <= DPR_ICRC_FOLD_AVX; way++) {
+	for (way = DPR_ICRC_ISAL; way <= DPR_ICRC_FOLD_AVX512; way++) {
 		if (dpr_icrc_set_way(way) != 0) {
 			printf("    (ICRC way %u: not on this CPU)\n", way);
 			continue;
@@ -1117,20 +1118,30 @@ test_icrc_every_length(void)
 	 * it: ISA-L over the bytes, the masks added by the fold (a whole
 	 * number of words), the head masked first (any other length) */
 	{
-		static uint8_t big[4600], bref[4600];
+		static uint8_t big[4600], bref[4600], orig[4600];
 
 		for (i = 0; i < sizeof(big); i++) {
 			seed = seed * 1103515245u + 12345u;
 			big[i] = (uint8_t)(seed >> 16);
 		}
 		big[1] = 0x45;
+		memcpy(orig, big, sizeof(big));
 		memcpy(bref, big + 1, sizeof(big) - 1);
 		bref[1] = bref[8] = bref[10] = bref[11] = 0xff;
 		bref[26] = bref[27] = bref[32] = 0xff;
-		for (len = 257; len <= 4590; len += (len < 4200 ? 3 : 1)) {
-			want = dpr_icrc_update(dpr_icrc_update(0, ones, 8), bref, len);
-			CHECK_EQ(dpr_icrc_ipv4(big + 1, len), want, "long, length %u", len);
+		for (way = DPR_ICRC_ISAL; way <= DPR_ICRC_FOLD_AVX512; way++) {
+			if (dpr_icrc_set_way(way) != 0)
+				continue;
+			for (len = 257; len <= 4590; len += (len < 4200 ? 3 : 1)) {
+				want = dpr_icrc_update(dpr_icrc_update(0, ones, 8), bref, len);
+				CHECK_EQ(dpr_icrc_ipv4(big + 1, len), want,
+					 "way %u, long, length %u", way, len);
+				CHECK(memcmp(big, orig, sizeof(big)) == 0,
+				      "way %u, long, length %u: the buffer as it was",
+				      way, len);
+			}
 		}
+		dpr_icrc_set_way(DPR_ICRC_BEST);
 	}
 	return TEST_SUCCESS;
 }
