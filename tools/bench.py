@@ -13,7 +13,8 @@ run, on the same machine, so the ratios hold where absolute figures vary):
   dprdma   two dprdmad over that link, one busy worker each on its own CPU,
            the built-in client: RC WRITE, READ and SEND, 64 B .. 1 MiB
   gen      dprdma-gen as the requester of 4 QPs into one dprdmad: WRITE
-           64 B and 64 KiB (the responder alone at full speed)
+           64 B and 64 KiB (the responder alone at full speed); and of
+           1024 QPs, 64 B (many connections)
   shim     WRITE 64 B and 64 KiB on one dprdmad (its busy worker on CPU 1;
            the frames loop back inside it): the built-in client, then
            dprdma-perf write_bw through the drop-in libibverbs on CPU 0
@@ -213,33 +214,45 @@ def stage_dprdma(sizes):
 
 # ------------------------------------------------------------------ gen
 
+def gen_run(nq, size):
+    """dprdma-gen as the requester of nq QPs into the one dprdmad: its
+    client's QPs (numbered in a row) connected to the generator's."""
+    stride = 1 << 20 if nq <= 16 else 4096
+    c = t.telemetry("bench-a", "/dprdma/client/setup,%d,%d" % (nq, max(16 << 20, nq * stride)))
+    if c.get("qpns_consecutive") != 1:
+        sys.exit("bench: the daemon's %d QPs are not numbered in a row" % nq)
+    qpns = range(c["qpn_first"], c["qpn_last"] + 1)
+    t.telemetry("bench-a", "/dprdma/client/connect_range,0,%d,%d,0,%d,10.96.0.2"
+                % (nq, 0x100, 0x10000))
+    r = subprocess.run([GEN] + eal("bench-gen", "0@0", "client") +
+                       ["--", "--mode", "rc", "--ip", "10.96.0.2/24", "--dst",
+                        "10.96.0.1", "--qps", str(nq), "--rqpn", ",".join(map(str, qpns)),
+                        "--rkey", str(c["rkey"]), "--va", str(c["mr_va"]),
+                        "--stride", str(stride), "--op", "write", "--size", str(size),
+                        "--seconds", str(int(max(1, ARGS.seconds))), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def stage_gen():
+    """The responder alone: dprdma-gen's WRITEs into one dprdmad, on 4 QPs
+    (64 B and 64 KiB) and on 1024 (64 B: many connections)."""
     res = {}
     unlink(MEMIF)
     d = t.Daemon(eal("bench-a", "0@1,1@1", "server") +
                  ["--", "--ip", "10.96.0.1/24", "--idle", "busy"], prefix="bench-a")
     try:
         time.sleep(1)
-        for size in (64, 65536):
-            progress("dprdma-gen WRITE %d B on 4 QPs into one dprdmad (responder alone)" % size)
-            c = t.telemetry("bench-a", "/dprdma/client/setup,4,%d" % (16 << 20))
-            qpns = c["qpns"].split(",")
-            for i in range(4):
-                t.telemetry("bench-a", "/dprdma/client/connect,%d,%d,%d,10.96.0.2"
-                            % (i, 0x100 + i, (i * 0x10000) & 0xffffff))
-            r = subprocess.run([GEN] + eal("bench-gen", "0@0", "client") +
-                               ["--", "--mode", "rc", "--ip", "10.96.0.2/24", "--dst",
-                                "10.96.0.1", "--qps", "4", "--rqpn", ",".join(qpns),
-                                "--rkey", str(c["rkey"]), "--va", str(c["mr_va"]),
-                                "--stride", "1048576", "--op", "write", "--size", str(size),
-                                "--seconds", str(int(max(1, ARGS.seconds))), "--json"],
-                               capture_output=True, text=True, timeout=120)
-            j = json.loads(r.stdout.strip().splitlines()[-1])
-            res[size] = record("gen", "dprdma responder", "write", size, workers=1,
-                               msg_per_s=j["msg_per_s"], gbit_per_s=j["gbit_per_s"],
-                               frames_per_s=j["tx_frames_per_s"],
-                               note="%d resent, %d NAKs" % (j["retransmitted"],
-                                                            j["naks_seq"] + j["naks_rnr"]))
+        for nq, size in ((4, 64), (1024, 64), (4, 65536)):
+            progress("dprdma-gen WRITE %d B on %d QPs into one dprdmad (responder alone)"
+                     % (size, nq))
+            j = gen_run(nq, size)
+            res[(nq, size)] = record(
+                "gen", "dprdma responder, %d QPs" % nq, "write", size, workers=1,
+                msg_per_s=j["msg_per_s"], gbit_per_s=j["gbit_per_s"],
+                frames_per_s=j["tx_frames_per_s"],
+                note="%d resent, %d NAKs" % (j["retransmitted"],
+                                             j["naks_seq"] + j["naks_rnr"]))
     finally:
         d.stop()
         unlink(MEMIF)
@@ -466,9 +479,12 @@ def ratio_table(raw, dp, gen, shim, lat, tcp, workers, rxe):
     f138 = raw[138]["frames_per_s"]
     row("RC WRITE 64 B, 1 worker: messages/s vs raw 138 B frames/s (the same frame)",
         "%.3g" % w64, "%.3g" % f138, w64 / f138, ">= 0.8")
-    g64 = gen[64]["msg_per_s"]
+    g64 = gen[(4, 64)]["msg_per_s"]
     row("dprdmad responder alone (dprdma-gen, 4 QPs), WRITE 64 B vs raw 138 B frames/s",
         "%.3g" % g64, "%.3g" % f138, g64 / f138, "(context)")
+    g1k = gen[(1024, 64)]["msg_per_s"]
+    row("64 B WRITE msg/s at 1,024 QPs vs at 4 QPs (dprdma-gen into one dprdmad, "
+        "many connections)", "%.3g" % g1k, "%.3g" % g64, g1k / g64, ">= 0.8")
     big = max(((s, v) for (op, s), v in dp.items() if op == "write" and s >= 65536),
               key=lambda x: x[1]["gbit_per_s"])
     f1082 = raw[1082]["frames_per_s"]

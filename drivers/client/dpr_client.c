@@ -11,7 +11,11 @@
  * of MR regions.
  *
  *   /dprdma/client/setup,QPS,MR_BYTES      -> gid, mr_va, rkey, qpns, psns
+ *          (the lists when they fit a telemetry string), qpn_first, qpn_last,
+ *          qpns_consecutive
  *   /dprdma/client/connect,QP,RQPN,RPSN,RIP
+ *   /dprdma/client/connect_range,QP,COUNT,RQPN,RPSN,RPSN_STEP,RIP
+ *          QPs QP..QP+COUNT-1 to RQPN+i, PSN RPSN+i*RPSN_STEP (dprdma-gen's)
  *   /dprdma/client/fill,OFF,LEN,SEED       -> crc32 of the region
  *   /dprdma/client/checksum,OFF,LEN        -> crc32
  *   /dprdma/client/read64,OFF              -> value
@@ -51,7 +55,9 @@
 #include "dpr_verbs.h"
 #include "dpr_wire.h"
 
-#define CLIENT_MAX_QPS 64
+/* QPs of the client: enough for dprdma-gen's many-connection benchmark
+ * (their queues shrink as they grow in number: 64K WQEs in all) */
+#define CLIENT_MAX_QPS 1024
 /* A stream signals one WR in this many (perftest's --cq-mod, smaller: it
  * must stay under half of the depth) */
 #define CLIENT_SIGNAL_EVERY 32
@@ -243,7 +249,8 @@ cmd_setup(struct client_cmd *c)
 	char list[192], psns[192], ip[INET_ADDRSTRLEN];
 	size_t u1 = 0, u2 = 0;
 	uint64_t v[2];
-	uint32_t i;
+	uint32_t i, depth;
+	bool consecutive = true;
 
 	if (args(c->arg, v, 2) != 2 || v[0] == 0 || v[0] > CLIENT_MAX_QPS ||
 	    v[1] < 4096 || v[1] > CLIENT_MAX_MR) {
@@ -267,11 +274,13 @@ cmd_setup(struct client_cmd *c)
 			    cl->size, DPR_ACCESS_ALL);
 	if (cl->mr == NULL)
 		goto nomem;
+	depth = 65536 / (uint32_t)v[0];
+	depth = depth > 1024 ? 1024 : depth < 64 ? 64 : depth;
 	for (i = 0; i < v[0]; i++) {
 		struct dpr_qp_init_attr ia = {
 			.qp_type = DPR_QPT_RC,
 			.pd = cl->pd, .send_cq = cl->cq, .recv_cq = cl->cq,
-			.max_send_wr = 1024, .max_recv_wr = 1024,
+			.max_send_wr = depth, .max_recv_wr = depth,
 			.max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 64,
 		};
 		struct dpr_qp_attr a = { .qp_state = DPR_QPS_INIT, .port_num = 1,
@@ -284,10 +293,14 @@ cmd_setup(struct client_cmd *c)
 		dpr_qp_modify(cl->qp[i], &a, DPR_QP_STATE | DPR_QP_PKEY_INDEX |
 			      DPR_QP_PORT | DPR_QP_ACCESS_FLAGS);
 		cl->psn[i] = arc4random() & DPR_PSN_MASK;
-		u1 += snprintf(list + u1, sizeof(list) - u1, "%s%u", i ? "," : "",
-			       dpr_qp_num(cl->qp[i]));
-		u2 += snprintf(psns + u2, sizeof(psns) - u2, "%s%u", i ? "," : "",
-			       cl->psn[i]);
+		if (u1 < sizeof(list))
+			u1 += snprintf(list + u1, sizeof(list) - u1, "%s%u",
+				       i ? "," : "", dpr_qp_num(cl->qp[i]));
+		if (u2 < sizeof(psns))
+			u2 += snprintf(psns + u2, sizeof(psns) - u2, "%s%u",
+				       i ? "," : "", cl->psn[i]);
+		if (i != 0 && dpr_qp_num(cl->qp[i]) != dpr_qp_num(cl->qp[i - 1]) + 1)
+			consecutive = false;
 	}
 	dpr_engine_port_info(0, &port);
 	inet_ntop(AF_INET, &port.ip, ip, sizeof(ip));
@@ -295,8 +308,14 @@ cmd_setup(struct client_cmd *c)
 	cmd_u64(c, "mr_va", cl->mr->iova);
 	cmd_u64(c, "rkey", cl->mr->rkey);
 	cmd_u64(c, "mr_size", cl->size);
-	cmd_str(c, "qpns", "%s", list);
-	cmd_str(c, "psns", "%s", psns);
+	/* (a list cut short by the string's size is left out) */
+	if (u1 < sizeof(list) && u2 < sizeof(psns)) {
+		cmd_str(c, "qpns", "%s", list);
+		cmd_str(c, "psns", "%s", psns);
+	}
+	cmd_u64(c, "qpn_first", dpr_qp_num(cl->qp[0]));
+	cmd_u64(c, "qpn_last", dpr_qp_num(cl->qp[cl->n_qps - 1]));
+	cmd_u64(c, "qpns_consecutive", consecutive);
 	return 0;
 nomem:
 	client_destroy();
@@ -304,16 +323,52 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Client QP @p qi to RTR and RTS against QP @p rqpn of @p ip, whose first
+ * PSN is @p rpsn. */
+static int
+connect_qp(struct client_cmd *c, struct dpr_client *cl, uint32_t qi,
+	   uint32_t rqpn, uint32_t rpsn, const struct in_addr *ip)
+{
+	struct dpr_port_info port;
+	struct dpr_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DPR_QPS_RTR;
+	dpr_engine_port_info(0, &port);
+	a.path_mtu = port_mtu(&port);
+	a.dest_qp_num = rqpn;
+	a.rq_psn = rpsn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 12;
+	dpr_gid_from_ipv4(&a.ah_attr.dgid, ip->s_addr);
+	a.ah_attr.sgid_index = 1;
+	rc = dpr_qp_modify(cl->qp[qi], &a, DPR_QP_STATE | DPR_QP_AV |
+			   DPR_QP_PATH_MTU | DPR_QP_DEST_QPN | DPR_QP_RQ_PSN |
+			   DPR_QP_MAX_DEST_RD_ATOMIC | DPR_QP_MIN_RNR_TIMER);
+	if (rc != 0)
+		return rc;
+	a.qp_state = DPR_QPS_RTS;
+	a.sq_psn = cl->psn[qi];
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 16;
+	rc = dpr_qp_modify(cl->qp[qi], &a, DPR_QP_STATE | DPR_QP_TIMEOUT |
+			   DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN |
+			   DPR_QP_MAX_QP_RD_ATOMIC);
+	if (rc == 0 && c != NULL)
+		cmd_u64(c, "path_mtu", dpr_mtu_bytes(a.path_mtu));
+	return rc;
+}
+
 static int
 cmd_connect(struct client_cmd *c)
 {
 	struct dpr_client *cl = client;
-	struct dpr_port_info port;
-	char *comma;
-	struct dpr_qp_attr a;
 	struct in_addr ip;
+	char *comma;
 	uint64_t v[3];
-	int rc;
 
 	comma = strrchr(c->arg, ',');
 	if (cl == NULL || comma == NULL || args(c->arg, v, 3) != 3 ||
@@ -321,32 +376,35 @@ cmd_connect(struct client_cmd *c)
 		cmd_str(c, "error", "expected QP,RQPN,RPSN,RIPV4 after setup");
 		return -EINVAL;
 	}
-	memset(&a, 0, sizeof(a));
-	a.qp_state = DPR_QPS_RTR;
-	dpr_engine_port_info(0, &port);
-	a.path_mtu = port_mtu(&port);
-	a.dest_qp_num = (uint32_t)v[1];
-	a.rq_psn = (uint32_t)v[2];
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	dpr_gid_from_ipv4(&a.ah_attr.dgid, ip.s_addr);
-	a.ah_attr.sgid_index = 1;
-	rc = dpr_qp_modify(cl->qp[v[0]], &a, DPR_QP_STATE | DPR_QP_AV |
-			   DPR_QP_PATH_MTU | DPR_QP_DEST_QPN | DPR_QP_RQ_PSN |
-			   DPR_QP_MAX_DEST_RD_ATOMIC | DPR_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		return rc;
-	a.qp_state = DPR_QPS_RTS;
-	a.sq_psn = cl->psn[v[0]];
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	rc = dpr_qp_modify(cl->qp[v[0]], &a, DPR_QP_STATE | DPR_QP_TIMEOUT |
-			   DPR_QP_RETRY_CNT | DPR_QP_RNR_RETRY | DPR_QP_SQ_PSN |
-			   DPR_QP_MAX_QP_RD_ATOMIC);
-	cmd_u64(c, "path_mtu", dpr_mtu_bytes(a.path_mtu));
-	return rc;
+	return connect_qp(c, cl, (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], &ip);
+}
+
+static int
+cmd_connect_range(struct client_cmd *c)
+{
+	struct dpr_client *cl = client;
+	struct in_addr ip;
+	char *comma;
+	uint64_t v[5];
+	uint32_t i;
+	int rc;
+
+	comma = strrchr(c->arg, ',');
+	if (cl == NULL || comma == NULL || args(c->arg, v, 5) != 5 ||
+	    v[1] == 0 || v[0] >= cl->n_qps || v[1] > cl->n_qps - v[0] ||
+	    inet_pton(AF_INET, comma + 1, &ip) != 1) {
+		cmd_str(c, "error", "expected QP,COUNT,RQPN,RPSN,RPSN_STEP,RIPV4 "
+			    "after setup");
+		return -EINVAL;
+	}
+	for (i = 0; i < v[1]; i++) {
+		rc = connect_qp(i == 0 ? c : NULL, cl, (uint32_t)(v[0] + i),
+				(uint32_t)(v[2] + i) & DPR_PSN_MASK,
+				(uint32_t)(v[3] + i * v[4]) & DPR_PSN_MASK, &ip);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }
 
 static bool
@@ -685,6 +743,7 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 	}
 TEL_CMD(setup)
 TEL_CMD(connect)
+TEL_CMD(connect_range)
 TEL_CMD(fill)
 TEL_CMD(checksum)
 TEL_CMD(read64)
@@ -706,6 +765,9 @@ dpr_client_register_telemetry(void)
 		"Built-in client: PD, CQ, MR, QPs. Parameters: QPS,MR_BYTES");
 	rte_telemetry_register_cmd("/dprdma/client/connect", tel_connect,
 		"Connect a client QP. Parameters: QP,RQPN,RPSN,RIPV4");
+	rte_telemetry_register_cmd("/dprdma/client/connect_range", tel_connect_range,
+		"Connect COUNT client QPs from QP to RQPN+i with PSN RPSN+i*STEP. "
+		"Parameters: QP,COUNT,RQPN,RPSN,RPSN_STEP,RIPV4");
 	rte_telemetry_register_cmd("/dprdma/client/fill", tel_fill,
 		"Fill an MR region with a pattern. Parameters: OFF,LEN,SEED");
 	rte_telemetry_register_cmd("/dprdma/client/checksum", tel_checksum,

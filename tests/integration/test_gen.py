@@ -13,6 +13,8 @@
         daemon's MR are the generator's pattern (CRC-32 over telemetry);
         SEND 100 B into posted receives (received count and bytes checked);
         a wrong rkey: NAK (remote access error), the QP ended, exit 1;
+        1024 QPs at once (the client's connect_range): every message of
+        every QP acknowledged, samples of their regions hold the pattern;
         bad options: exit 2 with the usage. No speed is asserted."""
 
 import json
@@ -189,6 +191,39 @@ def test_usage():
                 % (" ".join(bad), r.stderr.splitlines()[0] if r.stderr else ""))
 
 
+def test_many_qps(d):
+    nq, stride, count = 1024, 4096, 20
+    c = t.telemetry(PA, "/dprdma/client/setup,%d,%d" % (nq, nq * stride))
+    t.check(c.get("qpns_consecutive") == 1 and
+            c["qpn_last"] - c["qpn_first"] == nq - 1 and "qpns" not in c,
+            "setup of %d QPs: numbered %d..%d in a row (the list too long to "
+            "print, left out)" % (nq, c["qpn_first"], c["qpn_last"]))
+    r = t.telemetry(PA, "/dprdma/client/connect_range,0,%d,%d,0,%d,10.94.0.2"
+                    % (nq, 0x100, 0x10000))
+    t.check(r["rc"] == 0, "connect_range: %d QPs to the generator's" % nq)
+    bad = t.telemetry(PA, "/dprdma/client/connect_range,1000,100,256,0,0,10.94.0.2")
+    t.check(bad["rc"] != 0 and "expected" in bad.get("error", ""),
+            "connect_range past the last QP: refused (%s)" % bad.get("error"))
+    qpns = list(range(c["qpn_first"], c["qpn_last"] + 1))
+    s0 = tstats()
+    _, j, _ = gen("dprt-gm-%d" % PID, "client",
+                  ["--mode", "rc", "--ip", "10.94.0.2/24", "--dst", "10.94.0.1",
+                   "--qps", str(nq), "--rqpn", ",".join(map(str, qpns)),
+                   "--rkey", str(c["rkey"]), "--va", str(c["mr_va"]), "--stride",
+                   str(stride), "--op", "write", "--size", "64", "--count",
+                   str(count), "--json"])
+    s1 = tstats()
+    t.check(j["messages"] == nq * count and j["qps_dead"] == 0 and j["naks_other"] == 0,
+            "write 64 B x %d on each of %d QPs: every message done (%d)"
+            % (count, nq, j["messages"]))
+    t.check(s1["rx_frames"] - s0["rx_frames"] >= nq * count,
+            "the daemon received them (%d frames)" % (s1["rx_frames"] - s0["rx_frames"]))
+    for q in (0, 1, 511, nq - 1):
+        crc = t.telemetry(PA, "/dprdma/client/checksum,%d,64" % (q * stride))["crc32"]
+        t.check(crc == zlib.crc32(pattern(64)),
+                "QP %d of %d: its region holds the generator's 64 bytes" % (q, nq))
+
+
 def main():
     t.require_root_and_netns()
     test_usage()
@@ -201,6 +236,7 @@ def main():
                   "--", "--ip", "10.94.0.1/24", "--idle", "yield"], prefix=PA)
     try:
         test_rc(d)
+        test_many_qps(d)
     finally:
         d.stop()
     t.log("dprdma-gen: all tests passed")
