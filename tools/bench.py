@@ -18,6 +18,9 @@ run, on the same machine, so the ratios hold where absolute figures vary):
   shim     WRITE 64 B and 64 KiB on one dprdmad (its busy worker on CPU 1;
            the frames loop back inside it): the built-in client, then
            dprdma-perf write_bw through the drop-in libibverbs on CPU 0
+  lat2     two boxes: the raw memif link's ping-pong of a 138 B frame
+           (dprdma-gen ping / echo), then write_lat 64 B between two
+           dprdmad by their built-in clients (inside the busy workers)
   lat      dprdma-perf write_lat, send_lat, read_lat at 64 B, both ends on
            one dprdmad as above, the two clients yielding CPU 0 to each
            other (2 CPUs hold no second daemon and two polling clients);
@@ -342,6 +345,53 @@ def stage_lat(outdir):
     return res
 
 
+def stage_lat2():
+    """Latency between two boxes: the raw memif link's ping-pong of a
+    138 B frame (a 64 B WRITE's size; dprdma-gen ping against echo), then
+    the built-in clients' WRITE ping-pong of 64 B (perftest's write_lat)
+    between two dprdmad, each busy worker on its own CPU, inside the
+    worker: 2 CPUs hold no client process beside two busy workers."""
+    n = ARGS.lat_iters * 4
+    progress("raw memif ping-pong, 138 B frames (dprdma-gen ping / echo), %d round trips" % n)
+    unlink(MEMIF)
+    echo = subprocess.Popen([GEN] + eal("bench-echo", "0@1", "server") +
+                            ["--", "--mode", "echo", "--seconds", "60", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t.wait_for(lambda: os.path.exists(MEMIF), 30, "the echo's memif socket")
+    r = subprocess.run([GEN] + eal("bench-ping", "0@0", "client") +
+                       ["--", "--mode", "ping", "--ip", "10.96.0.2/24", "--dst", "10.96.0.1",
+                        "--dst-mac", "02:00:00:00:00:01", "--size", "138",
+                        "--count", str(n), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    echo.communicate(timeout=60)
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    raw = record("lat2", "raw memif", "pingpong", 138, lat_avg_us=j["lat_avg_us"],
+                 lat_p50_us=j["lat_p50_us"], lat_p99_us=j["lat_p99_us"],
+                 note="half the round trip, %d lost" % j["timeouts"])
+    progress("RC write_lat 64 B between two dprdmad (built-in clients, busy workers "
+             "on CPU 1 and CPU 0), %d round trips" % n)
+    pair = Pair(idle="busy")
+    try:
+        mr = 1 << 20
+        ca, cb = builtin_connect(1, mr)
+        t.telemetry("bench-a", "/dprdma/client/write_lat,0,64,%d,0,%d,%d"
+                    % (n, cb["mr_va"] + mr // 2, cb["rkey"]))
+        t.telemetry("bench-b", "/dprdma/client/write_lat,0,64,%d,1,%d,%d"
+                    % (n, ca["mr_va"] + mr // 2, ca["rkey"]))
+        t.wait_for(lambda: not t.telemetry("bench-b", "/dprdma/client/status")["active"],
+                   120, "write_lat to end")
+        s = t.telemetry("bench-b", "/dprdma/client/status")
+        if s["errors"] or s.get("lat_samples") != n:
+            sys.exit("bench: write_lat between two dprdmad: %d errors, %s samples"
+                     % (s["errors"], s.get("lat_samples")))
+        rc = record("lat2", "dprdma two boxes", "write_lat", 64,
+                    lat_avg_us=s["lat_avg_ns"] / 1e3, lat_p50_us=s["lat_p50_ns"] / 1e3,
+                    lat_p99_us=s["lat_p99_ns"] / 1e3, note="half the round trip")
+    finally:
+        pair.stop()
+    return {"raw": raw, "rc": rc}
+
+
 def stage_workers():
     pair = Pair(workers=2, idle="yield")
     try:
@@ -468,7 +518,7 @@ def stage_rxe():
 
 # ------------------------------------------------------------- reports
 
-def ratio_table(raw, dp, gen, shim, lat, tcp, workers, rxe):
+def ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe):
     lines = ["| measurement | dprdma | baseline | ratio | goal |", "|---|---|---|---|---|"]
 
     def row(what, v, base, r, goal):
@@ -506,6 +556,11 @@ def ratio_table(raw, dp, gen, shim, lat, tcp, workers, rxe):
         row("64 B latency %s, usec: write_lat (one daemon, looped back) vs sockperf "
             "TCP ping-pong (veth between namespaces)" % name,
             "%.3g" % d, "%.3g" % b, d / b, "<= 0.2")
+    for k, name in (("lat_avg_us", "avg"), ("lat_p50_us", "p50"), ("lat_p99_us", "p99")):
+        d, b = lat2["rc"][k], lat2["raw"][k]
+        row("64 B latency %s, usec: write_lat between two dprdmad vs the raw memif "
+            "ping-pong of the same 138 B frame (half the round trip)" % name,
+            "%.3g" % d, "%.3g" % b, d / b, "<= 1.5" if name != "p99" else "(context)")
     for size, (b, s) in sorted(shim.items()):
         row("WRITE %d B through the shim (dprdma-perf) vs the built-in client, "
             "both looped back on one daemon" % size, "%.3g msg/s" % s["msg_per_s"],
@@ -600,6 +655,7 @@ def main():
     gen = stage_gen()
     shim = stage_shim()
     lat = stage_lat(outdir)
+    lat2 = stage_lat2()
     workers = stage_workers()
     tcp = stage_tcp(outdir)
     raw = record_raw(stage_raw(raw_runs, "again at the end"))
@@ -613,7 +669,7 @@ def main():
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(ROWS)
-    table = ratio_table(raw, dp, gen, shim, lat, tcp, workers, rxe)
+    table = ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe)
     with open(os.path.join(outdir, "ratios.md"), "w") as f:
         f.write("# dprdma benchmark, %s, %d CPUs\n\n" % (time.strftime("%Y-%m-%d %H:%M"),
                                                         os.cpu_count()))

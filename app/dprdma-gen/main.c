@@ -12,6 +12,9 @@
  *              [--count N] [--window PKTS] [--rd-atomic N] [--mtu B] ...
  *   dprdma-gen [EAL options] -- --mode raw --ip A/LEN --dst B --size B ...
  *   dprdma-gen [EAL options] -- --mode sink [--seconds S]
+ *   dprdma-gen [EAL options] -- --mode ping --ip A/LEN --dst B --size B
+ *              [--count N]
+ *   dprdma-gen [EAL options] -- --mode echo [--seconds S]
  *
  * rc: the requester side of --qps RC QPs (ours numbered --qpn, +1, ...;
  * PSNs from --psn) against a responder whose QPs the caller set up (the
@@ -28,6 +31,12 @@
  * flat out or at --rate: the link's own limit, for comparison.
  * sink: counts every frame it receives; ends --seconds after the first
  * one, or after half a second without any.
+ * ping and echo: the link's own round trip, for comparison with RDMA
+ * latency. ping sends one raw frame of --size bytes at a time (its number
+ * in the payload) and waits for it to come back before the next, --count
+ * times (10000); echo sends back every frame it receives, as it came, and
+ * ends as sink does. ping reports half the round trip (average, median,
+ * 99th percentile), as perftest and sockperf report latency.
  *
  * Each prints a summary and, last, one JSON line (--json: only that line).
  * Exit status: 0, 1 for a run-time failure (no link, peer not resolved,
@@ -64,7 +73,7 @@
 #define TIMEOUT_US 4000          /* no progress for this long: go back */
 #define RNR_WAIT_US 100
 
-enum gen_mode { M_RC, M_RAW, M_SINK };
+enum gen_mode { M_RC, M_RAW, M_SINK, M_PING, M_ECHO };
 enum gen_op { G_WRITE, G_SEND, G_READ };
 
 struct gen_opts {
@@ -110,6 +119,8 @@ struct gen_stats {
 	uint64_t acks, naks_seq, naks_rnr, naks_other, read_resp, timeouts;
 	uint64_t retransmitted, rx_bad, rx_other, arp_replies;
 	uint8_t last_nak;
+	/* ping: half round trips, microseconds */
+	double lat_avg_us, lat_p50_us, lat_p99_us;
 };
 
 static struct gen_opts o;
@@ -135,12 +146,13 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-"usage: dprdma-gen [EAL options] -- --mode rc|raw|sink [options]\n"
+"usage: dprdma-gen [EAL options] -- --mode rc|raw|sink|ping|echo [options]\n"
 "  --ip ADDR/LEN       this end's IPv4 address (rc, raw)\n"
 "  --dst ADDR          the responder's (or sink's) IPv4 address\n"
 "  --dst-mac MAC       its MAC (else resolved by ARP)\n"
 "  --op write|send|read  (write)\n"
-"  --size BYTES        message size (rc, 64); whole frame size (raw, 64..9000)\n"
+"  --size BYTES        message size (rc, 64); whole frame size (raw, ping:\n"
+"                      60..9000)\n"
 "  --qps N             QPs (1..%d, 1)\n"
 "  --qpn N             our first QPN (0x100)\n"
 "  --psn N             our first PSN (0)\n"
@@ -154,7 +166,8 @@ usage(FILE *f)
 "  --rd-atomic N       READ requests in flight per QP (16)\n"
 "  --rate PPS          packets per second, 0 = flat out (0)\n"
 "  --seconds S         how long to send (3)\n"
-"  --count N           messages per QP, then stop (0: --seconds rules)\n"
+"  --count N           messages per QP, then stop (0: --seconds rules);\n"
+"                      ping: round trips (10000)\n"
 "  --json              print only the JSON line\n", MAX_QPS);
 }
 
@@ -221,8 +234,12 @@ parse(int argc, char **argv)
 				o.mode = M_RAW;
 			else if (strcmp(optarg, "sink") == 0)
 				o.mode = M_SINK;
+			else if (strcmp(optarg, "ping") == 0)
+				o.mode = M_PING;
+			else if (strcmp(optarg, "echo") == 0)
+				o.mode = M_ECHO;
 			else
-				bad("--mode %s: rc, raw or sink", optarg);
+				bad("--mode %s: rc, raw, sink, ping or echo", optarg);
 			break;
 		case 'i':
 			snprintf(addr, sizeof(addr), "%s", optarg);
@@ -282,15 +299,20 @@ parse(int argc, char **argv)
 	}
 	if (optind < argc)
 		bad("unexpected argument \"%s\"", argv[optind]);
-	if (o.mode == M_SINK)
+	if (o.mode == M_SINK || o.mode == M_ECHO)
 		return;
 	if (!ip_set || !dst_set)
-		bad("--mode %s needs --ip and --dst", o.mode == M_RC ? "rc" : "raw");
-	if (o.mode == M_RAW) {
+		bad("--mode %s needs --ip and --dst", o.mode == M_RC ? "rc" :
+		    o.mode == M_PING ? "ping" : "raw");
+	if (o.mode == M_RAW || o.mode == M_PING) {
+		if (o.mode == M_PING && o.count == 0)
+			o.count = 10000;
 		if (!size_set)
 			o.size = 64;
 		if (o.size < 60 || o.size > 9000)
 			bad("--size %u: a raw frame is 60..9000 bytes", o.size);
+		if (o.mode == M_PING && o.count > 10000000)
+			bad("--count %" PRIu64 ": at most 10000000 round trips", o.count);
 		return;
 	}
 	if (o.n_rqpn != o.qps)
@@ -520,7 +542,8 @@ rx_poll(uint64_t now)
 	for (uint16_t i = 0; i < n; i++) {
 		st.rx_frames++;
 		st.rx_bytes += rte_pktmbuf_pkt_len(m[i]);
-		if (o.mode != M_SINK && !arp_input(m[i]) && o.mode == M_RC)
+		if (o.mode != M_SINK && o.mode != M_ECHO && !arp_input(m[i]) &&
+		    o.mode == M_RC)
 			roce_input(m[i], now);
 	}
 	if (n)
@@ -661,16 +684,15 @@ run_rc(void)
 	return (double)(last_progress - t0) / (double)hz;
 }
 
-static double
-run_raw(void)
+/* The raw frame of --size bytes: UDP to port 9 of --dst. */
+static void
+raw_frame(uint8_t *tmpl)
 {
-	uint8_t tmpl[9216];
 	struct rte_ether_hdr *e = (void *)tmpl;
 	struct rte_ipv4_hdr *ip = (void *)(e + 1);
 	struct rte_udp_hdr *u = (void *)(ip + 1);
-	uint64_t t0, t_end, now;
 
-	memset(tmpl, 0, sizeof(tmpl));
+	memset(tmpl, 0, o.size);
 	e->dst_addr = o.dst_mac;
 	e->src_addr = own_mac;
 	e->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
@@ -684,6 +706,15 @@ run_raw(void)
 	u->src_port = RTE_BE16(9);
 	u->dst_port = RTE_BE16(9);
 	u->dgram_len = rte_cpu_to_be_16((uint16_t)(o.size - 34));
+}
+
+static double
+run_raw(void)
+{
+	uint8_t tmpl[9216];
+	uint64_t t0, t_end, now;
+
+	raw_frame(tmpl);
 	t0 = rte_rdtsc();
 	t_end = t0 + (uint64_t)(o.secs * (double)hz);
 	while (!quit && (now = rte_rdtsc()) < t_end) {
@@ -705,8 +736,84 @@ run_raw(void)
 	return (double)(rte_rdtsc() - t0) / (double)hz;
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One frame out, wait for it back (its number at the end of the UDP
+ * payload), --count times. Frames that are not the one awaited (ARP, a
+ * late copy) are counted and ignored; a frame lost for 1 s is sent again. */
 static double
-run_sink(void)
+run_ping(void)
+{
+	uint8_t tmpl[9216];
+	uint64_t *rtt = calloc(o.count, sizeof(*rtt));
+	uint64_t t0 = rte_rdtsc(), sum = 0, i;
+	const uint32_t at = o.size - 8;
+
+	if (rtt == NULL)
+		die("out of memory");
+	raw_frame(tmpl);
+	for (i = 0; i < o.count && !quit;) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *in[BURST];
+		uint64_t sent, now;
+		bool back = false;
+
+		if (m == NULL)
+			die("mbuf pool empty");
+		memcpy(tmpl + at, &i, 8);
+		memcpy(rte_pktmbuf_append(m, (uint16_t)o.size), tmpl, o.size);
+		sent = rte_rdtsc();
+		while (rte_eth_tx_burst(0, 0, &m, 1) == 0 && !quit)
+			;
+		st.tx_frames++;
+		st.tx_bytes += o.size;
+		while (!back && !quit) {
+			uint16_t n = rte_eth_rx_burst(0, 0, in, BURST);
+
+			now = rte_rdtsc();
+			for (uint16_t k = 0; k < n; k++) {
+				uint64_t num;
+				const void *pn = rte_pktmbuf_read(in[k], at, 8, &num);
+
+				st.rx_frames++;
+				st.rx_bytes += rte_pktmbuf_pkt_len(in[k]);
+				if (rte_pktmbuf_pkt_len(in[k]) == o.size && pn != NULL &&
+				    memcmp(pn, &i, 8) == 0)
+					back = true;
+				else if (!arp_input(in[k]))
+					st.rx_other++;
+			}
+			if (n)
+				rte_pktmbuf_free_bulk(in, n);
+			if (!back && now - sent > hz) {
+				st.timeouts++;
+				break;
+			}
+		}
+		if (!back)
+			continue;       /* lost: this round again */
+		rtt[i] = now - sent;
+		sum += rtt[i++];
+	}
+	if (i > 0) {
+		qsort(rtt, i, sizeof(*rtt), cmp_u64);
+		st.lat_avg_us = (double)sum / (double)i / (double)hz * 1e6 / 2;
+		st.lat_p50_us = (double)rtt[i / 2] / (double)hz * 1e6 / 2;
+		st.lat_p99_us = (double)rtt[i * 99 / 100] / (double)hz * 1e6 / 2;
+	}
+	free(rtt);
+	return (double)(rte_rdtsc() - t0) / (double)hz;
+}
+
+/* sink and echo: count every frame (echo: send each back as it came);
+ * end --seconds after the first, or half a second after the last. */
+static double
+run_receiver(bool echo)
 {
 	uint64_t first = 0, last = 0, now, start = rte_rdtsc();
 
@@ -714,7 +821,19 @@ run_sink(void)
 		uint64_t before = st.rx_frames;
 
 		now = rte_rdtsc();
-		rx_poll(now);
+		if (echo) {
+			struct rte_mbuf *m[BURST];
+			uint16_t n = rte_eth_rx_burst(0, 0, m, BURST), sent = 0;
+
+			st.rx_frames += n;
+			while (sent < n && !quit)
+				sent += rte_eth_tx_burst(0, 0, &m[sent], n - sent);
+			st.tx_frames += sent;
+			if (sent < n)
+				rte_pktmbuf_free_bulk(&m[sent], n - sent);
+		} else {
+			rx_poll(now);
+		}
 		if (st.rx_frames != before) {
 			if (first == 0)
 				first = now;
@@ -733,7 +852,7 @@ static void
 report(double secs)
 {
 	static const char *const ops[] = { "write", "send", "read" };
-	static const char *const modes[] = { "rc", "raw", "sink" };
+	static const char *const modes[] = { "rc", "raw", "sink", "ping", "echo" };
 	uint64_t msgs = 0;
 	uint32_t dead = 0;
 
@@ -763,6 +882,10 @@ report(double secs)
 			       modes[o.mode], st.tx_frames, st.tx_frames / secs,
 			       st.rx_frames, st.rx_frames / secs,
 			       st.rx_bytes * 8.0 / secs / 1e9, secs);
+		if (o.mode == M_PING)
+			printf("dprdma-gen: ping %u B: half the round trip avg %.3f us, "
+			       "p50 %.3f us, p99 %.3f us (%" PRIu64 " lost)\n", o.size,
+			       st.lat_avg_us, st.lat_p50_us, st.lat_p99_us, st.timeouts);
 		if (dead)
 			printf("dprdma-gen: %u QP%s ended by a NAK (%s)\n", dead,
 			       dead == 1 ? "" : "s", dpr_aeth_syndrome_name(st.last_nak));
@@ -775,14 +898,15 @@ report(double secs)
 	       ",\"naks_rnr\":%" PRIu64 ",\"naks_other\":%" PRIu64 ",\"last_nak\":\"%s\","
 	       "\"read_responses\":%" PRIu64 ",\"timeouts\":%" PRIu64
 	       ",\"retransmitted\":%" PRIu64 ",\"rx_bad\":%" PRIu64 ",\"rx_other\":%"
-	       PRIu64 ",\"qps_dead\":%u}\n", modes[o.mode], ops[o.op], o.size, o.qps,
+	       PRIu64 ",\"qps_dead\":%u,\"lat_avg_us\":%.3f,\"lat_p50_us\":%.3f,"
+	       "\"lat_p99_us\":%.3f}\n", modes[o.mode], ops[o.op], o.size, o.qps,
 	       secs, msgs, msgs / secs, msgs * 8.0 * o.size / secs / 1e9,
 	       st.tx_frames, st.tx_bytes, st.tx_frames / secs, st.rx_frames,
 	       st.rx_bytes, st.rx_frames / secs, st.rx_bytes * 8.0 / secs,
 	       st.acks, st.naks_seq, st.naks_rnr, st.naks_other,
 	       st.naks_other ? dpr_aeth_syndrome_name(st.last_nak) : "",
 	       st.read_resp, st.timeouts, st.retransmitted, st.rx_bad, st.rx_other,
-	       dead);
+	       dead, st.lat_avg_us, st.lat_p50_us, st.lat_p99_us);
 	fflush(stdout);
 }
 
@@ -813,7 +937,8 @@ main(int argc, char **argv)
 	hz = rte_get_tsc_hz();
 	if (rte_eth_dev_count_avail() == 0)
 		die("no port: give one with --vdev (net_memif0,..., net_af_packet0,...)");
-	dataroom = RTE_PKTMBUF_HEADROOM + (o.mtu > 1024 || o.mode == M_RAW ? 9216 : 2048);
+	dataroom = RTE_PKTMBUF_HEADROOM + (o.mtu > 1024 || o.mode == M_RAW ||
+					   o.mode == M_PING || o.mode == M_ECHO ? 9216 : 2048);
 	pool = rte_pktmbuf_pool_create("gen", 16383, 256, 0, (uint16_t)dataroom,
 				       rte_socket_id());
 	memset(&conf, 0, sizeof(conf));
@@ -829,15 +954,17 @@ main(int argc, char **argv)
 		payload[i] = (uint8_t)(i * 7 + 1);
 	if (!link_up())
 		die("port 0: no link within 30 s (is the peer up?)");
-	if (o.mode != M_SINK && !o.dst_mac_set)
+	if (o.mode != M_SINK && o.mode != M_ECHO && !o.dst_mac_set)
 		resolve();
 	ppm = o.size == 0 ? 1 : (o.size + o.mtu - 1) / o.mtu;
 	if (o.mode == M_RC)
 		secs = run_rc();
 	else if (o.mode == M_RAW)
 		secs = run_raw();
+	else if (o.mode == M_PING)
+		secs = run_ping();
 	else
-		secs = run_sink();
+		secs = run_receiver(o.mode == M_ECHO);
 	report(secs);
 	/*
 	 * DPDK 22.11's memif can crash a process that is reading its rings
@@ -846,7 +973,7 @@ main(int argc, char **argv)
 	 * half a second after the last frame) and gone; a sink stops its port
 	 * before it exits.
 	 */
-	if (o.mode == M_RAW && !quit)
+	if ((o.mode == M_RAW || o.mode == M_PING) && !quit)
 		usleep(1500000);
 	rte_eth_dev_stop(0);
 	rte_eal_cleanup();

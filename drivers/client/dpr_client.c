@@ -25,6 +25,12 @@
  *   /dprdma/client/pingpong,QP,SIZE,COUNT,INITIATOR
  *          as ibv_rc_pingpong: SENDs of SIZE answered one for one, COUNT
  *          each way; the initiator (1) sends first, like its client
+ *   /dprdma/client/write_lat,QP,SIZE,COUNT,INITIATOR,RVA,RKEY
+ *          as perftest's write_lat: WRITEs of SIZE (8 or more) into the
+ *          peer's RVA, answered one for one, COUNT round trips; each side
+ *          watches the upper half of its own MR, where RVA points on the
+ *          other; status gives the initiator's lat_avg_ns, lat_p50_ns,
+ *          lat_p99_ns (half the round trip, as perftest reports)
  *   /dprdma/client/stop                    ends the stream once in flight work is done
  *   /dprdma/client/status                  -> progress, errors, rates
  *
@@ -64,10 +70,10 @@
 #define CLIENT_MAX_MR (1ull << 30)
 
 enum client_op { C_SEND, C_SEND_IMM, C_WRITE, C_WRITE_IMM, C_READ, C_FADD,
-		 C_CAS, C_PINGPONG, C_NUM };
+		 C_CAS, C_PINGPONG, C_WRITE_LAT, C_NUM };
 static const char *const op_names[C_NUM] = {
 	"send", "send_imm", "write", "write_imm", "read", "fadd", "cas",
-	"pingpong",
+	"pingpong", "write_lat",
 };
 
 struct dpr_client {
@@ -98,6 +104,14 @@ struct dpr_client {
 	uint64_t t_start, t_end;
 	/* ping-pong: sends allowed so far (one per message received) */
 	uint64_t pp_credit;
+	/* write_lat (as perftest's): the peer's WRITE lands in the upper half
+	 * of the MR, its last 8 bytes the round's number; seen there, the
+	 * answer goes back. The initiator keeps each round trip (ns). */
+	bool lat_initiator;
+	uint64_t lat_round;           /**< the round whose WRITE is awaited */
+	uint64_t lat_t0;              /**< when the initiator sent it */
+	uint32_t *lat_ns;
+	uint64_t lat_n;
 	/* receives */
 	uint32_t recv_qp;
 	uint64_t recv_target, recv_posted, recv_done, recv_bytes, recv_errors;
@@ -226,6 +240,7 @@ client_destroy(void)
 	if (cl->pd != NULL)
 		dpr_pd_dealloc(cl->pd);
 	rte_free(cl->buf);
+	free(cl->lat_ns);
 	free(cl);
 	client = NULL;
 }
@@ -489,6 +504,27 @@ cmd_recv(struct client_cmd *c)
 	return 0;
 }
 
+/* A stream of @p op on client QP @p qp starts: @p count messages of
+ * @p msg bytes, at most @p depth outstanding, one in @p signal signaled. */
+static void
+stream_start(struct dpr_client *cl, uint64_t qp, int op, uint64_t msg,
+	     uint64_t count, uint32_t depth, uint32_t signal)
+{
+	cl->qp_i = (uint32_t)qp;
+	cl->op = op;
+	cl->msg = (uint32_t)msg;
+	cl->count = count;
+	cl->depth = depth;
+	cl->signal = signal;
+	make_wr(cl);
+	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
+	cl->next_signal = cl->signal;
+	cl->first_error = 0;
+	cl->t_start = cl->now;
+	cl->t_end = 0;
+	cl->active = true;
+}
+
 static int
 cmd_run(struct client_cmd *c)
 {
@@ -496,6 +532,7 @@ cmd_run(struct client_cmd *c)
 	char opname[16];
 	uint64_t v[8];
 	const char *p = c->arg;
+	uint32_t depth, signal;
 	int op, n;
 
 	/* QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH] */
@@ -507,36 +544,27 @@ cmd_run(struct client_cmd *c)
 	if (*p++ != ',' || sscanf(p, "%15[a-z_]", opname) != 1)
 		goto bad;
 	p += strlen(opname);
-	for (op = 0; op < C_NUM; op++)
+	/* (streams only: pingpong and write_lat have their commands) */
+	for (op = 0; op < C_PINGPONG; op++)
 		if (strcmp(op_names[op], opname) == 0)
 			break;
-	if (op == C_NUM || *p != ',')
+	if (op == C_PINGPONG || *p != ',')
 		goto bad;
 	n = (int)args(p + 1, v + 1, 7);
 	if (n < 5 || v[0] >= cl->n_qps || v[1] > (1u << 30) ||
 	    (op >= C_FADD && v[1] != 8) || !region_ok(cl, v[3], v[1]))
 		goto bad;
-	cl->qp_i = (uint32_t)v[0];
-	cl->op = op;
-	cl->msg = (uint32_t)v[1];
-	cl->count = v[2];
 	cl->loff = v[3];
 	cl->rva = v[4];
 	cl->rkey = (uint32_t)v[5];
-	cl->depth = n >= 6 && v[6] ? (uint32_t)RTE_MIN(v[6], 512ull) : 64;
+	depth = n >= 6 && v[6] ? (uint32_t)RTE_MIN(v[6], 512ull) : 64;
 	if (op == C_CAS)
-		cl->depth = 1;           /* each CAS expects the previous result */
+		depth = 1;               /* each CAS expects the previous result */
 	/* a completion at least every half of the depth keeps it full */
-	cl->signal = cl->depth / 2 < CLIENT_SIGNAL_EVERY ? cl->depth / 2 :
-		CLIENT_SIGNAL_EVERY;
-	if (cl->signal == 0)
-		cl->signal = 1;
-	make_wr(cl);
-	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
-	cl->next_signal = cl->signal;
-	cl->first_error = 0;
-	cl->t_start = cl->now;
-	cl->t_end = 0;
+	signal = depth / 2 < CLIENT_SIGNAL_EVERY ? depth / 2 : CLIENT_SIGNAL_EVERY;
+	if (signal == 0)
+		signal = 1;
+	stream_start(cl, v[0], op, v[1], v[2], depth, signal);
 	cl->active = cl->count > 0;
 	return 0;
 bad:
@@ -558,28 +586,53 @@ cmd_pingpong(struct client_cmd *c)
 			    "setup, no stream running");
 		return -EINVAL;
 	}
-	cl->qp_i = (uint32_t)v[0];
-	cl->op = C_PINGPONG;
-	cl->msg = (uint32_t)v[1];
-	cl->count = v[2];
 	cl->loff = 0;
-	cl->depth = 1;
-	cl->signal = 1;
-	make_wr(cl);
 	cl->pp_credit = v[3] ? 1 : 0;   /* the initiator speaks first */
-	cl->posted = cl->completed = cl->errors = cl->bytes = 0;
-	cl->next_signal = cl->signal;
-	cl->first_error = 0;
 	/* receives into the upper half of the MR, kept posted */
-	cl->recv_qp = cl->qp_i;
+	cl->recv_qp = (uint32_t)v[0];
 	cl->recv_off = cl->size / 2;
-	cl->recv_len = (uint32_t)RTE_MAX((uint64_t)cl->msg, 1ull);
+	cl->recv_len = (uint32_t)RTE_MAX(v[1], 1ull);
 	cl->recv_done = cl->recv_posted = 0;
 	cl->recv_target = v[2] + 16;
-	cl->t_start = cl->now;
-	cl->t_end = 0;
-	cl->active = true;
+	stream_start(cl, v[0], C_PINGPONG, v[1], v[2], 1, 1);
 	return 0;
+}
+
+static int
+cmd_write_lat(struct client_cmd *c)
+{
+	struct dpr_client *cl = client;
+	uint64_t v[6];
+
+	if (cl == NULL || cl->active || args(c->arg, v, 6) != 6 ||
+	    v[0] >= cl->n_qps || v[1] < 8 || v[1] > cl->size / 2 || v[2] == 0 ||
+	    v[2] > 10000000) {
+		cmd_str(c, "error", "expected QP,SIZE (8 or more),COUNT,INITIATOR,"
+			    "RVA,RKEY after setup, no stream running");
+		return -EINVAL;
+	}
+	free(cl->lat_ns);
+	cl->lat_ns = v[3] ? malloc(v[2] * sizeof(*cl->lat_ns)) : NULL;
+	if (v[3] && cl->lat_ns == NULL)
+		return -ENOMEM;
+	cl->loff = 0;
+	cl->rva = v[4];
+	cl->rkey = (uint32_t)v[5];
+	cl->lat_initiator = v[3] != 0;
+	cl->lat_round = 1;
+	cl->lat_n = 0;
+	/* nothing of an earlier run left where the peer's WRITEs land */
+	memset(cl->buf + cl->size / 2, 0, v[1]);
+	stream_start(cl, v[0], C_WRITE_LAT, v[1], v[2], 1, 1);
+	return 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int
@@ -625,6 +678,20 @@ cmd_status(struct client_cmd *c)
 	cmd_u64(c, "recv_bytes", cl->recv_bytes);
 	cmd_u64(c, "recv_errors", cl->recv_errors);
 	cmd_u64(c, "qp_state", dpr_qp_get_state(cl->qp[cl->qp_i]));
+	if (cl->op == C_WRITE_LAT && cl->lat_initiator) {
+		uint64_t sum = 0, i;
+
+		cmd_u64(c, "lat_samples", cl->lat_n);
+		if (!cl->active && cl->lat_n != 0) {
+			qsort(cl->lat_ns, cl->lat_n, sizeof(cl->lat_ns[0]), cmp_u32);
+			for (i = 0; i < cl->lat_n; i++)
+				sum += cl->lat_ns[i];
+			/* half the round trip, as perftest's write_lat */
+			cmd_u64(c, "lat_avg_ns", sum / cl->lat_n / 2);
+			cmd_u64(c, "lat_p50_ns", cl->lat_ns[cl->lat_n / 2] / 2);
+			cmd_u64(c, "lat_p99_ns", cl->lat_ns[cl->lat_n * 99 / 100] / 2);
+		}
+	}
 	return 0;
 }
 
@@ -637,7 +704,7 @@ make_wr(struct dpr_client *cl)
 		DPR_WR_SEND, DPR_WR_SEND_WITH_IMM, DPR_WR_RDMA_WRITE,
 		DPR_WR_RDMA_WRITE_WITH_IMM, DPR_WR_RDMA_READ,
 		DPR_WR_ATOMIC_FETCH_AND_ADD, DPR_WR_ATOMIC_CMP_AND_SWP,
-		DPR_WR_SEND,
+		DPR_WR_SEND, DPR_WR_RDMA_WRITE,
 	};
 
 	memset(&cl->wr, 0, sizeof(cl->wr));
@@ -647,6 +714,58 @@ make_wr(struct dpr_client *cl)
 	cl->wr.rkey = cl->rkey;
 	cl->wr.sge[0] = (struct dpr_sge){ cl->mr->iova + cl->loff, cl->msg,
 					  cl->mr->lkey };
+}
+
+/* One WRITE of write_lat's round @p round into the peer (its last 8
+ * bytes the round's number). */
+static void
+write_lat_send(struct dpr_client *cl, uint64_t round)
+{
+	struct dpr_send_wr *wr = &cl->wr;
+
+	memcpy(cl->buf + cl->msg - 8, &round, 8);
+	wr->wr_id = cl->posted;
+	wr->send_flags = DPR_SEND_SIGNALED;
+	if (dpr_post_send(cl->qp[cl->qp_i], wr, 1, NULL) != 0) {
+		if (cl->errors++ == 0)
+			cl->first_error = DPR_WC_GENERAL_ERR;
+		return;
+	}
+	cl->posted++;
+}
+
+/* write_lat: the initiator starts round 1; whoever sees the round it
+ * awaits land answers it (the initiator with the next one, timed). */
+static void
+write_lat_poll(struct dpr_client *cl)
+{
+	uint64_t seen;
+
+	if (cl->lat_initiator && cl->posted == 0) {
+		cl->lat_t0 = dpr_engine_now_ns();
+		write_lat_send(cl, 1);
+		return;
+	}
+	memcpy(&seen, cl->buf + cl->size / 2 + cl->msg - 8, 8);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (seen != cl->lat_round || cl->lat_round > cl->count)
+		return;
+	if (cl->lat_initiator) {
+		uint64_t now = dpr_engine_now_ns();
+
+		cl->lat_ns[cl->lat_n++] = (uint32_t)RTE_MIN(now - cl->lat_t0,
+							    (uint64_t)UINT32_MAX);
+		cl->lat_round++;
+		cl->bytes += cl->msg;
+		if (cl->lat_round <= cl->count) {
+			cl->lat_t0 = now;
+			write_lat_send(cl, cl->lat_round);
+		}
+		return;
+	}
+	write_lat_send(cl, cl->lat_round);
+	cl->bytes += cl->msg;
+	cl->lat_round++;
 }
 
 /* Keep the stream and the receives going; read completions (worker 0's
@@ -666,7 +785,9 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 		return false;
 	cl->now = now_ns;
 
-	while (cl->active && cl->posted < cl->count &&
+	if (cl->active && cl->op == C_WRITE_LAT)
+		write_lat_poll(cl);
+	while (cl->active && cl->op != C_WRITE_LAT && cl->posted < cl->count &&
 	       cl->posted - cl->completed < cl->depth &&
 	       (cl->op != C_PINGPONG || cl->posted < cl->pp_credit)) {
 		struct dpr_send_wr *wr = &cl->wr;
@@ -719,7 +840,13 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 			cl->bytes = (cl->completed - cl->errors) * cl->msg;
 		}
 	}
-	if (cl->active && cl->op == C_PINGPONG) {
+	if (cl->active && cl->op == C_WRITE_LAT) {
+		if ((cl->lat_round > cl->count && cl->completed == cl->posted) ||
+		    cl->errors != 0) {
+			cl->active = false;
+			cl->t_end = cl->now;
+		}
+	} else if (cl->active && cl->op == C_PINGPONG) {
 		if ((cl->completed >= cl->count && cl->recv_done >= cl->count) ||
 		    (cl->errors != 0 && cl->completed == cl->posted)) {
 			cl->active = false;
@@ -752,6 +879,7 @@ TEL_CMD(run)
 TEL_CMD(status)
 TEL_CMD(stop)
 TEL_CMD(pingpong)
+TEL_CMD(write_lat)
 
 void
 dpr_client_register_telemetry(void)
@@ -780,6 +908,9 @@ dpr_client_register_telemetry(void)
 		"Start a stream. Parameters: QP,OP,SIZE,COUNT,LOFF,RVA,RKEY[,DEPTH]");
 	rte_telemetry_register_cmd("/dprdma/client/pingpong", tel_pingpong,
 		"Ping-pong as ibv_rc_pingpong. Parameters: QP,SIZE,COUNT,INITIATOR");
+	rte_telemetry_register_cmd("/dprdma/client/write_lat", tel_write_lat,
+		"WRITE ping-pong as perftest's write_lat. Parameters: "
+		"QP,SIZE,COUNT,INITIATOR,RVA,RKEY");
 	rte_telemetry_register_cmd("/dprdma/client/stop", tel_stop,
 		"End the stream once its work in flight completes. No parameters");
 	rte_telemetry_register_cmd("/dprdma/client/status", tel_status,

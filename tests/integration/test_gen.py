@@ -6,6 +6,8 @@
   raw   dprdma-gen --mode raw into --mode sink: the sink counts every frame
         the sender put on the link, of the size asked; with --rate the
         sender stays within its budget.
+  ping  --mode ping against --mode echo: every frame comes back, latency
+        figures reported.
   rc    dprdma-gen as the requester of 2 QPs into dprdmad's built-in
         client: WRITE 64 B and 5000 B (5 packets a message) and READ 3000 B
         with --count: every message acknowledged or answered, the daemon's
@@ -56,28 +58,34 @@ def pattern(n):
     return bytes((i * 7 + 1) & 0xff for i in range(n))
 
 
+def against(receiver, args, prefix):
+    """dprdma-gen ARGS (the memif client) against a --mode RECEIVER (sink
+    or echo) on the server end: both JSON reports."""
+    # a memif server cannot listen where an old socket file lies
+    if os.path.exists(MEMIF):
+        os.unlink(MEMIF)
+    rx = subprocess.Popen(gen_cmd("dprt-gs-%d" % PID, "server", "1",
+                                  ["--mode", receiver, "--seconds", "30", "--json"]),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the memif server's socket first: a client started before it may not
+    # find it
+    t.wait_for(lambda: os.path.exists(MEMIF), 30, "the %s's memif socket" % receiver)
+    _, tx, _ = gen(prefix, "client", args)
+    out, err = rx.communicate(timeout=60)
+    lines = [x for x in out.splitlines() if x.startswith("{")]
+    if not lines:
+        t.fail("the %s printed nothing (exit %d): %s" % (receiver, rx.returncode, err[-1500:]))
+    return tx, json.loads(lines[-1])
+
+
 def test_raw():
     for size, rate in ((64, 0), (1082, 0), (128, 20000)):
-        # a memif server cannot listen where an old socket file lies
-        if os.path.exists(MEMIF):
-            os.unlink(MEMIF)
-        sink = subprocess.Popen(gen_cmd("dprt-gs-%d" % PID, "server", "1",
-                                        ["--mode", "sink", "--seconds", "30", "--json"]),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # the memif server's socket first: a client started before it
-        # may not find it
-        t.wait_for(lambda: os.path.exists(MEMIF), 30, "the sink's memif socket")
         args = ["--mode", "raw", "--ip", "10.94.0.2/24", "--dst", "10.94.0.1",
                 "--dst-mac", "02:00:00:00:00:01", "--size", str(size),
                 "--seconds", "2", "--json"]
         if rate:
             args += ["--rate", str(rate)]
-        _, tx, _ = gen("dprt-gt-%d" % PID, "client", args)
-        out, err = sink.communicate(timeout=60)
-        lines = [x for x in out.splitlines() if x.startswith("{")]
-        if not lines:
-            t.fail("the sink printed nothing (exit %d): %s" % (sink.returncode, err[-1500:]))
-        rx = json.loads(lines[-1])
+        tx, rx = against("sink", args, "dprt-gt-%d" % PID)
         t.check(tx["tx_frames"] > 0 and rx["rx_frames"] == tx["tx_frames"] and
                 rx["rx_bytes"] == tx["tx_frames"] * size,
                 "raw %d B%s: the sink counted every frame sent (%d of %d, %d bytes)"
@@ -88,6 +96,18 @@ def test_raw():
                     tx["tx_frames"] >= rate * 2 // 2,
                     "raw at --rate %d for 2 s: %d frames, within the budget"
                     % (rate, tx["tx_frames"]))
+
+
+def test_ping():
+    """ping against echo: every round trip comes back, its time reported."""
+    j, e = against("echo", ["--mode", "ping", "--ip", "10.94.0.2/24", "--dst",
+                            "10.94.0.1", "--dst-mac", "02:00:00:00:00:01", "--size",
+                            "138", "--count", "2000", "--json"], "dprt-gp-%d" % PID)
+    t.check(j["tx_frames"] == 2000 and j["rx_frames"] == 2000 and j["timeouts"] == 0 and
+            e["rx_frames"] == 2000 and e["tx_frames"] == 2000 and
+            0 < j["lat_p50_us"] <= j["lat_p99_us"] and j["lat_avg_us"] > 0,
+            "ping 138 B x 2000 against echo: every frame back, half the round "
+            "trip p50 %.2f us, p99 %.2f us" % (j["lat_p50_us"], j["lat_p99_us"]))
 
 
 def setup(d, nq):
@@ -184,7 +204,10 @@ def test_usage():
                 ["--", "--mode", "raw", "--ip", "10.0.0.1", "--dst", "10.0.0.2",
                  "--size", "20"],
                 ["--", "--mode", "rc", "--mtu", "1000"], ["--", "--bogus"],
-                ["--", "--mode", "rc", "--op", "xor"]):
+                ["--", "--mode", "rc", "--op", "xor"],
+                ["--", "--mode", "ping", "--ip", "10.0.0.1"],
+                ["--", "--mode", "ping", "--ip", "10.0.0.1", "--dst", "10.0.0.2",
+                 "--size", "20"]):
         r = subprocess.run([GEN] + bad, capture_output=True, text=True, timeout=10)
         t.check(r.returncode == 2 and "usage:" in r.stderr,
                 "dprdma-gen %s: exit 2 with the usage (%s)"
@@ -228,6 +251,7 @@ def main():
     t.require_root_and_netns()
     test_usage()
     test_raw()
+    test_ping()
     if os.path.exists(MEMIF):
         os.unlink(MEMIF)
     d = t.Daemon(["--lcores", "0@1,1@1", "--no-pci", "--no-huge", "-m", "512",
