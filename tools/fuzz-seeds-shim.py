@@ -28,8 +28,9 @@ def raw(b, fd=0):
 
 
 def wqe(step, opcode, flags, nsge, raddr=0, rkey=0):
-    w = struct.pack("<QIIII QQQ II Q", 7, opcode, flags, 0, nsge, raddr, 0, 0,
-                    rkey, 0, 0)
+    # struct dpr_shm_swqe (lib/shm/dpr_shm.h): header, remote address and
+    # key, then the SGEs
+    w = struct.pack("<QIIII Q II", 7, opcode, flags, 0, nsge, raddr, rkey, 0)
     w += struct.pack("<QII", 0x1000, 64, 0x100)
     b = bytes([step]) + w
     return struct.pack("<HB", len(b), 0x40) + b

@@ -67,6 +67,8 @@
 /* A stream signals one WR in this many (perftest's --cq-mod, smaller: it
  * must stay under half of the depth) */
 #define CLIENT_SIGNAL_EVERY 32
+/* WRs of a stream posted in one call, at most */
+#define CLIENT_POST_BATCH 16
 #define CLIENT_MAX_MR (1ull << 30)
 
 enum client_op { C_SEND, C_SEND_IMM, C_WRITE, C_WRITE_IMM, C_READ, C_FADD,
@@ -98,7 +100,8 @@ struct dpr_client {
 	 * order; errors and flushes complete every WR. The WR, made once. */
 	uint32_t signal;
 	uint64_t next_signal;         /**< posted + 1 of the next signaled WR */
-	struct dpr_send_wr wr;
+	/* WRs posted a batch at a time (one dpr_post_send() call) */
+	struct dpr_send_wr wr[CLIENT_POST_BATCH];
 	uint64_t loff, rva;
 	uint32_t rkey, depth;
 	uint64_t t_start, t_end;
@@ -707,13 +710,15 @@ make_wr(struct dpr_client *cl)
 		DPR_WR_SEND, DPR_WR_RDMA_WRITE,
 	};
 
-	memset(&cl->wr, 0, sizeof(cl->wr));
-	cl->wr.opcode = wr_op[cl->op];
-	cl->wr.num_sge = cl->msg != 0;
-	cl->wr.remote_addr = cl->rva;
-	cl->wr.rkey = cl->rkey;
-	cl->wr.sge[0] = (struct dpr_sge){ cl->mr->iova + cl->loff, cl->msg,
-					  cl->mr->lkey };
+	memset(&cl->wr[0], 0, sizeof(cl->wr[0]));
+	cl->wr[0].opcode = wr_op[cl->op];
+	cl->wr[0].num_sge = cl->msg != 0;
+	cl->wr[0].remote_addr = cl->rva;
+	cl->wr[0].rkey = cl->rkey;
+	cl->wr[0].sge[0] = (struct dpr_sge){ cl->mr->iova + cl->loff, cl->msg,
+					     cl->mr->lkey };
+	for (unsigned int i = 1; i < RTE_DIM(cl->wr); i++)
+		cl->wr[i] = cl->wr[0];
 }
 
 /* One WRITE of write_lat's round @p round into the peer (its last 8
@@ -721,7 +726,7 @@ make_wr(struct dpr_client *cl)
 static void
 write_lat_send(struct dpr_client *cl, uint64_t round)
 {
-	struct dpr_send_wr *wr = &cl->wr;
+	struct dpr_send_wr *wr = &cl->wr[0];
 
 	memcpy(cl->buf + cl->msg - 8, &round, 8);
 	wr->wr_id = cl->posted;
@@ -790,21 +795,37 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 	while (cl->active && cl->op != C_WRITE_LAT && cl->posted < cl->count &&
 	       cl->posted - cl->completed < cl->depth &&
 	       (cl->op != C_PINGPONG || cl->posted < cl->pp_credit)) {
-		struct dpr_send_wr *wr = &cl->wr;
+		uint64_t k, nb = RTE_MIN(cl->count - cl->posted,
+					cl->depth - (cl->posted - cl->completed));
+		unsigned int done = 0;
 
-		wr->wr_id = cl->posted;
-		wr->send_flags = cl->posted + 1 == cl->next_signal ||
-			cl->posted + 1 == cl->count ? DPR_SEND_SIGNALED : 0;
-		wr->imm_data = rte_cpu_to_be_32((uint32_t)cl->posted);
-		if (cl->op >= C_FADD) {
-			/* fadd adds 1; cas moves k to k + 1 */
-			wr->compare_add = cl->op == C_FADD ? 1 : cl->posted;
-			wr->swap = cl->posted + 1;
+		if (cl->op == C_PINGPONG)
+			nb = RTE_MIN(nb, cl->pp_credit - cl->posted);
+		nb = RTE_MIN(nb, (uint64_t)RTE_DIM(cl->wr));
+		for (k = 0; k < nb; k++) {
+			struct dpr_send_wr *wr = &cl->wr[k];
+			uint64_t seq = cl->posted + k;
+
+			wr->wr_id = seq;
+			/* one in `signal`, and the last */
+			wr->send_flags = seq + 1 == cl->next_signal ||
+				seq + 1 == cl->count ? DPR_SEND_SIGNALED : 0;
+			if (seq + 1 == cl->next_signal)
+				cl->next_signal += cl->signal;
+			wr->imm_data = rte_cpu_to_be_32((uint32_t)seq);
+			if (cl->op >= C_FADD) {
+				/* fadd adds 1; cas moves k to k + 1 */
+				wr->compare_add = cl->op == C_FADD ? 1 : seq;
+				wr->swap = seq + 1;
+			}
 		}
-		if (dpr_post_send(cl->qp[cl->qp_i], wr, 1, NULL) != 0)
+		dpr_post_send(cl->qp[cl->qp_i], cl->wr, (unsigned int)nb, &done);
+		cl->posted += done;
+		if (done < nb) {
+			/* (the signal marks past the refused ones go again) */
+			cl->next_signal = (cl->posted / cl->signal + 1) * cl->signal;
 			break;
-		if (++cl->posted == cl->next_signal)   /* one in `signal` */
-			cl->next_signal += cl->signal;
+		}
 	}
 	while (cl->recv_posted < cl->recv_target &&
 	       cl->recv_posted - cl->recv_done < 512) {

@@ -100,6 +100,7 @@ job_run(void *arg)
 		dpr_engine_verbs_unlock();
 		if (q->qp != NULL) {
 			q->qpn = dpr_qp_num(q->qp);
+			q->ud = j->ia.qp_type == DPR_QPT_UD;
 			shim_qp_attach(q);
 			c->qps[q->slot] = q;
 			shim_qp_table_set(c->port, q->qpn, q);

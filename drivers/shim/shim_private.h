@@ -102,6 +102,7 @@ struct shim_qp {
 	uint32_t sq_size, rq_size, sq_cons, rq_cons;
 	bool broken;                    /* the client scribbled on an index */
 	bool errored;                   /* moved to ERR for its CQ's overflow */
+	bool ud;                        /* a UD QP: its WQEs carry a destination */
 	uint64_t send_wqes, recv_wqes;  /* taken from its rings (worker) */
 	struct dpr_shm_qp_caps cap;
 };

@@ -41,9 +41,10 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 5            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 6            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
-                                          5: RDMA CM */
+                                          5: RDMA CM; 6: a send WQE's first
+                                          line holds a one-SGE request */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -86,20 +87,31 @@ struct dpr_shm_sge {
 	uint32_t lkey;
 };
 
-/** A send work request as the client writes it. Values as ibv_send_wr. */
+/**
+ * A send work request as the client writes it. Values as ibv_send_wr.
+ * Laid out so that a SEND, WRITE or READ of one SGE lies in the entry's
+ * first 64 bytes: the daemon's worker reads the entries the client's core
+ * wrote, and each cache line it reads is a transfer between the cores.
+ * The atomics' operands and a UD request's destination come after the
+ * SGEs (or inline bytes).
+ */
 struct dpr_shm_swqe {
 	uint64_t wr_id;
 	uint32_t opcode;                /**< enum ibv_wr_opcode */
 	uint32_t send_flags;            /**< enum ibv_send_flags */
 	uint32_t imm_data;              /**< wire order */
 	uint32_t num_sge;               /**< or inline bytes with IBV_SEND_INLINE */
+	uint64_t remote_addr;           /**< RDMA and atomics */
+	uint32_t rkey;
+	uint32_t pad;
 	union {
-		struct {
-			uint64_t remote_addr;
+		struct dpr_shm_sge sge[DPR_SHM_MAX_SEND_SGE];
+		uint8_t inline_data[DPR_SHM_MAX_INLINE];
+	};
+	union {
+		struct {                /**< atomics */
 			uint64_t compare_add;
 			uint64_t swap;
-			uint32_t rkey;
-			uint32_t pad;
 		};
 		struct {                /**< UD: ibv_send_wr.wr.ud and its AH */
 			uint8_t dgid[16];
@@ -109,11 +121,7 @@ struct dpr_shm_swqe {
 			uint32_t remote_qkey;
 		} ud;
 	};
-	uint64_t reserved;
-	union {
-		struct dpr_shm_sge sge[DPR_SHM_MAX_SEND_SGE];
-		uint8_t inline_data[DPR_SHM_MAX_INLINE];
-	};
+	uint8_t reserved[56];           /**< (whole cache lines an entry) */
 };
 
 /** A receive work request. */
@@ -180,7 +188,9 @@ _Static_assert(sizeof(struct dpr_shm_ring) == 3 * DPR_SHM_CACHE_LINE, "ring head
 _Static_assert(__builtin_offsetof(struct dpr_shm_ring, cons) == DPR_SHM_CACHE_LINE,
 	       "consumer on its own line");
 _Static_assert(sizeof(struct dpr_shm_sge) == 16, "sge");
-_Static_assert(sizeof(struct dpr_shm_swqe) == 320, "send wqe");
+_Static_assert(sizeof(struct dpr_shm_swqe) == 384, "send wqe");
+_Static_assert(__builtin_offsetof(struct dpr_shm_swqe, sge) + 16 <= DPR_SHM_CACHE_LINE,
+	       "a one-SGE request in the first line");
 _Static_assert(sizeof(struct dpr_shm_rwqe) == 128, "recv wqe");
 _Static_assert(sizeof(struct dpr_shm_cqe) == 48, "cqe");
 _Static_assert(sizeof(struct dpr_shm_ctrl) == 10 * DPR_SHM_CACHE_LINE, "control page");

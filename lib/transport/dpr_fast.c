@@ -120,7 +120,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 
 	/* what rx_write() and done_request() leave behind */
 	if (paylen != 0)
-		memcpy(dpr_mr_ptr(mr, va), p + DPR_F_BTH + hdr_len, paylen);
+		payload_copy(dpr_mr_ptr(mr, va), p + DPR_F_BTH + hdr_len, paylen);
 	if (mask & DPR_START_MASK) {
 		qp->resp.write_rkey = rkey;
 		qp->resp.write_len = len;

@@ -322,7 +322,7 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	while (idx != prod && sent != max) {
 		struct dpr_send_wqe *w = sq_wqe(qp, idx);
 		const uint32_t opc = w->opcode, flags = w->flags;
-		uint32_t paylen, psn, hl, len, icrc, off;
+		uint32_t paylen, psn, hl, len, off;
 		const uint8_t *src = NULL;
 		bool first, last, ackreq;
 		struct rte_mbuf *m;
@@ -399,12 +399,8 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			p += 4;
 		}
 		if (paylen != 0)
-			memcpy(p, src, paylen);
+			payload_copy(p, src, paylen);
 		memset(p + paylen, 0, 4);       /* the pad, and past it */
-		p = rte_pktmbuf_mtod(m, uint8_t *);
-		icrc = rte_cpu_to_le_32(dpr_icrc_ipv4(p + DPR_F_L3,
-						      len - DPR_F_L3 - DPR_ICRC_LEN));
-		memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
 		m->data_len = (uint16_t)len;
 		m->pkt_len = len;
 		tp->txq[head++ & tp->txq_mask] = m;
@@ -426,6 +422,19 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	qp->req.psn = req_psn;
 	if (sent == 0)
 		return budget;
+	/* The ICRCs, once every frame of the run is built: by now the
+	 * stores that built a frame have reached the cache (a CRC load that
+	 * spans two pending stores waits for them), and one frame's multiply
+	 * chain runs beside the next one's. */
+	for (uint32_t i = 0; i < sent; i++) {
+		struct rte_mbuf *m = tp->txq[(head - sent + i) & tp->txq_mask];
+		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		const uint32_t len = m->data_len;
+		const uint32_t icrc = rte_cpu_to_le_32(dpr_icrc_ipv4(p + DPR_F_L3,
+					len - DPR_F_L3 - DPR_ICRC_LEN));
+
+		memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
+	}
 	qp->req.index = idx;
 	qp->req.psn_hi = psn_hi;
 	qp->req.noack_pkts = noack;

@@ -13,6 +13,7 @@
 #include <sys/queue.h>
 
 #include <rte_log.h>
+#include <rte_memcpy.h>
 
 #include "dpr_transport.h"
 
@@ -361,6 +362,18 @@ static inline bool
 wr_is_atomic(uint8_t op)
 {
 	return op == DPR_WR_ATOMIC_CMP_AND_SWP || op == DPR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Payload bytes between a frame and memory on the fast paths: DPDK's
+ * inline copy for small pieces (a 64 B one in about 10 instructions, where
+ * the call to libc's costs about 20 with its set-up), libc's beyond. */
+static __rte_always_inline void
+payload_copy(void *dst, const void *src, uint32_t len)
+{
+	if (len <= 128)
+		rte_memcpy(dst, src, len);
+	else
+		memcpy(dst, src, len);
 }
 
 /* Payload pieces one packet may gather: an SGE list can split it. */

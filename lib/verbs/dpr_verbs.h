@@ -302,21 +302,21 @@ struct dpr_send_wr {
 	uint32_t send_flags;      /**< enum dpr_send_flags */
 	uint32_t imm_data;        /**< wire order */
 	uint32_t num_sge;         /**< SGEs, or inline bytes with DPR_SEND_INLINE */
-	union {
-		struct {
-			uint64_t remote_addr;     /**< RDMA and atomics */
-			uint64_t compare_add;     /**< atomics */
-			uint64_t swap;            /**< CMP_AND_SWP */
-			uint32_t rkey;
-			uint32_t pad;
-		};
-		struct dpr_ud_dest ud;    /**< UD QPs: SEND only */
-	};
-	uint64_t reserved;
+	uint64_t remote_addr;     /**< RDMA and atomics */
+	uint32_t rkey;
+	uint32_t pad;
 	union {
 		struct dpr_sge sge[DPR_WR_MAX_SGE];
 		uint8_t inline_data[DPR_WR_MAX_INLINE];
 	};
+	union {
+		struct {
+			uint64_t compare_add;     /**< atomics */
+			uint64_t swap;            /**< CMP_AND_SWP */
+		};
+		struct dpr_ud_dest ud;    /**< UD QPs: SEND only */
+	};
+	uint8_t reserved[56];
 };
 
 /** A receive work request (struct dpr_shm_rwqe, field for field). */
