@@ -163,6 +163,7 @@ static json_t *
 tel_try(const char *fmt, ...)
 {
 	char cmd[512], key[512], *buf;
+	json_error_t jerr;
 	json_t *reply, *v;
 	va_list ap;
 	ssize_t n;
@@ -180,11 +181,12 @@ tel_try(const char *fmt, ...)
 	if (n <= 0)
 		dpr_cli_complain(EXIT_DAEMON, "%s: the daemon went away", sock_path);
 	buf[n] = '\0';
-	reply = json_loads(buf, 0, NULL);
+	reply = json_loads(buf, 0, &jerr);
 	free(buf);
 	if (reply == NULL)
-		dpr_cli_complain(EXIT_DAEMON, "%s: not JSON (%zd bytes): is this a "
-				 "DPDK telemetry socket?", cmd, n);
+		dpr_cli_complain(EXIT_DAEMON, "%s: the reply (%zd bytes) is not JSON "
+				 "this program reads: %s at byte %d", cmd, n,
+				 jerr.text, jerr.position);
 	snprintf(key, sizeof(key), "%s", cmd);
 	key[strcspn(key, ",")] = '\0';
 	v = json_object_get(reply, key);

@@ -386,7 +386,15 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	U(nak_syndrome); U(nak_psn);
 #undef U
 	if (q.sq_completed != q.sq_posted) {
-		rte_tel_data_add_dict_u64(d, "head_wr_id", q.head.wr_id);
+		char wr_id[24];
+
+		/*
+		 * A wr_id is the client's opaque 64-bit cookie, often a pointer
+		 * or ~0: as a hex string, since JSON readers such as jansson
+		 * refuse integers past INT64_MAX.
+		 */
+		snprintf(wr_id, sizeof(wr_id), "0x%" PRIx64, q.head.wr_id);
+		rte_tel_data_add_dict_string(d, "head_wr_id", wr_id);
 		rte_tel_data_add_dict_u64(d, "head_opcode", q.head.opcode);
 		rte_tel_data_add_dict_string(d, "head_state",
 			q.head.state < RTE_DIM(wqe_state) ? wqe_state[q.head.state] : "?");

@@ -16,7 +16,10 @@
  *
  * drain: what a program sees when dprdmad stops under it (SIGTERM): two
  * RC QPs looped back, 4 KiB WRITEs 32 deep, reposted as they complete;
- * "streaming" on stdout once 1000 have completed. Then it waits for
+ * "streaming" on stdout once 1000 have completed. Beside them, a second
+ * pair where 4 SENDs wait on RNR NAKs (no receive posted, rnr_retry 7):
+ * work surely outstanding when the daemon stops, whatever the WRITEs'
+ * timing. Then it waits for
  * IBV_EVENT_DEVICE_FATAL (on the context's async_fd), posts nothing more,
  * polls until every WRITE posted has completed (success, or
  * IBV_WC_WR_FLUSH_ERR once the QP is in ERR: nothing else, nothing
@@ -446,7 +449,7 @@ do_drain(void)
 	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
-	struct ibv_qp *a, *b;
+	struct ibv_qp *a, *b, *c, *d;
 	uint64_t ok = 0, flushed = 0, other = 0, posted = 0, done = 0;
 	bool fatal = false, announced = false;
 	time_t t0 = time(NULL), fatal_at = 0;
@@ -457,10 +460,25 @@ do_drain(void)
 	ia.send_cq = ia.recv_cq = cq;
 	a = ibv_create_qp(pd, &ia);
 	b = ibv_create_qp(pd, &ia);
-	if (a == NULL || b == NULL)
+	c = ibv_create_qp(pd, &ia);
+	d = ibv_create_qp(pd, &ia);
+	if (a == NULL || b == NULL || c == NULL || d == NULL)
 		die("create_qp");
 	rc_connect(a, b->qp_num);
 	rc_connect(b, a->qp_num);
+	rc_connect(c, d->qp_num);
+	rc_connect(d, c->qp_num);
+	/* SENDs to a QP with no receive: RNR NAKs, retried for ever */
+	for (int k = 0; k < 4; k++) {
+		struct ibv_sge sg = { (uintptr_t)buf, 64, mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = UINT64_MAX, .sg_list = &sg,
+			.num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		if (ibv_post_send(c, &wr, &bad) != 0)
+			die("post_send (stuck SEND)");
+		posted++;
+	}
 	if (fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0)
 		die("async_fd O_NONBLOCK");
 	for (;;) {
@@ -517,7 +535,8 @@ do_drain(void)
 	}
 	CHECK(other == 0, "only successes and flush errors (first other status %d)",
 	      first_other);
-	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0,
+	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0 &&
+	      ibv_destroy_qp(c) == 0 && ibv_destroy_qp(d) == 0,
 	      "destroy the QPs after DEVICE_FATAL (%d)", errno);
 	CHECK(ibv_destroy_cq(cq) == 0, "destroy the CQ (%d)", errno);
 	printf("{\"device_fatal\": %s, \"posted\": %" PRIu64 ", \"completed\": %"
