@@ -30,6 +30,9 @@ run, on the same machine, so the ratios hold where absolute figures vary):
   tcp      kernel TCP between two namespaces over a veth pair: iperf3
            (bandwidth), iperf3 -l 64 (64 B message rate), sockperf
            ping-pong 64 B (latency)
+  instructions  tools/count-instructions.py: instructions per message of a
+           whole worker on each side (callgrind), in the report beside the
+           ratios (not with --quick or --no-instructions)
   rxe      Linux Soft-RoCE in a qemu guest (tools/rxe-peer): perftest over
            rxe loopback in the guest. Without KVM the guest runs under TCG
            emulation: the figures are recorded, never compared.
@@ -624,6 +627,43 @@ def plots(outdir, dp, raw, tcp, lat):
     plt.close(fig)
 
 
+def stage_instructions():
+    """Instructions per message of a whole worker on each side
+    (tools/count-instructions.py: callgrind, stable where wall-clock
+    rates are not), for the report beside the ratios."""
+    progress("instructions per message (callgrind): write64, send64, write4k, "
+             "requester and responder")
+    out = os.path.join("/tmp", "dprdma-bench-count-%d.json" % PID)
+    r = subprocess.run(["/usr/bin/python3", os.path.join(TOP, "tools", "count-instructions.py"),
+                        "--seconds", "5", "--json", out],
+                       capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        sys.exit("bench: count-instructions.py failed: %s" % (r.stdout + r.stderr)[-800:])
+    with open(out) as f:
+        res = json.load(f)
+    os.unlink(out)
+    for x in res:
+        record("instructions", "dprdma", x["case"], 0, side=x["side"],
+               instr_per_msg=x["per_message"], instr_per_frame=x["per_frame"])
+    return res
+
+
+def instruction_table(res):
+    """The issue's instruction targets for a 64 B WRITE (milestone 500 /
+    400, goal 250 / 200); the other cases for context."""
+    goals = {("write64", "requester"): ("500", "250"),
+             ("write64", "responder"): ("400", "200")}
+    lines = ["", "Instructions per message, whole worker (callgrind; "
+             "tools/count-instructions.py):", "",
+             "| case | side | instructions/message | per frame | milestone | goal |",
+             "|---|---|---|---|---|---|"]
+    for x in res:
+        m, g = goals.get((x["case"], x["side"]), ("-", "-"))
+        lines.append("| %s | %s | %.0f | %.0f | %s | %s |"
+                     % (x["case"], x["side"], x["per_message"], x["per_frame"], m, g))
+    return "\n".join(lines) + "\n"
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser(description="dprdma against its link, kernel TCP and rxe")
@@ -633,6 +673,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="1 s points, fewer sizes, best of 1: a check that it all runs")
     ap.add_argument("--no-rxe", action="store_true", help="skip the rxe guest")
+    ap.add_argument("--no-instructions", action="store_true",
+                    help="skip the instruction counts (--quick skips them too)")
     ap.add_argument("--out", help="output directory (build/bench/<time>)")
     ARGS = ap.parse_args()
     if os.geteuid() != 0:
@@ -662,6 +704,9 @@ def main():
     rxe = None
     if not ARGS.no_rxe and shutil.which("qemu-system-x86_64"):
         rxe = stage_rxe()
+    instr = None
+    if not ARGS.quick and not ARGS.no_instructions:
+        instr = stage_instructions()
     keys = []
     for r in ROWS:
         keys += [k for k in r if k not in keys]
@@ -670,6 +715,8 @@ def main():
         w.writeheader()
         w.writerows(ROWS)
     table = ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe)
+    if instr:
+        table += instruction_table(instr)
     with open(os.path.join(outdir, "ratios.md"), "w") as f:
         f.write("# dprdma benchmark, %s, %d CPUs\n\n" % (time.strftime("%Y-%m-%d %H:%M"),
                                                         os.cpu_count()))
