@@ -80,6 +80,43 @@ def collected(path):
     sys.exit("count: no totals in %s" % path)
 
 
+def driver_share(path):
+    """Instructions the port's driver (a PMD, DPDK's pmds-* objects) ran for
+    the worker: the inclusive cost of every call from dprdmad into it, the
+    mbuf pool and thread-local lookups it makes included. What moves the
+    frame, apart from what dprdma itself does with it."""
+    names = {}              # "(id)" -> object path, callgrind's compression
+    ob = cob = None
+    call_into_pmd = False
+    total = 0
+
+    def obj(v):
+        m = re.match(r"\((\d+)\)\s*(.*)", v)
+        if not m:
+            return v
+        if m.group(2):
+            names[m.group(1)] = m.group(2)
+        return names.get(m.group(1), "")
+
+    with open(path) as f:
+        for line in f:
+            if line.startswith("ob="):
+                ob = obj(line[3:].strip())
+            elif line.startswith("cob="):
+                cob = obj(line[4:].strip())
+            elif line.startswith("calls="):
+                callee = cob if cob is not None else ob
+                call_into_pmd = ("/pmds-" in (callee or "") and
+                                 ob is not None and ob.endswith("/dprdmad"))
+                cob = None
+            elif call_into_pmd and line[:1] in "0123456789+-*":
+                total += int(line.split()[-1])
+                call_into_pmd = False
+            elif line.startswith("fn="):
+                cob = None
+    return total
+
+
 def top_functions(path, n):
     p = subprocess.run(["callgrind_annotate", "--inclusive=no", path],
                        capture_output=True, text=True)
@@ -141,10 +178,12 @@ def run_case(case, side, seconds, top):
     per_msg_frames = -(-size // PMTU) if op != "read" else 1
     frames = d["tp_req_packets"] if side == "requester" else d["tp_rx_frames"]
     msgs = frames / per_msg_frames
+    drv = driver_share(out)
     res = {
         "case": case, "side": side, "instructions": ir, "frames": frames,
         "messages": msgs, "per_message": ir / msgs if msgs else 0,
         "per_frame": ir / frames if frames else 0,
+        "driver_per_message": drv / msgs if msgs else 0,
         "polls": d["polls"], "idle_polls": d["idle_polls"],
         "retransmits": d["tp_retransmits"],
         "rx_packets": d["rx_packets"], "tx_packets": d["tx_packets"],
@@ -191,12 +230,17 @@ def main():
             print("count: %s, %s side under callgrind" % (case, side), flush=True)
             results.append(run_case(case, side, args.seconds, args.top))
     print()
-    print("%-8s %-9s %12s %12s %10s %9s %7s" % ("case", "side", "instr/msg", "instr/frame",
-                                               "messages", "idle %", "retx"))
+    print("%-8s %-9s %10s %12s %8s %8s %10s %7s %5s" %
+          ("case", "side", "instr/msg", "instr/frame", "driver", "dprdma", "messages",
+           "idle %", "retx"))
     for r in results:
-        print("%-8s %-9s %12.0f %12.0f %10.0f %9.1f %7d" %
-              (r["case"], r["side"], r["per_message"], r["per_frame"], r["messages"],
-               100.0 * r["idle_polls"] / r["polls"] if r["polls"] else 0, r["retransmits"]))
+        print("%-8s %-9s %10.0f %12.0f %8.0f %8.0f %10.0f %7.1f %5d" %
+              (r["case"], r["side"], r["per_message"], r["per_frame"],
+               r["driver_per_message"], r["per_message"] - r["driver_per_message"],
+               r["messages"], 100.0 * r["idle_polls"] / r["polls"] if r["polls"] else 0,
+               r["retransmits"]))
+    print("(driver: what the port's PMD runs per message, rx_burst and tx_burst "
+          "inclusive; dprdma: the rest)")
     for r in results:
         if "top" in r:
             print("\n%s %s: functions of most instructions (self, per message)" %

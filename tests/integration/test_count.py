@@ -42,6 +42,9 @@ def main():
             "%d messages of one frame each in the window" % x["messages"])
     t.check(100 < x["per_message"] < 20000,
             "%.0f instructions per message: a whole worker's loop" % x["per_message"])
+    t.check(0 < x["driver_per_message"] < x["per_message"],
+            "the port driver's share, %.0f of them (memif's rx_burst at least)"
+            % x["driver_per_message"])
     t.check(x["retransmits"] == 0, "no retransmission in a clean stream")
     t.check(len(x["top"]) == 5 and all(n > 0 for n, _ in x["top"]),
             "the functions of most instructions: %r" % x["top"][:2])
