@@ -287,6 +287,46 @@ static const uint8_t req_hdr_len[DPR_OP_RC_WRITE_ONLY_IMM + 1] = {
 };
 
 /*
+ * One request frame of the send fast path into @p m: the connection's
+ * headers (qp->req_img) patched, the RETH of a first WRITE packet, the
+ * immediate, @p paylen bytes of payload from @p src and the pad; the
+ * ICRC is the caller's (its 4 bytes are zeroed). @return the length.
+ */
+static __rte_always_inline uint32_t
+req_fast_frame(struct rte_mbuf *m, const struct dpr_tqp *qp,
+	       const struct dpr_send_wqe *w, uint16_t ip_id, uint8_t op,
+	       bool first, bool se, bool ackreq, uint32_t psn,
+	       const uint8_t *src, uint32_t paylen)
+{
+	const uint32_t hl = req_hdr_len[op];
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	const uint32_t len = dpr_wire_req_hdrs(p, &qp->req_img, ip_id, op, hl, se,
+					       ackreq, psn, paylen);
+
+	p += DPR_F_BTH + 12;
+	if (first && w->opcode <= DPR_WR_RDMA_WRITE_WITH_IMM) {
+		const struct dpr_reth reth = {
+			.va = rte_cpu_to_be_64(w->remote_addr),
+			.rkey = rte_cpu_to_be_32(w->rkey),
+			.len = rte_cpu_to_be_32(w->length),
+		};
+
+		memcpy(p, &reth, sizeof(reth));
+		p += sizeof(reth);
+	}
+	if (hl == 16 || hl == 32) {     /* an immediate */
+		memcpy(p, &w->imm, 4);
+		p += 4;
+	}
+	if (paylen != 0)
+		payload_copy(p, src, paylen);
+	memset(p + paylen, 0, 4);       /* the pad, and past it */
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	return len;
+}
+
+/*
  * The send fast path: SEND and WRITE (with or without immediate) WQEs of
  * an RC QP whose payload is copied -- inline, or from the one SGE whose MR
  * was found when the WQE started -- into untagged IPv4 frames of one
@@ -296,7 +336,10 @@ static const uint8_t req_hdr_len[DPR_OP_RC_WRITE_ONLY_IMM + 1] = {
  * WQE after WQE, until one is not of that kind (or the window is full):
  * the general loop in dpr_req_run() takes it from there. The frames, the
  * counters and the state are start_wqe()'s and send_packet()'s for the
- * same packets (the oracle test compares them). @return the budget left.
+ * same packets (the oracle test compares them). A WQE of one packet
+ * (every message up to the path MTU) is started and sent in one step,
+ * its checks made once; longer ones go packet by packet. @return the
+ * budget left.
  */
 static uint32_t
 req_fast(struct dpr_tqp *qp, uint32_t budget)
@@ -309,6 +352,13 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		UINT32_MAX;
 	const uint32_t comp_psn = qp->comp.psn, prod = qp->sq.prod;
 	const bool rts = qp->state == DPR_QPS_RTS;
+	/* the most payload a frame of the mbuf's room carries with the
+	 * longest headers (RETH and immediate; the headers are written 64
+	 * bytes at a time): past it, the general way */
+	const uint32_t room = tp->tx_room - (DPR_F_BTH + 32 + 3 + DPR_ICRC_LEN);
+	/* at most that of a message's bytes are copied here, the rest is
+	 * attached by the general way (zero_copy_min) */
+	const uint32_t one_max = RTE_MIN(pmtu < room ? pmtu : room, zc_min - 1);
 	/* what the run changes, kept here and written back at its end
 	 * (stores through the WQE and the frames would otherwise make the
 	 * compiler load them again every packet) */
@@ -319,14 +369,15 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	uint64_t copied = 0;
 	const uint32_t max = RTE_MIN(budget, txq_room(tp));
 
+	if (unlikely(tp->tx_room < RTE_MAX(64u, DPR_F_BTH + 32 + 3 + DPR_ICRC_LEN)))
+		return budget;          /* (mbufs too small for any frame here) */
 	while (idx != prod && sent != max) {
 		struct dpr_send_wqe *w = sq_wqe(qp, idx);
 		const uint32_t opc = w->opcode, flags = w->flags;
-		uint32_t paylen, psn, hl, len, off;
+		uint32_t paylen, psn, off;
 		const uint8_t *src = NULL;
 		bool first, last, ackreq;
 		struct rte_mbuf *m;
-		uint8_t op, *p;
 
 		if (opc > DPR_WR_SEND_WITH_IMM)
 			break;
@@ -337,9 +388,38 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			    ((flags & DPR_SEND_FENCE) && qp->req.rd_atomic > 0) ||
 			    !local_sges_ok(qp, w))
 				break;
+			paylen = w->length;
+			if (likely(paylen <= one_max)) {
+				/* one packet: started and sent here, or left
+				 * as it was posted for the general way */
+				if (paylen != 0) {
+					if (flags & DPR_SEND_INLINE)
+						src = w->inline_data;
+					else if (w->mr != NULL)
+						src = dpr_mr_ptr(w->mr, w->sge[0].addr);
+					else
+						break;
+				}
+				m = stash_get(tp);
+				if (m == NULL)
+					break;  /* the general way counts it */
+				psn = req_psn;
+				req_psn = dpr_psn_add(psn, 1);
+				w->first_psn = psn;
+				w->last_psn = psn;
+				w->offset = paylen;
+				w->read_done = 0;
+				w->started = true;
+				w->state = WQE_PENDING;
+				idx++;
+				noack = 0;
+				req_fast_frame(m, qp, w, ip_id++, send_write_op[opc][1][1],
+					       true, flags & DPR_SEND_SOLICITED, true, psn,
+					       src, paylen);
+				goto queued;
+			}
 			w->first_psn = req_psn;
-			w->last_psn = dpr_psn_add(req_psn, (int32_t)(w->length == 0 ? 0 :
-						  (w->length - 1) >> shift));
+			w->last_psn = dpr_psn_add(req_psn, (int32_t)((paylen - 1) >> shift));
 			req_psn = dpr_psn_add(w->last_psn, 1);
 			w->offset = 0;
 			w->read_done = 0;
@@ -353,6 +433,8 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		if ((uint32_t)dpr_psn_diff(psn, comp_psn) >= max_unacked)
 			break;
 		paylen = RTE_MIN(pmtu, w->length - off);
+		if (paylen > room)
+			break;
 		if (paylen != 0) {
 			if (flags & DPR_SEND_INLINE) {
 				src = w->inline_data + off;
@@ -365,44 +447,23 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 				src = dpr_mr_ptr(w->mr, w->sge[0].addr + off);
 			}
 		}
-		first = off == 0;
-		last = off + paylen >= w->length;
-		op = send_write_op[opc][first][last];
-		hl = req_hdr_len[op];
-		/* (a frame past the mbuf's room: the general way; the
-		 * headers are written 64 bytes at a time) */
-		if (RTE_MAX(DPR_F_BTH + hl + paylen + 3 + DPR_ICRC_LEN, 64u) > tp->tx_room)
-			break;
 		m = stash_get(tp);
 		if (m == NULL)
 			break;          /* the general way counts it */
+		first = off == 0;
+		last = off + paylen >= w->length;
 		/* AckReq as send_packet() sets it */
 		ackreq = last || noack + 1 >= ack_every;
 		noack = ackreq ? 0 : noack + 1;
-		p = rte_pktmbuf_mtod(m, uint8_t *);
-		len = dpr_wire_req_hdrs(p, &qp->req_img, ip_id++, op, hl,
-					last && (flags & DPR_SEND_SOLICITED), ackreq,
-					psn, paylen);
-		p += DPR_F_BTH + 12;
-		if (first && opc <= DPR_WR_RDMA_WRITE_WITH_IMM) {
-			const struct dpr_reth reth = {
-				.va = rte_cpu_to_be_64(w->remote_addr),
-				.rkey = rte_cpu_to_be_32(w->rkey),
-				.len = rte_cpu_to_be_32(w->length),
-			};
-
-			memcpy(p, &reth, sizeof(reth));
-			p += sizeof(reth);
+		req_fast_frame(m, qp, w, ip_id++, send_write_op[opc][first][last], first,
+			       last && (flags & DPR_SEND_SOLICITED), ackreq, psn, src,
+			       paylen);
+		w->offset = off + paylen;
+		if (last) {
+			w->state = WQE_PENDING;
+			idx++;
 		}
-		if (hl == 16 || hl == 32) {     /* an immediate */
-			memcpy(p, &w->imm, 4);
-			p += 4;
-		}
-		if (paylen != 0)
-			payload_copy(p, src, paylen);
-		memset(p + paylen, 0, 4);       /* the pad, and past it */
-		m->data_len = (uint16_t)len;
-		m->pkt_len = len;
+queued:
 		tp->txq[head++ & tp->txq_mask] = m;
 		if (!(flags & DPR_SEND_INLINE))
 			copied += paylen;
@@ -411,11 +472,6 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			retx++;
 		else
 			psn_hi = dpr_psn_add(psn, 1);
-		w->offset = off + paylen;
-		if (last) {
-			w->state = WQE_PENDING;
-			idx++;
-		}
 		sent++;
 	}
 	/* (a WQE may have started, and stopped before its first packet) */

@@ -260,6 +260,28 @@ post_one(struct dir *d, uint32_t slot)
 	}
 	}
 	wr.sge[0] = sge;
+	if (m->op == OP_SEND || m->op == OP_SEND_IMM || m->op == OP_WRITE ||
+	    m->op == OP_WRITE_IMM) {
+		/* the payload's other forms, drawn for every such message
+		 * (the fast path takes some, the general way the rest):
+		 * inline bytes (up to the QP's 64), or two SGEs over the same
+		 * bytes */
+		uint32_t form = (uint32_t)(rc_rand(&H.rng) % 8);
+
+		if (form == 0 && m->size <= 64) {
+			wr.send_flags |= DPR_SEND_INLINE;
+			wr.num_sge = m->size;
+			memcpy(wr.inline_data, me->src->addr + off, m->size);
+		} else if (form == 1 && m->size >= 2) {
+			uint32_t cut = 1 + (uint32_t)(rc_rand(&H.rng) % (m->size - 1));
+
+			wr.num_sge = 2;
+			wr.sge[0].length = cut;
+			wr.sge[1] = sge;
+			wr.sge[1].addr += cut;
+			wr.sge[1].length = m->size - cut;
+		}
+	}
 	rc = dpr_post_send(d->qp, &wr, 1, NULL);
 	if (rc != 0)
 		FAIL("post_send: %d", rc);
