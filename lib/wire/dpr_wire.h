@@ -796,8 +796,9 @@ enum dpr_icrc_way {
 	DPR_ICRC_ISAL,          /**< ISA-L alone, over masked copies */
 	DPR_ICRC_FOLD_SSE,      /**< the PCLMULQDQ fold, SSE encoding */
 	DPR_ICRC_FOLD_AVX,      /**< the PCLMULQDQ fold, AVX encoding */
-	DPR_ICRC_FOLD_AVX512,   /**< the AVX fold; long packets masked in
-				     place for ISA-L's 64-byte loads */
+	DPR_ICRC_FOLD_AVX512,   /**< VPCLMULQDQ: short packets folded 64
+				     bytes a step, long ones masked in place
+				     for ISA-L's 64-byte loads */
 };
 
 /**
