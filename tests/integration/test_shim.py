@@ -124,6 +124,11 @@ def ask(s, m, fds=None):
 
 def hostile_control(sock):
     """Garbage and impersonation on the control socket of daemon A."""
+    # the clients of the step before may still be leaving (a socket's
+    # close is seen on the daemon's next control poll): wait for them, so
+    # the count compared at the end is this step's own
+    t.wait_for(lambda: stats(PA)["clients"] == 0, 10,
+               "the clients of the step before to leave")
     before = stats(PA)
     # a client with objects of its own, to be left unharmed
     owner = raw_conn(sock)
@@ -257,7 +262,8 @@ def hostile_control(sock):
     st, _ = ask(owner, msg(OPS["destroy_cq"], struct.pack("<I", cq)))
     t.check(st == 0, "owner's CQ destroyed by its owner (%d)" % st)
     owner.close()
-    time.sleep(0.5)
+    t.wait_for(lambda: stats(PA)["clients"] == before["clients"], 10,
+               "the hostile client and the owner to be released")
     after = stats(PA)
     t.check(after["bad_messages"] - before["bad_messages"] >= 2000,
             "garbage counted as bad messages (%d)" %
