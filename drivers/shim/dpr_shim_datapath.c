@@ -333,35 +333,43 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 		return false;
 	}
 	while (cons != prod && !left) {
-		struct dpr_send_wr wr[DRAIN_BATCH];
-		unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH), k, done;
+		const unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH);
+		unsigned int k;
 
 		/* the entries' first lines, all asked for before the first
 		 * is read: the client's core wrote them, and their transfers
 		 * then overlap instead of following each other */
 		for (k = 0; k < n; k++)
-			rte_prefetch0(dpr_shm_ring_entry(q->sq, sizeof(wr[0]),
+			rte_prefetch0(dpr_shm_ring_entry(q->sq, sizeof(struct dpr_send_wr),
 							 q->sq_size - 1, cons + k));
-		for (k = 0; k < n; k++)
-			copy_swqe(&wr[k], dpr_shm_ring_entry(q->sq, sizeof(wr[0]),
-							     q->sq_size - 1, cons + k),
-				  q->ud);
-		for (k = 0; k < n; k += done) {
-			int rc = dpr_post_send(q->qp, &wr[k], n - k, &done);
+		for (k = 0; k < n; k++) {
+			const struct dpr_shm_swqe *e = dpr_shm_ring_entry(q->sq,
+					sizeof(struct dpr_send_wr), q->sq_size - 1, cons + k);
+			struct dpr_send_wr wr;
+			int rc;
 
-			shim.ws[wi].send_wqes += done;
-			q->send_wqes += done;
+			/* the usual request from the ring into the WQE, each
+			 * field read once (one copy); another kind copied
+			 * first, then checked whole by dpr_post_send() */
+			rc = dpr_post_send_shared(q->qp, (const struct dpr_send_wr *)e);
+			if (rc == -EAGAIN) {
+				copy_swqe(&wr, e, q->ud);
+				rc = dpr_post_send(q->qp, &wr, 1, NULL);
+				if (rc != 0 && rc != -ENOMEM) {
+					/* the library checks what it can before
+					 * it posts: what gets here was made by
+					 * hand */
+					shim.ws[wi].bad_wqes++;
+					flush_error(q, &wr);
+					continue;
+				}
+			}
 			if (rc == -ENOMEM) {
 				left = true;    /* full: again on the next poll */
 				break;
 			}
-			if (rc != 0) {
-				/* the library checks what it can before it
-				 * posts: what gets here was made by hand */
-				shim.ws[wi].bad_wqes++;
-				flush_error(q, &wr[k + done]);
-				done++;
-			}
+			shim.ws[wi].send_wqes++;
+			q->send_wqes++;
 		}
 		cons += k;
 	}

@@ -746,6 +746,47 @@ wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t len)
 	return w;
 }
 
+/* a field of memory another process writes, read once */
+#define READ_SHARED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+int
+dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
+{
+	const uint32_t opcode = READ_SHARED(wr->opcode);
+	const uint32_t flags = READ_SHARED(wr->send_flags);
+	const uint32_t num_sge = READ_SHARED(wr->num_sge);
+	const uint32_t len = READ_SHARED(wr->sge[0].length);
+	struct dpr_send_wqe *w;
+
+	/* dpr_post_send()'s usual request, on these values */
+	if (unlikely(qp->type != DPR_QPT_RC || qp->state != DPR_QPS_RTS ||
+		     opcode > DPR_WR_SEND_WITH_IMM || num_sge != 1 ||
+		     (flags & DPR_SEND_INLINE) || qp->sq.max_sge == 0 ||
+		     len > (1u << 31)))
+		return -EAGAIN;
+	if (qp->sq.prod - qp->comp.index >= qp->sq.size)
+		return -ENOMEM;
+	w = sq_wqe(qp, qp->sq.prod);
+	w->wr_id = READ_SHARED(wr->wr_id);
+	w->opcode = (uint8_t)opcode;
+	w->flags = (uint8_t)flags;
+	w->imm = READ_SHARED(wr->imm_data);
+	w->length = len;
+	w->state = WQE_POSTED;
+	w->started = false;
+	w->offset = 0;
+	w->read_done = 0;
+	w->remote_addr = READ_SHARED(wr->remote_addr);
+	w->rkey = READ_SHARED(wr->rkey);
+	w->sge[0].addr = READ_SHARED(wr->sge[0].addr);
+	w->sge[0].length = len;
+	w->sge[0].lkey = READ_SHARED(wr->sge[0].lkey);
+	w->num_sge = 1;
+	qp->sq.prod++;
+	qp_work(qp);
+	return 0;
+}
+
 int
 dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 	      unsigned int *n_posted)

@@ -386,6 +386,18 @@ int dpr_transport_foreach_qp(struct dpr_transport *tp,
  */
 int dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wr,
 		unsigned int n, unsigned int *n_posted);
+
+/**
+ * One work request read from memory another process may be writing (a
+ * shim client's ring entry, laid out as struct dpr_send_wr): each field
+ * read once, checked and stored in the WQE, so the WQE is what was
+ * checked whatever the writer does meanwhile, and the request is copied
+ * once. Only the usual request: on an RC QP in RTS, a SEND or WRITE (with
+ * or without immediate) of one SGE, not inline. @return 0 posted, ENOMEM
+ * (queue full), EAGAIN: not of that kind (nothing read is kept: copy the
+ * request and give it to dpr_post_send()).
+ */
+int dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr);
 /**
  * Called when a message arrives to find @p qp's receive queue empty,
  * before it is refused (RNR NAK) or, on UD, dropped: the owner's chance
