@@ -99,6 +99,7 @@ struct gen_opts {
 	bool dst_mac_set;
 	struct rte_ether_addr dst_mac;
 	bool json;
+	bool linger;
 };
 
 struct gen_qp {
@@ -168,7 +169,10 @@ usage(FILE *f)
 "  --seconds S         how long to send (3)\n"
 "  --count N           messages per QP, then stop (0: --seconds rules);\n"
 "                      ping: round trips (10000)\n"
-"  --json              print only the JSON line\n", MAX_QPS);
+"  --json              print only the JSON line\n"
+"  --linger            after the report, stay connected without touching\n"
+"                      the port until SIGINT/SIGTERM (stop the peer first)\n",
+MAX_QPS);
 }
 
 
@@ -210,6 +214,7 @@ parse(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "linger", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -293,6 +298,7 @@ parse(int argc, char **argv)
 		case 't': o.secs = (double)dpr_cli_num("--seconds", optarg, 1, 86400); break;
 		case 'n': o.count = dpr_cli_num("--count", optarg, 1, 1ull << 40); break;
 		case 'j': o.json = true; break;
+		case 'L': o.linger = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
@@ -975,6 +981,11 @@ main(int argc, char **argv)
 	 */
 	if ((o.mode == M_RAW || o.mode == M_PING) && !quit)
 		usleep(1500000);
+	/* --linger: the caller stops the peer (a dprdmad whose worker polls
+	 * its port without pause) before this side lets go of the link */
+	fflush(stdout);
+	while (o.linger && !quit)
+		usleep(10000);
 	rte_eth_dev_stop(0);
 	rte_eal_cleanup();
 	if (o.mode == M_RC)
