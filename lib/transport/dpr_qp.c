@@ -764,8 +764,11 @@ dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
 		     (flags & DPR_SEND_INLINE) || qp->sq.max_sge == 0 ||
 		     len > (1u << 31)))
 		return -EAGAIN;
-	if (qp->sq.prod - qp->comp.index >= qp->sq.size)
+	if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
+		/* as dpr_post_send(): the QP is looked at again even so */
+		qp_work(qp);
 		return -ENOMEM;
+	}
 	w = sq_wqe(qp, qp->sq.prod);
 	w->wr_id = READ_SHARED(wr->wr_id);
 	w->opcode = (uint8_t)opcode;

@@ -42,15 +42,25 @@ def pair(a, b, args, timeout=120):
     p = ["-p", str(PORT[0])]
     srv = subprocess.Popen([PERF] + args + p, env=dict(os.environ, DPRDMA_SOCKET=a.socket),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cli = subprocess.Popen([PERF] + args + p + ["127.0.0.1"],
+                           env=dict(os.environ, DPRDMA_SOCKET=b.socket),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        cli = subprocess.run([PERF] + args + p + ["127.0.0.1"],
-                             env=dict(os.environ, DPRDMA_SOCKET=b.socket),
-                             capture_output=True, text=True, timeout=timeout)
+        out = cli.communicate(timeout=timeout)[0]
         sout = srv.communicate(timeout=30)[0]
     except subprocess.TimeoutExpired:
-        srv.kill()
+        # what each side's QPs and the shim hold, for whoever reads the log
+        for pre in (PA, PB):
+            for qpn in t.telemetry(pre, "/dprdma/qps,0") or []:
+                t.log("%s QP %s: %s" % (pre, qpn, t.telemetry(pre, "/dprdma/qp,0,%d" % qpn)))
+            for cid in t.telemetry(pre, "/dprdma/shim/clients") or {}:
+                t.log("%s client %s: %s" % (pre, cid, t.telemetry(pre, "/dprdma/shim/client,%s" % cid)))
+            t.log("%s transport: %s" % (pre, t.telemetry(pre, "/dprdma/transport/stats,0")))
+        for proc, who in ((cli, "client"), (srv, "server")):
+            proc.kill()
+            o = proc.communicate()[0] or ""
+            sys.stdout.write("".join("  %s| %s\n" % (who, x) for x in o.splitlines()))
         t.fail("dprdma-perf %s: timed out" % " ".join(args))
-    out = cli.stdout + cli.stderr
     for who, o in (("server", sout), ("client", out)):
         sys.stdout.write("".join("  %s| %s\n" % (who, x) for x in o.splitlines()))
     return srv.returncode, sout, cli.returncode, out
