@@ -240,6 +240,26 @@ def telemetry(prefix, command, timeout=10):
     return reply[key]
 
 
+def dprdma_state(prefix):
+    """Every QP of port 0 as dprdmad's transport has it, the shim's clients
+    with their rings (posted/taken, completions produced/consumed), and the
+    port's transport counters."""
+    lines = []
+    try:
+        for qpn in telemetry(prefix, "/dprdma/qps,0"):
+            q = telemetry(prefix, "/dprdma/qp,0,%d" % qpn)
+            lines.append("dprdma QP %s" % json.dumps(q))
+        clients = telemetry(prefix, "/dprdma/shim/clients")
+        for cid in clients:
+            c = telemetry(prefix, "/dprdma/shim/client,%s" % cid)
+            lines.append("dprdma client %s: %s" % (cid, json.dumps(c)))
+        lines.append("dprdma transport: %s" % json.dumps(
+            telemetry(prefix, "/dprdma/transport/stats,0")))
+    except Exception as e:  # noqa: BLE001 - a dead daemon says so itself
+        lines.append("dprdma state unavailable: %r" % e)
+    return lines
+
+
 def telemetry_py(prefix, commands):
     """The same through Debian's dpdk-telemetry.py, as a user runs it."""
     p = run(["/usr/bin/python3", "/usr/bin/dpdk-telemetry.py", "-f", prefix],

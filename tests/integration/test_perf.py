@@ -51,11 +51,8 @@ def pair(a, b, args, timeout=120):
     except subprocess.TimeoutExpired:
         # what each side's QPs and the shim hold, for whoever reads the log
         for pre in (PA, PB):
-            for qpn in t.telemetry(pre, "/dprdma/qps,0") or []:
-                t.log("%s QP %s: %s" % (pre, qpn, t.telemetry(pre, "/dprdma/qp,0,%d" % qpn)))
-            for cid in t.telemetry(pre, "/dprdma/shim/clients") or {}:
-                t.log("%s client %s: %s" % (pre, cid, t.telemetry(pre, "/dprdma/shim/client,%s" % cid)))
-            t.log("%s transport: %s" % (pre, t.telemetry(pre, "/dprdma/transport/stats,0")))
+            for line in t.dprdma_state(pre):
+                t.log("%s %s" % (pre, line))
         for proc, who in ((cli, "client"), (srv, "server")):
             proc.kill()
             o = proc.communicate()[0] or ""

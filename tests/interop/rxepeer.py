@@ -3,7 +3,6 @@
 """What the interop tests share: the Linux rxe peer kit (tools/rxe-peer),
 its namespace, dprdmad on the guest's bridge, and the wire check."""
 
-import json
 import os
 import shutil
 import signal
@@ -140,26 +139,6 @@ class GuestCapture:
                 self.proc.kill()
 
 
-def dprdma_state(prefix):
-    """Every QP of port 0 as dprdmad's transport has it, the shim's clients
-    with their rings (posted/taken, completions produced/consumed), and the
-    port's transport counters."""
-    lines = []
-    try:
-        for qpn in t.telemetry(prefix, "/dprdma/qps,0"):
-            q = t.telemetry(prefix, "/dprdma/qp,0,%d" % qpn)
-            lines.append("dprdma QP %s" % json.dumps(q))
-        clients = t.telemetry(prefix, "/dprdma/shim/clients")
-        for cid in clients:
-            c = t.telemetry(prefix, "/dprdma/shim/client,%s" % cid)
-            lines.append("dprdma client %s: %s" % (cid, json.dumps(c)))
-        lines.append("dprdma transport: %s" % json.dumps(
-            t.telemetry(prefix, "/dprdma/transport/stats,0")))
-    except Exception as e:  # noqa: BLE001 - a dead daemon says so itself
-        lines.append("dprdma state unavailable: %r" % e)
-    return lines
-
-
 def guest_state():
     """The guest's QPs (rdma res show qp: PSNs, state) and rxe's counters."""
     p = kit("peer-exec.sh", "-t", "30", "p1",
@@ -171,5 +150,5 @@ def describe(prefix, why):
     """Print both sides' per-QP state (call it while the programs still
     run: once they exit, their QPs are gone)."""
     t.log("state of both sides (%s):" % why)
-    for line in dprdma_state(prefix) + guest_state():
+    for line in t.dprdma_state(prefix) + guest_state():
         t.log("  " + line)
