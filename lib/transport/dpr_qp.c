@@ -746,30 +746,31 @@ wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t len)
 	return w;
 }
 
-/* a field of memory another process writes, read once */
+/* a field of memory another process may write, read once */
 #define READ_SHARED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-int
-dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
+/* The usual request, on values read once: a SEND or WRITE (with or
+ * without immediate) of one SGE, not inline, on an RC QP in RTS (what
+ * dpr_post_send()'s general checks accept of it). */
+static inline bool
+usual_request(const struct dpr_tqp *qp, uint32_t opcode, uint32_t flags,
+	      uint32_t num_sge, uint32_t len)
 {
-	const uint32_t opcode = READ_SHARED(wr->opcode);
-	const uint32_t flags = READ_SHARED(wr->send_flags);
-	const uint32_t num_sge = READ_SHARED(wr->num_sge);
-	const uint32_t len = READ_SHARED(wr->sge[0].length);
-	struct dpr_send_wqe *w;
+	return qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS &&
+	       opcode <= DPR_WR_SEND_WITH_IMM && num_sge == 1 &&
+	       !(flags & DPR_SEND_INLINE) && qp->sq.max_sge != 0 &&
+	       len <= (1u << 31);
+}
 
-	/* dpr_post_send()'s usual request, on these values */
-	if (unlikely(qp->type != DPR_QPT_RC || qp->state != DPR_QPS_RTS ||
-		     opcode > DPR_WR_SEND_WITH_IMM || num_sge != 1 ||
-		     (flags & DPR_SEND_INLINE) || qp->sq.max_sge == 0 ||
-		     len > (1u << 31)))
-		return -EAGAIN;
-	if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
-		/* as dpr_post_send(): the QP is looked at again even so */
-		qp_work(qp);
-		return -ENOMEM;
-	}
-	w = sq_wqe(qp, qp->sq.prod);
+/* The next send WQE from a usual request: @p opcode, @p flags and @p len
+ * as checked, the other fields read once (@p wr may be shared memory).
+ * The caller has checked for room. */
+static inline void
+usual_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
+	   uint32_t flags, uint32_t len)
+{
+	struct dpr_send_wqe *w = sq_wqe(qp, qp->sq.prod);
+
 	w->wr_id = READ_SHARED(wr->wr_id);
 	w->opcode = (uint8_t)opcode;
 	w->flags = (uint8_t)flags;
@@ -786,7 +787,22 @@ dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
 	w->sge[0].lkey = READ_SHARED(wr->sge[0].lkey);
 	w->num_sge = 1;
 	qp->sq.prod++;
+}
+
+int
+dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
+{
+	const uint32_t opcode = READ_SHARED(wr->opcode);
+	const uint32_t flags = READ_SHARED(wr->send_flags);
+	const uint32_t len = READ_SHARED(wr->sge[0].length);
+
+	if (unlikely(!usual_request(qp, opcode, flags, READ_SHARED(wr->num_sge), len)))
+		return -EAGAIN;
+	/* as dpr_post_send(): the QP is looked at again, full or not */
 	qp_work(qp);
+	if (qp->sq.prod - qp->comp.index >= qp->sq.size)
+		return -ENOMEM;
+	usual_post(qp, wr, opcode, flags, len);
 	return 0;
 }
 
@@ -804,21 +820,14 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 		uint64_t len = 0;
 		uint32_t i;
 
-		/* the usual request, checked and copied in fewer steps: a
-		 * SEND or WRITE of one SGE on an RC QP in RTS (what the
-		 * general checks below accept of it) */
-		if (likely(qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS &&
-			   wr->opcode <= DPR_WR_SEND_WITH_IMM && wr->num_sge == 1 &&
-			   !inl && qp->sq.max_sge != 0 &&
-			   wr->sge[0].length <= (1u << 31))) {
+		/* the usual request, checked and copied in fewer steps */
+		if (likely(usual_request(qp, wr->opcode, wr->send_flags, wr->num_sge,
+					 wr->sge[0].length))) {
 			if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
 				rc = -ENOMEM;
 				break;
 			}
-			w = wqe_post(qp, wr, wr->sge[0].length);
-			w->sge[0] = wr->sge[0];
-			w->num_sge = 1;
-			qp->sq.prod++;
+			usual_post(qp, wr, wr->opcode, wr->send_flags, wr->sge[0].length);
 			continue;
 		}
 		if (qp->state < DPR_QPS_RTS || wr->opcode > DPR_WR_ATOMIC_FETCH_AND_ADD) {
