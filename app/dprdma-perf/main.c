@@ -1147,6 +1147,13 @@ done:
 	p->in = fdopen(dup(fd), "r");
 	if (p->in == NULL)
 		die("fdopen: %s", strerror(errno));
+	/* Unbuffered: bw_server() poll()s the socket for the client's DONE
+	 * line, so no line may wait in a stdio buffer where poll() cannot
+	 * see it. With a buffer, the read of "SYNC n" could take the "DONE"
+	 * behind it too, and a WRITE server then waited forever (seen under
+	 * load in test_perf's write_bw -a). The exchange is a few lines per
+	 * size; a read per byte costs nothing that matters. */
+	setvbuf(p->in, NULL, _IONBF, 0);
 }
 
 /* The client's parameters rule both ends. */
