@@ -11,7 +11,9 @@ run, on the same machine, so the ratios hold where absolute figures vary):
            1082 B (a full 1024 B packet) and 1514 B; the best of a few runs
            at the start and as many again at the end
   dprdma   two dprdmad over that link, one busy worker each on its own CPU,
-           the built-in client: RC WRITE, READ and SEND, 64 B .. 1 MiB
+           the built-in client: RC WRITE, READ and SEND, 64 B .. 1 MiB;
+           every point the best of as many fresh pairs as the raw link's
+           runs (a memif link instance can be 4 times slower for its life)
   gen      dprdma-gen as the requester of 4 QPs into one dprdmad: WRITE
            64 B and 64 KiB (the responder alone at full speed); and of
            1024 QPs, 64 B (many connections)
@@ -200,23 +202,35 @@ def builtin_run(op, size, ca, cb):
 
 
 def stage_dprdma(sizes):
-    res = {}
-    pair = Pair(idle="busy")
-    try:
-        for op in ("write", "read", "send"):
-            for size in sizes:
-                progress("dprdma RC %s %d B, 1 worker each, built-in client"
-                         % (op.upper(), size))
-                # a fresh pair of QPs per point: SEND's receives and the
-                # stream state start clean
-                ca, cb = builtin_connect()
-                s = builtin_run(op, size, ca, cb)
-                res[(op, size)] = record("dprdma", "dprdma", op, size, workers=1,
-                                         msg_per_s=float(s["msgs_per_s"]),
-                                         gbit_per_s=s["mbit_per_s"] / 1e3)
-    finally:
-        pair.stop()
-    return res
+    """Every point on ARGS.runs pairs of daemons, each pair fresh, the best
+    kept: the same treatment as the raw link's baseline. On these VMs a
+    memif link runs for its whole life either fast or about 4 times
+    slower (the raw link between two dprdma-gen too: 2.7 against 10-13
+    Mpps of 1082 B frames in one instance of 8; perf puts the time in
+    memif's copy into its shared region), so one pair measures the
+    instance of the link it got, not dprdma."""
+    best = {}
+    for run in range(ARGS.runs):
+        pair = Pair(idle="busy")
+        try:
+            for op in ("write", "read", "send"):
+                for size in sizes:
+                    progress("dprdma RC %s %d B, 1 worker each, built-in client "
+                             "(pair %d of %d)" % (op.upper(), size, run + 1, ARGS.runs))
+                    # a fresh pair of QPs per point: SEND's receives and
+                    # the stream state start clean
+                    ca, cb = builtin_connect()
+                    s = builtin_run(op, size, ca, cb)
+                    print("      %.4g msg/s, %.4g Gbit/s" % (s["msgs_per_s"],
+                                                         s["mbit_per_s"] / 1e3), flush=True)
+                    if (op, size) not in best or s["msgs_per_s"] > best[(op, size)]["msgs_per_s"]:
+                        best[(op, size)] = s
+        finally:
+            pair.stop()
+    return {k: record("dprdma", "dprdma", k[0], k[1], workers=1,
+                      msg_per_s=float(s["msgs_per_s"]), gbit_per_s=s["mbit_per_s"] / 1e3,
+                      note="best of %d pairs of daemons" % ARGS.runs)
+            for k, s in best.items()}
 
 
 # ------------------------------------------------------------------ gen
@@ -693,7 +707,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser(description="dprdma against its link, kernel TCP and rxe")
     ap.add_argument("--seconds", type=float, default=2.0, help="per point (2)")
-    ap.add_argument("--runs", type=int, default=3, help="raw link: best of (3)")
+    ap.add_argument("--runs", type=int, default=3, help="raw link and dprdma pairs: best of (3)")
     ap.add_argument("--lat-iters", type=int, default=5000, help="latency samples (5000)")
     ap.add_argument("--quick", action="store_true",
                     help="1 s points, fewer sizes, best of 1: a check that it all runs")
