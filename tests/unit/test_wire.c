@@ -1044,8 +1044,8 @@ test_build_tmpl(void)
  * every length from the shortest packet to past the fold's 256 bytes,
  * at every alignment mod 16, IPv4 and IPv6, every way this CPU has (ISA-L
  * alone, the fold in SSE's and AVX's encodings, AVX-512's 64-byte fold of
- * short packets and in-place mask of long ones); the buffer is as it was
- * after each. */
+ * short packets, its four-chain fold of long ones and in-place mask of
+ * long ones not of whole words); the buffer is as it was after each. */
 static int
 test_icrc_every_length(void)
 {
