@@ -7,7 +7,8 @@
  * against its QP's header template (dpr_wire_rx_tmpl_match: our MAC and
  * address, the peer's, UDP 4791, P_Key, QP number, in four vector
  * compares) and handled start to end in one pass. RDMA WRITE without
- * immediate, in order, is written to memory here, every packet of it;
+ * immediate, in order, is written to memory here, every packet of it,
+ * and so is SEND into a receive WQE of one SGE (with its completion);
  * other frames of that shape are parsed in one pass (dpr_wire_parse_fast)
  * and given to the general stages. Whatever is not exactly the usual case
  * -- another shape, a PSN out of order, a NAK pending, an error to answer,
@@ -56,6 +57,39 @@ be24_at(const uint8_t *p)
 }
 
 /*
+ * A request packet of @p hdr_len bytes of BTH and extension headers:
+ * its shape as dpr_wire_parse() checks it, and the responder's usual case
+ * (IBA 9.7.5.1: the expected PSN; 9.8.3: the next packet of the message;
+ * C9-91, C9-92: the lengths). @return its payload length, or UINT32_MAX
+ * when anything would go another way (a pad longer than the body wraps
+ * the length past the MTU).
+ */
+static __rte_always_inline uint32_t
+usual_request(const struct dpr_tqp *qp, const struct rte_mbuf *m, const uint8_t *p,
+	      uint32_t hdr_len, uint32_t mask)
+{
+	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
+	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
+	const uint8_t state = qp->state;
+	uint32_t paylen;
+
+	if (DPR_F_L3 + ip_len > m->data_len ||
+	    udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
+	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
+		return UINT32_MAX;
+	paylen = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len -
+		DPR_ICRC_LEN - ((p[DPR_F_BTH + 1] >> 4) & 3);
+	if (unlikely(be24_at(p + DPR_F_BTH + 9) != qp->resp.psn || paylen > qp->pmtu ||
+		     (state != DPR_QPS_RTS && state != DPR_QPS_RTR &&
+		      state != DPR_QPS_SQD) ||
+		     !qp->comm_established || qp->resp.sent_psn_nak ||
+		     qp->resp.nak_pending ||
+		     (!(mask & DPR_END_MASK) && paylen != qp->pmtu)))
+		return UINT32_MAX;
+	return paylen;
+}
+
+/*
  * An RDMA WRITE packet (FIRST, MIDDLE, LAST or ONLY, no immediate) that
  * the responder expects: what dpr_resp_rx(), rx_write() and
  * done_request() do for it, in one pass, or nothing (false) when anything
@@ -66,31 +100,15 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 {
 	const uint32_t hdr_len = (mask & DPR_START_MASK) ? 28 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
-	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
-	const uint32_t psn = be24_at(p + DPR_F_BTH + 9);
+	const uint32_t psn = qp->resp.psn;      /* (the packet's, if usual) */
 	const uint8_t *reth = p + DPR_F_BTH + sizeof(struct dpr_bth);
-	const uint8_t state = qp->state;
-	uint32_t body, paylen, rkey, left, len = 0;
+	uint32_t paylen, rkey, left, len = 0;
 	struct dpr_mr *mr = NULL;
 	uint64_t va;
 
-	/* the shape, as dpr_wire_parse() checks it */
-	if (DPR_F_L3 + ip_len > m->data_len ||
-	    udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
-	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
-		return false;
-	body = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len - DPR_ICRC_LEN;
-	paylen = body - ((p[DPR_F_BTH + 1] >> 4) & 3);
-	/* the responder's usual case (IBA 9.7.5.1: the expected PSN; 9.8.3:
-	 * the next packet of the message; C9-91, C9-92: the lengths); a pad
-	 * longer than the body wraps paylen past the MTU */
-	if (unlikely(psn != qp->resp.psn || paylen > qp->pmtu ||
-		     (state != DPR_QPS_RTS && state != DPR_QPS_RTR &&
-		      state != DPR_QPS_SQD) ||
-		     !qp->comm_established || qp->resp.sent_psn_nak ||
-		     qp->resp.nak_pending ||
-		     (!(mask & DPR_END_MASK) && paylen != qp->pmtu) ||
-		     !(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE)))
+	paylen = usual_request(qp, m, p, hdr_len, mask);
+	if (paylen == UINT32_MAX ||
+	    !(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE))
 		return false;
 	if (mask & DPR_START_MASK) {
 		if (qp->resp.in_msg != 0)
@@ -133,6 +151,74 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 		qp->resp.in_msg = 0;
 	} else {
 		qp->resp.in_msg = DPR_WRITE_MASK;
+	}
+	if (p[DPR_F_BTH + 8] & 0x80) {          /* AckReq */
+		qp->resp.ack_pending = true;    /* (no NAK pending: checked) */
+		qp_work(qp);
+	}
+	return true;
+}
+
+/*
+ * A SEND packet (FIRST, MIDDLE, LAST or ONLY, with or without immediate)
+ * that the responder expects, into a receive WQE of the QP's own queue
+ * with one SGE (or none, for an empty message): what dpr_resp_rx(),
+ * rx_send(), complete_recv() and done_request() do for it, in one pass,
+ * or nothing (false) when anything would go another way there (an SRQ, no
+ * receive WQE: the RNR NAK, a message longer than the WQE, a bad key).
+ */
+static __rte_always_inline bool
+fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
+{
+	const uint32_t hdr_len = (mask & DPR_IMMDT_MASK) ? 16 : 12;
+	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
+	const uint32_t psn = qp->resp.psn;      /* (the packet's, if usual) */
+	const struct dpr_recv_wqe *r;
+	uint32_t paylen, off;
+	struct dpr_mr *mr = NULL;
+	uint32_t imm = 0;
+
+	paylen = usual_request(qp, m, p, hdr_len, mask);
+	if (paylen == UINT32_MAX || qp->srq != NULL)
+		return false;
+	if (mask & DPR_START_MASK) {
+		if (qp->resp.in_msg != 0 || !rq_has_wqe(qp))
+			return false;
+		off = 0;
+	} else {
+		if (qp->resp.in_msg != DPR_SEND_MASK || !qp->resp.have_wqe)
+			return false;
+		off = qp->resp.recv_off;
+	}
+	r = rq_cur(qp);         /* (the QP's own queue: rq_take() is nothing) */
+	if (paylen != 0) {
+		/* dpr_sge_scatter() of one SGE; the key through the cache */
+		if (r->num_sge != 1 || off + paylen > r->sge[0].length ||
+		    (mr = dpr_mr_check_cached(qp->tp->ctx, &qp->resp.lkey,
+				__atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
+				r->sge[0].lkey, qp->pd, r->sge[0].addr + off, paylen,
+				DPR_ACCESS_LOCAL_WRITE)) == NULL)
+			return false;
+	}
+	if (!dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
+		return false;
+
+	if (mask & DPR_START_MASK)
+		qp->resp.have_wqe = true;
+	if (paylen != 0)
+		payload_copy(dpr_mr_ptr(mr, r->sge[0].addr + off),
+			     p + DPR_F_BTH + hdr_len, paylen);
+	qp->resp.recv_off = off + paylen;
+	qp->resp.psn = dpr_psn_add(psn, 1);
+	if (mask & DPR_END_MASK) {
+		if (mask & DPR_IMMDT_MASK)
+			memcpy(&imm, p + DPR_F_BTH + 12, sizeof(imm));
+		resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, off + paylen,
+				   mask & DPR_IMMDT_MASK, imm);
+		qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+		qp->resp.in_msg = 0;
+	} else {
+		qp->resp.in_msg = DPR_SEND_MASK;
 	}
 	if (p[DPR_F_BTH + 8] & 0x80) {          /* AckReq */
 		qp->resp.ack_pending = true;    /* (no NAK pending: checked) */
@@ -205,11 +291,32 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 		case DPR_OP_RC_WRITE_ONLY:
 			took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK);
 			break;
+		case DPR_OP_RC_SEND_FIRST:
+			took = fast_send(qp, m, p, DPR_START_MASK);
+			break;
+		case DPR_OP_RC_SEND_MIDDLE:
+			took = fast_send(qp, m, p, DPR_MIDDLE_MASK);
+			break;
+		case DPR_OP_RC_SEND_LAST:
+			took = fast_send(qp, m, p, DPR_END_MASK);
+			break;
+		case DPR_OP_RC_SEND_LAST_IMM:
+			took = fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK);
+			break;
+		case DPR_OP_RC_SEND_ONLY:
+			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK);
+			break;
+		case DPR_OP_RC_SEND_ONLY_IMM:
+			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK |
+					 DPR_IMMDT_MASK);
+			break;
 		default:
-			took = fast_general(qp, m);
+			took = false;
 			break;
 		}
-		if (!took)
+		/* (what the one-pass handlers decline, the general stages
+		 * take after a one-pass parse, unless that declines too) */
+		if (!took && !fast_general(qp, m))
 			break;
 	}
 	tp->stats.rx_frames += i;

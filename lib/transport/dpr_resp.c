@@ -40,23 +40,8 @@ static inline void
 complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
 	      uint32_t len, const struct dpr_wire_hdrs *h, bool imm)
 {
-	struct dpr_recv_wqe *r = rq_cur(qp);
-	struct dpr_cqe e = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = opcode,
-		.byte_len = len,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-	};
-
-	if (imm && h != NULL) {
-		e.imm_data = h->imm;
-		e.wc_flags = DPR_WC_WITH_IMM;
-	}
-	dpr_cq_push(qp->rcq, &e);
-	rq_done(qp);
-	qp->resp.have_wqe = false;
+	resp_complete_recv(qp, status, opcode, len, imm && h != NULL,
+			   h != NULL ? h->imm : 0);
 }
 
 /* the same for the UC responder (out of line: the RC paths inline it) */

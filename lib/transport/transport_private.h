@@ -204,8 +204,10 @@ struct dpr_tqp {
 		uint32_t write_rkey;
 		uint32_t write_left;
 		uint32_t write_len;
-		/* the last remote key of a WRITE (dpr_fast.c) */
+		/* the last remote key of a WRITE, the last local key of a
+		 * receive WQE a SEND was placed in (dpr_fast.c) */
 		struct dpr_mr_cache rkey;
+		struct dpr_mr_cache lkey;
 		struct dpr_resp_res *res;
 		uint32_t res_num;
 		uint32_t res_head;     /**< next slot to allocate: the oldest */
@@ -349,6 +351,31 @@ rq_done(struct dpr_tqp *qp)
 {
 	if (qp->srq == NULL)
 		qp->rq.cons++;
+}
+
+/* The receive WQE in use completes (@p imm: with @p imm_data, wire
+ * order), and the queue moves on: dpr_resp.c's and dpr_fast.c's. */
+static inline void
+resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
+		   uint32_t len, bool imm, uint32_t imm_data)
+{
+	struct dpr_recv_wqe *r = rq_cur(qp);
+	struct dpr_cqe e = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (imm) {
+		e.imm_data = imm_data;
+		e.wc_flags = DPR_WC_WITH_IMM;
+	}
+	dpr_cq_push(qp->rcq, &e);
+	rq_done(qp);
+	qp->resp.have_wqe = false;
 }
 
 static inline bool

@@ -205,6 +205,19 @@ post_one(struct dir *d, uint32_t slot)
 		rwr.wr_id = m->id;
 		rwr.num_sge = m->op == OP_WRITE_IMM ? 0 : 1;
 		rwr.sge[0] = rsge;
+		/* a quarter of the SENDs into two SGEs over the same bytes
+		 * (the receive fast path takes one SGE: these go the
+		 * general way, and the oracle sees both) */
+		if (m->op != OP_WRITE_IMM && m->size >= 2 && rc_rand(&H.rng) % 4 == 0) {
+			/* (the cut inside the message: both SGEs take bytes) */
+			uint32_t cut = 1 + (uint32_t)(rc_rand(&H.rng) % (m->size - 1));
+
+			rwr.num_sge = 2;
+			rwr.sge[0].length = cut;
+			rwr.sge[1] = rsge;
+			rwr.sge[1].addr += cut;
+			rwr.sge[1].length = max_size - cut;
+		}
 		if (dpr_post_recv(d->peer, &rwr, 1, NULL) != 0)
 			FAIL("post_recv");
 		d->rq_order[d->rq_head++ % RTE_DIM(d->rq_order)] = m->id;
