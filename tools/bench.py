@@ -20,7 +20,8 @@ run, on the same machine, so the ratios hold where absolute figures vary):
            fresh links as the raw link's runs
   shim     WRITE 64 B and 64 KiB on one dprdmad (its busy worker on CPU 1;
            the frames loop back inside it): the built-in client, then
-           dprdma-perf write_bw through the drop-in libibverbs on CPU 0
+           dprdma-perf write_bw through the drop-in libibverbs on CPU 0;
+           each the best of as many fresh daemons as the raw link's runs
   lat2     two boxes: the raw memif link's ping-pong of a 138 B frame
            (dprdma-gen ping / echo), then write_lat 64 B between two
            dprdmad by their built-in clients (inside the busy workers);
@@ -342,30 +343,46 @@ def builtin_loopback(size, c):
 def stage_shim():
     """Posting and polling through the shim (dprdma-perf, a separate process
     on CPU 0) against the built-in client inside the worker, both ends on
-    one daemon, the same WRITEs 256 deep: the cost of the shim's path."""
-    res = {}
-    pair = Pair(idle="busy", single=True)
-    try:
-        c = t.telemetry("bench-a", "/dprdma/client/setup,2,%d" % (4 << 20))
-        q, p = c["qpns"].split(","), c["psns"].split(",")
-        for i in (0, 1):
-            t.telemetry("bench-a", "/dprdma/client/connect,%d,%s,%s,%s"
-                        % (i, q[1 - i], p[1 - i], c["gid_ipv4"]))
-        for size in (64, 65536):
-            progress("WRITE %d B on one dprdmad (busy worker on CPU 1), looped back: "
-                     "the built-in client, then dprdma-perf through the shim on CPU 0" % size)
-            s = builtin_loopback(size, c)
-            b = record("shim", "dprdma built-in, loopback", "write", size, workers=1,
-                       msg_per_s=float(s["msgs_per_s"]), gbit_per_s=s["mbit_per_s"] / 1e3)
-            srv, cli = perf_pair(pair, ["write_bw", "-s", str(size), "-D",
-                                        str(int(max(1, ARGS.seconds))), "-t", "256",
-                                        "-Q", "64"], 18700 + size % 1000, cpus=("0", "0"))
-            j = perf_wait(srv, cli, "write_bw")
-            res[size] = (b, record("shim", "dprdma shim, loopback", "write", size, workers=1,
-                                   msg_per_s=j["msg_per_s"], gbit_per_s=j["gbit_per_s"]))
-    finally:
-        pair.stop()
-    return res
+    one daemon, the same WRITEs 256 deep: the cost of the shim's path. On
+    ARGS.runs fresh daemons, each side's best kept: a daemon's buffers keep
+    their speed for its life on these VMs (one run gave 9.2 M/s built-in
+    and 5.5 M/s shim, another 14.3 and 13.7, the same build)."""
+    best = {}
+    for run in range(ARGS.runs):
+        pair = Pair(idle="busy", single=True)
+        try:
+            c = t.telemetry("bench-a", "/dprdma/client/setup,2,%d" % (4 << 20))
+            q, p = c["qpns"].split(","), c["psns"].split(",")
+            for i in (0, 1):
+                t.telemetry("bench-a", "/dprdma/client/connect,%d,%s,%s,%s"
+                            % (i, q[1 - i], p[1 - i], c["gid_ipv4"]))
+            for size in (64, 65536):
+                progress("WRITE %d B on one dprdmad (busy worker on CPU 1), looped back: "
+                         "the built-in client, then dprdma-perf through the shim on CPU 0 "
+                         "(daemon %d of %d)" % (size, run + 1, ARGS.runs))
+                s = builtin_loopback(size, c)
+                srv, cli = perf_pair(pair, ["write_bw", "-s", str(size), "-D",
+                                            str(int(max(1, ARGS.seconds))), "-t", "256",
+                                            "-Q", "64"], 18700 + size % 1000 + run,
+                                     cpus=("0", "0"))
+                j = perf_wait(srv, cli, "write_bw")
+                print("      built-in %.4g msg/s, shim %.4g msg/s"
+                      % (s["msgs_per_s"], j["msg_per_s"]), flush=True)
+                b, h = best.get(size, (None, None))
+                if b is None or s["msgs_per_s"] > b["msgs_per_s"]:
+                    b = s
+                if h is None or j["msg_per_s"] > h["msg_per_s"]:
+                    h = j
+                best[size] = (b, h)
+        finally:
+            pair.stop()
+    note = "best of %d daemons" % ARGS.runs
+    return {size: (record("shim", "dprdma built-in, loopback", "write", size, workers=1,
+                          msg_per_s=float(b["msgs_per_s"]), gbit_per_s=b["mbit_per_s"] / 1e3,
+                          note=note),
+                   record("shim", "dprdma shim, loopback", "write", size, workers=1,
+                          msg_per_s=h["msg_per_s"], gbit_per_s=h["gbit_per_s"], note=note))
+            for size, (b, h) in best.items()}
 
 
 def stage_lat(outdir):
