@@ -279,11 +279,19 @@ def main():
         run_qperf()
         st = t.telemetry(PREFIX, "/dprdma/cm/stats")
         t.log("cm: %r" % st)
+        # A MAD of ours that timed out (its retries spent: the guest under
+        # TCG can stall for a minute) may still be answered after the
+        # connection is gone here: seen once, a DREP 54 s after our DREQ's
+        # last retry. Such late answers, at most one per timeout, are the
+        # only MADs for unknown connections allowed.
+        late = min(st["mad_unknown_id"], st["timeouts"])
+        if late:
+            t.log("cm: %d MAD(s) for a connection gone after its timeout" % late)
         bad = sum(st[k] for k in ("mad_short", "mad_base_version", "mad_class",
                                   "mad_class_version", "mad_method", "mad_attr",
                                   "mad_unknown_id", "mad_wrong_state",
                                   "mads_rx_dropped",
-                                  "mads_tx_dropped", "events_lost"))
+                                  "mads_tx_dropped", "events_lost")) - late
         t.check(bad == 0 and st["connections"] >= 2 * (1 + 4 + 2 + 2) and
                 st["req_no_listener"] >= 1,
                 "dprdma's CM: %d MADs in, %d out, %d connections, none dropped"
