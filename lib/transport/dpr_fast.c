@@ -89,6 +89,26 @@ usual_request(const struct dpr_tqp *qp, const struct rte_mbuf *m, const uint8_t 
 	return paylen;
 }
 
+/* What done_request() leaves behind for a usual request packet taken
+ * (its PSN the expected one): the next PSN, the message counted at its
+ * end or else going on as @p kind, an ACK owed when it asks for one (no
+ * NAK is pending: usual_request() checked). */
+static __rte_always_inline void
+usual_done(struct dpr_tqp *qp, const uint8_t *p, uint32_t mask, uint32_t kind)
+{
+	qp->resp.psn = dpr_psn_add(qp->resp.psn, 1);
+	if (mask & DPR_END_MASK) {
+		qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
+		qp->resp.in_msg = 0;
+	} else {
+		qp->resp.in_msg = kind;
+	}
+	if (p[DPR_F_BTH + 8] & 0x80) {          /* AckReq */
+		qp->resp.ack_pending = true;
+		qp_work(qp);
+	}
+}
+
 /*
  * An RDMA WRITE packet (FIRST, MIDDLE, LAST or ONLY, no immediate) that
  * the responder expects: what dpr_resp_rx(), rx_write() and
@@ -100,7 +120,6 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 {
 	const uint32_t hdr_len = (mask & DPR_START_MASK) ? 28 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
-	const uint32_t psn = qp->resp.psn;      /* (the packet's, if usual) */
 	const uint8_t *reth = p + DPR_F_BTH + sizeof(struct dpr_bth);
 	uint32_t paylen, rkey, left, len = 0;
 	struct dpr_mr *mr = NULL;
@@ -145,17 +164,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 	}
 	qp->resp.write_va = va + paylen;
 	qp->resp.write_left = left - paylen;
-	qp->resp.psn = dpr_psn_add(psn, 1);
-	if (mask & DPR_END_MASK) {
-		qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
-		qp->resp.in_msg = 0;
-	} else {
-		qp->resp.in_msg = DPR_WRITE_MASK;
-	}
-	if (p[DPR_F_BTH + 8] & 0x80) {          /* AckReq */
-		qp->resp.ack_pending = true;    /* (no NAK pending: checked) */
-		qp_work(qp);
-	}
+	usual_done(qp, p, mask, DPR_WRITE_MASK);
 	return true;
 }
 
@@ -172,7 +181,6 @@ fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 {
 	const uint32_t hdr_len = (mask & DPR_IMMDT_MASK) ? 16 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
-	const uint32_t psn = qp->resp.psn;      /* (the packet's, if usual) */
 	const struct dpr_recv_wqe *r;
 	uint32_t paylen, off;
 	struct dpr_mr *mr = NULL;
@@ -209,21 +217,13 @@ fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 		payload_copy(dpr_mr_ptr(mr, r->sge[0].addr + off),
 			     p + DPR_F_BTH + hdr_len, paylen);
 	qp->resp.recv_off = off + paylen;
-	qp->resp.psn = dpr_psn_add(psn, 1);
 	if (mask & DPR_END_MASK) {
 		if (mask & DPR_IMMDT_MASK)
 			memcpy(&imm, p + DPR_F_BTH + 12, sizeof(imm));
 		resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, off + paylen,
 				   mask & DPR_IMMDT_MASK, imm);
-		qp->resp.msn = (qp->resp.msn + 1) & DPR_PSN_MASK;
-		qp->resp.in_msg = 0;
-	} else {
-		qp->resp.in_msg = DPR_SEND_MASK;
 	}
-	if (p[DPR_F_BTH + 8] & 0x80) {          /* AckReq */
-		qp->resp.ack_pending = true;    /* (no NAK pending: checked) */
-		qp_work(qp);
-	}
+	usual_done(qp, p, mask, DPR_SEND_MASK);
 	return true;
 }
 

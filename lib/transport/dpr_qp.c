@@ -723,51 +723,17 @@ dpr_qp_timer_fire(struct dpr_tqp *qp)
 	dpr_comp_timeout(qp);
 }
 
-/* The next send WQE from @p wr, its message @p len bytes (the SGEs or
- * inline bytes are the caller's to copy). */
-static inline struct dpr_send_wqe *
-wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t len)
-{
-	struct dpr_send_wqe *w = sq_wqe(qp, qp->sq.prod);
-
-	w->wr_id = wr->wr_id;
-	w->opcode = (uint8_t)wr->opcode;
-	w->flags = (uint8_t)wr->send_flags;
-	w->imm = wr->imm_data;
-	w->length = len;
-	w->state = WQE_POSTED;
-	w->started = false;
-	w->offset = 0;
-	w->read_done = 0;
-	w->remote_addr = wr->remote_addr;
-	w->rkey = wr->rkey;
-	w->compare_add = wr->compare_add;
-	w->swap = wr->swap;
-	return w;
-}
-
 /* a field of memory another process may write, read once */
 #define READ_SHARED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-/* The usual request, on values read once: a SEND or WRITE (with or
- * without immediate) of one SGE, not inline, on an RC QP in RTS (what
- * dpr_post_send()'s general checks accept of it). */
-static inline bool
-usual_request(const struct dpr_tqp *qp, uint32_t opcode, uint32_t flags,
-	      uint32_t num_sge, uint32_t len)
-{
-	return qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS &&
-	       opcode <= DPR_WR_SEND_WITH_IMM && num_sge == 1 &&
-	       !(flags & DPR_SEND_INLINE) && qp->sq.max_sge != 0 &&
-	       len <= (1u << 31);
-}
-
-/* The next send WQE from a usual request: @p opcode, @p flags and @p len
- * as checked, the other fields read once (@p wr may be shared memory).
- * The caller has checked for room. */
-static inline void
-usual_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
-	   uint32_t flags, uint32_t len)
+/* The next send WQE from @p wr: @p opcode, @p flags and its message's
+ * @p len bytes as the caller checked them, the other fields read once
+ * (@p wr may be shared memory; on private memory the relaxed loads are
+ * plain ones). The SGEs or inline bytes, an atomic's operands and the
+ * producer index are the caller's. */
+static inline struct dpr_send_wqe *
+wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
+	 uint32_t flags, uint32_t len)
 {
 	struct dpr_send_wqe *w = sq_wqe(qp, qp->sq.prod);
 
@@ -782,6 +748,30 @@ usual_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
 	w->read_done = 0;
 	w->remote_addr = READ_SHARED(wr->remote_addr);
 	w->rkey = READ_SHARED(wr->rkey);
+	return w;
+}
+
+/* The usual request, on values read once: a SEND or WRITE (with or
+ * without immediate) of one SGE, not inline, on an RC QP in RTS (what
+ * dpr_post_send()'s general checks accept of it). */
+static inline bool
+usual_request(const struct dpr_tqp *qp, uint32_t opcode, uint32_t flags,
+	      uint32_t num_sge, uint32_t len)
+{
+	return qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS &&
+	       opcode <= DPR_WR_SEND_WITH_IMM && num_sge == 1 &&
+	       !(flags & DPR_SEND_INLINE) && qp->sq.max_sge != 0 &&
+	       len <= (1u << 31);
+}
+
+/* The next send WQE from a usual request (as checked). The caller has
+ * checked for room. */
+static inline void
+usual_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
+	   uint32_t flags, uint32_t len)
+{
+	struct dpr_send_wqe *w = wqe_post(qp, wr, opcode, flags, len);
+
 	w->sge[0].addr = READ_SHARED(wr->sge[0].addr);
 	w->sge[0].length = len;
 	w->sge[0].lkey = READ_SHARED(wr->sge[0].lkey);
@@ -868,7 +858,9 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 			rc = -ENOMEM;
 			break;
 		}
-		w = wqe_post(qp, wr, (uint32_t)len);
+		w = wqe_post(qp, wr, wr->opcode, wr->send_flags, (uint32_t)len);
+		w->compare_add = wr->compare_add;
+		w->swap = wr->swap;
 		if (qp->type == DPR_QPT_UD)
 			w->ud = wr->ud;
 		if (inl) {

@@ -200,41 +200,6 @@ static const uint8_t shift_up[32] = {
  * (shift_k[]); fold_reduce() as in the 128-bit fold. The register's start
  * value goes into the packet's first four bytes, as there.
  */
-static __attribute__((target("avx512f,vpclmulqdq,avx,pclmul"))) uint32_t
-fold_ipv4_zmm(const uint8_t *buf, uint32_t len)
-{
-	const uint32_t p = -len & 63;           /* a multiple of 4 */
-	const __mmask16 head = (__mmask16)(0xffffu << (p / 4));
-	const __m512i k64 = _mm512_load_si512(fold64_k);
-	const __m512i klanes = _mm512_load_si512(lanes_k);
-	/* (an address, not a pointer into the packet: the lanes before it
-	 * are masked off, never read) */
-	const uint8_t *b = (const uint8_t *)((uintptr_t)buf - p);
-	const uint8_t *mask = mask_ipv4_z + 64 - p;
-	uint32_t off;
-	__m512i x, t;
-	__m256i y;
-
-	x = _mm512_maskz_loadu_epi32(head, b) | _mm512_maskz_loadu_epi32(head, mask);
-	x ^= _mm512_maskz_set1_epi32((__mmask16)(1u << (p / 4)),
-				     (int)~ICRC_LRH_SEED);
-	for (off = 64; off < len + p; off += 64) {
-		t = _mm512_loadu_si512(b + off);
-		if (off == 64)  /* (the masks end at 33: at most here) */
-			t |= _mm512_loadu_si512(mask + 64);
-		x = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k64, 0x00),
-					      _mm512_clmulepi64_epi128(x, k64, 0x11),
-					      t, 0x96);
-	}
-	/* lanes 0-2 carried to the end, lane 3 as it is */
-	x = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, klanes, 0x00),
-				      _mm512_clmulepi64_epi128(x, klanes, 0x11),
-				      _mm512_maskz_mov_epi64(0xc0, x), 0x96);
-	y = _mm512_castsi512_si256(x) ^ _mm512_extracti64x4_epi64(x, 1);
-	return fold_reduce_avx(_mm256_castsi256_si128(y) ^
-			       _mm256_extracti128_si256(y, 1));
-}
-
 /* @p x's four lanes each carried forward by the bytes of @p k (a
  * fold*_k[]), plus @p t */
 static __attribute__((target("avx512f,vpclmulqdq"))) inline __m512i
@@ -242,6 +207,53 @@ fold_zmm(__m512i x, __m512i k, __m512i t)
 {
 	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
 					 _mm512_clmulepi64_epi128(x, k, 0x11), t, 0x96);
+}
+
+/* The first 64-byte block of a packet front-padded to whole blocks by
+ * @p p bytes (@p b: the packet's address less p; the lanes before it are
+ * masked off, never read), its masks (@p mask, as b) ORed in and the
+ * register's start value in its first four bytes. */
+static __attribute__((target("avx512f"))) inline __m512i
+zmm_first(const uint8_t *b, const uint8_t *mask, uint32_t p)
+{
+	const __mmask16 head = (__mmask16)(0xffffu << (p / 4));
+
+	return (_mm512_maskz_loadu_epi32(head, b) | _mm512_maskz_loadu_epi32(head, mask)) ^
+		_mm512_maskz_set1_epi32((__mmask16)(1u << (p / 4)), (int)~ICRC_LRH_SEED);
+}
+
+/* The CRC register of the last block's four lanes: lanes 0-2 carried to
+ * the end, lane 3 as it is, added to 128 bits, fold_reduce(). */
+static __attribute__((target("avx512f,vpclmulqdq,avx,pclmul"))) inline uint32_t
+zmm_last(__m512i x)
+{
+	__m256i y;
+
+	x = fold_zmm(x, _mm512_load_si512(lanes_k), _mm512_maskz_mov_epi64(0xc0, x));
+	y = _mm512_castsi512_si256(x) ^ _mm512_extracti64x4_epi64(x, 1);
+	return fold_reduce_avx(_mm256_castsi256_si128(y) ^
+			       _mm256_extracti128_si256(y, 1));
+}
+
+static __attribute__((target("avx512f,vpclmulqdq,avx,pclmul"))) uint32_t
+fold_ipv4_zmm(const uint8_t *buf, uint32_t len)
+{
+	const uint32_t p = -len & 63;           /* a multiple of 4 */
+	const __m512i k64 = _mm512_load_si512(fold64_k);
+	/* (an address, not a pointer into the packet) */
+	const uint8_t *b = (const uint8_t *)((uintptr_t)buf - p);
+	const uint8_t *mask = mask_ipv4_z + 64 - p;
+	uint32_t off;
+	__m512i x, t;
+
+	x = zmm_first(b, mask, p);
+	for (off = 64; off < len + p; off += 64) {
+		t = _mm512_loadu_si512(b + off);
+		if (off == 64)  /* (the masks end at 33: at most here) */
+			t |= _mm512_loadu_si512(mask + 64);
+		x = fold_zmm(x, k64, t);
+	}
+	return zmm_last(x);
 }
 
 /*
@@ -261,20 +273,14 @@ fold_ipv4_zmm_long(const uint8_t *buf, uint32_t len)
 {
 	const uint32_t p = -len & 63;           /* a multiple of 4 */
 	const uint32_t end = len + p;           /* whole blocks, at least 5 */
-	const __mmask16 head = (__mmask16)(0xffffu << (p / 4));
 	const __m512i k64 = _mm512_load_si512(fold64_k);
 	const __m512i k256 = _mm512_load_si512(fold256_k);
-	const __m512i klanes = _mm512_load_si512(lanes_k);
-	/* (as in fold_ipv4_zmm: the lanes before the packet are masked off) */
 	const uint8_t *b = (const uint8_t *)((uintptr_t)buf - p);
 	const uint8_t *mask = mask_ipv4_z + 64 - p;
 	__m512i x0, x1, x2, x3, x;
 	uint32_t off;
-	__m256i y;
 
-	x0 = _mm512_maskz_loadu_epi32(head, b) | _mm512_maskz_loadu_epi32(head, mask);
-	x0 ^= _mm512_maskz_set1_epi32((__mmask16)(1u << (p / 4)),
-				      (int)~ICRC_LRH_SEED);
+	x0 = zmm_first(b, mask, p);
 	x1 = _mm512_loadu_si512(b + 64) | _mm512_loadu_si512(mask + 64);
 	x2 = _mm512_loadu_si512(b + 128);
 	x3 = _mm512_loadu_si512(b + 192);
@@ -289,11 +295,7 @@ fold_ipv4_zmm_long(const uint8_t *buf, uint32_t len)
 		fold_zmm(x2, k64, _mm512_setzero_si512());
 	for (; off < end; off += 64)
 		x = fold_zmm(x, k64, _mm512_loadu_si512(b + off));
-	/* lanes 0-2 carried to the end, lane 3 as it is */
-	x = fold_zmm(x, klanes, _mm512_maskz_mov_epi64(0xc0, x));
-	y = _mm512_castsi512_si256(x) ^ _mm512_extracti64x4_epi64(x, 1);
-	return fold_reduce_avx(_mm256_castsi256_si128(y) ^
-			       _mm256_extracti128_si256(y, 1));
+	return zmm_last(x);
 }
 
 static __attribute__((target("avx512f,vpclmulqdq,avx,avx2,pclmul"))) uint32_t

@@ -165,6 +165,21 @@ pick_size(int op)
 	return (uint32_t)(exp2(bits) - 1);
 }
 
+/* @p whole as two SGEs over the same bytes into @p sg, cut at a random
+ * point inside the message's first @p size (at least 2) bytes: both
+ * take bytes of it */
+static void
+split_sge(struct dpr_sge sg[2], struct dpr_sge whole, uint32_t size)
+{
+	uint32_t cut = 1 + (uint32_t)(rc_rand(&H.rng) % (size - 1));
+
+	sg[0] = whole;
+	sg[0].length = cut;
+	sg[1] = whole;
+	sg[1].addr += cut;
+	sg[1].length = whole.length - cut;
+}
+
 static void
 post_one(struct dir *d, uint32_t slot)
 {
@@ -209,14 +224,8 @@ post_one(struct dir *d, uint32_t slot)
 		 * (the receive fast path takes one SGE: these go the
 		 * general way, and the oracle sees both) */
 		if (m->op != OP_WRITE_IMM && m->size >= 2 && rc_rand(&H.rng) % 4 == 0) {
-			/* (the cut inside the message: both SGEs take bytes) */
-			uint32_t cut = 1 + (uint32_t)(rc_rand(&H.rng) % (m->size - 1));
-
 			rwr.num_sge = 2;
-			rwr.sge[0].length = cut;
-			rwr.sge[1] = rsge;
-			rwr.sge[1].addr += cut;
-			rwr.sge[1].length = max_size - cut;
+			split_sge(rwr.sge, rsge, m->size);
 		}
 		if (dpr_post_recv(d->peer, &rwr, 1, NULL) != 0)
 			FAIL("post_recv");
@@ -285,13 +294,8 @@ post_one(struct dir *d, uint32_t slot)
 			wr.num_sge = m->size;
 			memcpy(wr.inline_data, me->src->addr + off, m->size);
 		} else if (form == 1 && m->size >= 2) {
-			uint32_t cut = 1 + (uint32_t)(rc_rand(&H.rng) % (m->size - 1));
-
 			wr.num_sge = 2;
-			wr.sge[0].length = cut;
-			wr.sge[1] = sge;
-			wr.sge[1].addr += cut;
-			wr.sge[1].length = m->size - cut;
+			split_sge(wr.sge, sge, m->size);
 		}
 	}
 	rc = dpr_post_send(d->qp, &wr, 1, NULL);
