@@ -92,6 +92,25 @@ def unlink(path):
         os.unlink(path)
 
 
+def keep_best(best, key, sample, score):
+    """best[key] = sample when it scores higher than what is there (the
+    bench's points are each the best of fresh instances: see stage_dprdma)."""
+    if key not in best or score(sample) > score(best[key]):
+        best[key] = sample
+
+
+def best_of(what, unit, measure, score, show):
+    """ARGS.runs samples of measure() (each on a fresh instance of its
+    own), each printed by show(); the best by score."""
+    best = {}
+    for run in range(ARGS.runs):
+        progress("%s (%s %d of %d)" % (what, unit, run + 1, ARGS.runs))
+        sample = measure()
+        print("      " + show(sample), flush=True)
+        keep_best(best, 0, sample, score)
+    return best[0]
+
+
 def eal(prefix, lcores, role, extra=()):
     return ["--lcores", lcores, "--no-pci", "--in-memory", "--file-prefix", prefix,
             "--log-level", "*:error", "--vdev",
@@ -226,8 +245,7 @@ def stage_dprdma(sizes):
                     s = builtin_run(op, size, ca, cb)
                     print("      %.4g msg/s, %.4g Gbit/s" % (s["msgs_per_s"],
                                                          s["mbit_per_s"] / 1e3), flush=True)
-                    if (op, size) not in best or s["msgs_per_s"] > best[(op, size)]["msgs_per_s"]:
-                        best[(op, size)] = s
+                    keep_best(best, (op, size), s, lambda x: x["msgs_per_s"])
         finally:
             pair.stop()
     return {k: record("dprdma", "dprdma", k[0], k[1], workers=1,
@@ -289,14 +307,9 @@ def stage_gen():
     connections); each point the best of ARGS.runs fresh links."""
     res = {}
     for nq, size in ((4, 64), (1024, 64), (4, 65536)):
-        best = None
-        for run in range(ARGS.runs):
-            progress("dprdma-gen WRITE %d B on %d QPs into one dprdmad (responder alone, "
-                     "link %d of %d)" % (size, nq, run + 1, ARGS.runs))
-            j = gen_run(nq, size)
-            print("      %.4g msg/s" % j["msg_per_s"], flush=True)
-            if best is None or j["msg_per_s"] > best["msg_per_s"]:
-                best = j
+        best = best_of("dprdma-gen WRITE %d B on %d QPs into one dprdmad (responder alone)"
+                       % (size, nq), "link", lambda: gen_run(nq, size),
+                       lambda j: j["msg_per_s"], lambda j: "%.4g msg/s" % j["msg_per_s"])
         res[(nq, size)] = record(
             "gen", "dprdma responder, %d QPs" % nq, "write", size, workers=1,
             msg_per_s=best["msg_per_s"], gbit_per_s=best["gbit_per_s"],
@@ -347,6 +360,7 @@ def stage_shim():
     ARGS.runs fresh daemons, each side's best kept: a daemon's buffers keep
     their speed for its life on these VMs (one run gave 9.2 M/s built-in
     and 5.5 M/s shim, another 14.3 and 13.7, the same build)."""
+    sizes = (64, 65536)
     best = {}
     for run in range(ARGS.runs):
         pair = Pair(idle="busy", single=True)
@@ -356,7 +370,7 @@ def stage_shim():
             for i in (0, 1):
                 t.telemetry("bench-a", "/dprdma/client/connect,%d,%s,%s,%s"
                             % (i, q[1 - i], p[1 - i], c["gid_ipv4"]))
-            for size in (64, 65536):
+            for size in sizes:
                 progress("WRITE %d B on one dprdmad (busy worker on CPU 1), looped back: "
                          "the built-in client, then dprdma-perf through the shim on CPU 0 "
                          "(daemon %d of %d)" % (size, run + 1, ARGS.runs))
@@ -368,21 +382,18 @@ def stage_shim():
                 j = perf_wait(srv, cli, "write_bw")
                 print("      built-in %.4g msg/s, shim %.4g msg/s"
                       % (s["msgs_per_s"], j["msg_per_s"]), flush=True)
-                b, h = best.get(size, (None, None))
-                if b is None or s["msgs_per_s"] > b["msgs_per_s"]:
-                    b = s
-                if h is None or j["msg_per_s"] > h["msg_per_s"]:
-                    h = j
-                best[size] = (b, h)
+                keep_best(best, ("built-in", size), s, lambda x: x["msgs_per_s"])
+                keep_best(best, ("shim", size), j, lambda x: x["msg_per_s"])
         finally:
             pair.stop()
     note = "best of %d daemons" % ARGS.runs
     return {size: (record("shim", "dprdma built-in, loopback", "write", size, workers=1,
-                          msg_per_s=float(b["msgs_per_s"]), gbit_per_s=b["mbit_per_s"] / 1e3,
-                          note=note),
+                          msg_per_s=float(best[("built-in", size)]["msgs_per_s"]),
+                          gbit_per_s=best[("built-in", size)]["mbit_per_s"] / 1e3, note=note),
                    record("shim", "dprdma shim, loopback", "write", size, workers=1,
-                          msg_per_s=h["msg_per_s"], gbit_per_s=h["gbit_per_s"], note=note))
-            for size, (b, h) in best.items()}
+                          msg_per_s=best[("shim", size)]["msg_per_s"],
+                          gbit_per_s=best[("shim", size)]["gbit_per_s"], note=note))
+            for size in sizes}
 
 
 def stage_lat(outdir):
@@ -452,28 +463,18 @@ def stage_lat2():
     side the best (lowest average) of ARGS.runs fresh links, as the
     bandwidth points: a memif link instance keeps its speed for life."""
     n = ARGS.lat_iters * 4
-    best = None
-    for run in range(ARGS.runs):
-        progress("raw memif ping-pong, 138 B frames (dprdma-gen ping / echo), %d round "
-                 "trips (link %d of %d)" % (n, run + 1, ARGS.runs))
-        j = lat2_raw(n)
-        print("      avg %.3g us, p50 %.3g us" % (j["lat_avg_us"], j["lat_p50_us"]), flush=True)
-        if best is None or j["lat_avg_us"] < best["lat_avg_us"]:
-            best = j
+    best = best_of("raw memif ping-pong, 138 B frames (dprdma-gen ping / echo), %d round "
+                   "trips" % n, "link", lambda: lat2_raw(n), lambda j: -j["lat_avg_us"],
+                   lambda j: "avg %.3g us, p50 %.3g us" % (j["lat_avg_us"], j["lat_p50_us"]))
     raw = record("lat2", "raw memif", "pingpong", 138, lat_avg_us=best["lat_avg_us"],
                  lat_p50_us=best["lat_p50_us"], lat_p99_us=best["lat_p99_us"],
                  note="half the round trip, %d lost; best of %d links"
                  % (best["timeouts"], ARGS.runs))
-    best = None
-    for run in range(ARGS.runs):
-        progress("RC write_lat 64 B between two dprdmad (built-in clients, busy workers "
-                 "on CPU 1 and CPU 0), %d round trips (pair %d of %d)"
-                 % (n, run + 1, ARGS.runs))
-        s = lat2_rc(n)
-        print("      avg %.3g us, p50 %.3g us" % (s["lat_avg_ns"] / 1e3,
-                                                 s["lat_p50_ns"] / 1e3), flush=True)
-        if best is None or s["lat_avg_ns"] < best["lat_avg_ns"]:
-            best = s
+    best = best_of("RC write_lat 64 B between two dprdmad (built-in clients, busy workers "
+                   "on CPU 1 and CPU 0), %d round trips" % n, "pair", lambda: lat2_rc(n),
+                   lambda s: -s["lat_avg_ns"],
+                   lambda s: "avg %.3g us, p50 %.3g us" % (s["lat_avg_ns"] / 1e3,
+                                                           s["lat_p50_ns"] / 1e3))
     rc = record("lat2", "dprdma two boxes", "write_lat", 64,
                 lat_avg_us=best["lat_avg_ns"] / 1e3, lat_p50_us=best["lat_p50_ns"] / 1e3,
                 lat_p99_us=best["lat_p99_ns"] / 1e3,
