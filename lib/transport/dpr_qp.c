@@ -779,6 +779,52 @@ usual_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
 	qp->sq.prod++;
 }
 
+/*
+ * usual_post() for the usual requests at the head of @p wrs (@p n of
+ * them), as many as the send queue has room for, the QP's fields read
+ * once for all of them (stores into the WQEs would otherwise make the
+ * compiler read them again for each). @return how many were posted.
+ */
+static unsigned int
+usual_run(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n)
+{
+	const uint32_t mask = qp->sq.mask, limit = qp->comp.index + qp->sq.size;
+	struct dpr_send_wqe *const wqe = qp->sq.wqe;
+	uint32_t prod = qp->sq.prod;
+	unsigned int k;
+
+	if (!(qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS && qp->sq.max_sge != 0))
+		return 0;
+	for (k = 0; k < n && prod != limit; k++) {
+		const struct dpr_send_wr *wr = &wrs[k];
+		const uint32_t opcode = wr->opcode, flags = wr->send_flags;
+		const uint32_t len = wr->sge[0].length;
+		struct dpr_send_wqe *w = &wqe[prod & mask];
+
+		if (!(opcode <= DPR_WR_SEND_WITH_IMM && wr->num_sge == 1 &&
+		      !(flags & DPR_SEND_INLINE) && len <= (1u << 31)))
+			break;
+		w->wr_id = wr->wr_id;
+		w->opcode = (uint8_t)opcode;
+		w->flags = (uint8_t)flags;
+		w->num_sge = 1;
+		w->state = WQE_POSTED;
+		w->started = false;
+		w->imm = wr->imm_data;
+		w->length = len;
+		w->remote_addr = wr->remote_addr;
+		w->rkey = wr->rkey;
+		w->offset = 0;
+		w->read_done = 0;
+		w->sge[0].addr = wr->sge[0].addr;
+		w->sge[0].length = len;
+		w->sge[0].lkey = wr->sge[0].lkey;
+		prod++;
+	}
+	qp->sq.prod = prod;
+	return k;
+}
+
 int
 dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
 {
@@ -804,21 +850,22 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 	int rc = 0;
 
 	for (k = 0; k < n; k++) {
-		const struct dpr_send_wr *wr = &wrs[k];
-		const bool inl = wr->send_flags & DPR_SEND_INLINE;
+		const struct dpr_send_wr *wr;
 		struct dpr_send_wqe *w;
 		uint64_t len = 0;
 		uint32_t i;
+		bool inl;
 
-		/* the usual request, checked and copied in fewer steps */
-		if (likely(usual_request(qp, wr->opcode, wr->send_flags, wr->num_sge,
-					 wr->sge[0].length))) {
-			if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
-				rc = -ENOMEM;
-				break;
-			}
-			usual_post(qp, wr, wr->opcode, wr->send_flags, wr->sge[0].length);
-			continue;
+		/* usual requests, checked and copied in fewer steps */
+		k += usual_run(qp, &wrs[k], n - k);
+		if (k == n)
+			break;
+		wr = &wrs[k];
+		inl = wr->send_flags & DPR_SEND_INLINE;
+		if (usual_request(qp, wr->opcode, wr->send_flags, wr->num_sge,
+				  wr->sge[0].length)) {
+			rc = -ENOMEM;   /* (what stopped usual_run()) */
+			break;
 		}
 		if (qp->state < DPR_QPS_RTS || wr->opcode > DPR_WR_ATOMIC_FETCH_AND_ADD) {
 			rc = -EINVAL;
