@@ -20,7 +20,9 @@ responder's rx_frames).
 Cases: write64 (RDMA WRITE 64 B), send64 (SEND 64 B), write4k (RDMA WRITE
 4 KiB: 4 frames at the default 1024 B path MTU). Prints a table; --top N
 adds the N functions of most instructions (self) per run. Needs root (the
-EAL) and valgrind (tools/setup.sh installs it). Not pass/fail: the counts
+EAL) and valgrind (tools/setup.sh installs it). DPRDMA_CALLGRIND_ARGS adds
+options to valgrind (e.g. --dump-instr=yes, for counts per instruction in
+the files --keep keeps). Not pass/fail: the counts
 are the same run after run within about 1%, where wall-clock rates on a
 shared VM are not.
 """
@@ -135,7 +137,7 @@ def run_case(case, side, seconds, top):
     unlink(out)
     # fair scheduling: a busy worker would starve the telemetry thread
     vg = ["valgrind", "--tool=callgrind", "--fair-sched=yes", "--collect-atstart=no",
-          "--callgrind-out-file=" + out]
+          "--callgrind-out-file=" + out] + os.environ.get("DPRDMA_CALLGRIND_ARGS", "").split()
     # A (responder, memif server) on CPU 1, B (requester) on CPU 0
     a = daemon("count-a", "server", "10.97.0.1/24", 1,
                vg if side == "responder" else ())
