@@ -22,9 +22,8 @@ Cases: write64 (RDMA WRITE 64 B), send64 (SEND 64 B), write4k (RDMA WRITE
 adds the N functions of most instructions (self) per run. Needs root (the
 EAL) and valgrind (tools/setup.sh installs it). DPRDMA_CALLGRIND_ARGS adds
 options to valgrind (e.g. --dump-instr=yes, for counts per instruction in
-the files --keep keeps). Not pass/fail: the counts
-are the same run after run within about 1%, where wall-clock rates on a
-shared VM are not.
+the files --keep keeps). Not pass/fail: the counts are the same run after
+run within about 1%, where wall-clock rates on a shared VM are not.
 """
 
 import argparse

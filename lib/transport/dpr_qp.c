@@ -726,17 +726,15 @@ dpr_qp_timer_fire(struct dpr_tqp *qp)
 /* a field of memory another process may write, read once */
 #define READ_SHARED(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-/* The next send WQE from @p wr: @p opcode, @p flags and its message's
- * @p len bytes as the caller checked them, the other fields read once
- * (@p wr may be shared memory; on private memory the relaxed loads are
- * plain ones). The SGEs or inline bytes, an atomic's operands and the
- * producer index are the caller's. */
-static inline struct dpr_send_wqe *
-wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
+/* Send WQE @p w from @p wr: @p opcode, @p flags and its message's @p len
+ * bytes as the caller checked them, the other fields read once (@p wr
+ * may be shared memory; on private memory the relaxed loads are plain
+ * ones). The SGEs or inline bytes, an atomic's operands and the producer
+ * index are the caller's. */
+static inline void
+wqe_fill(struct dpr_send_wqe *w, const struct dpr_send_wr *wr, uint32_t opcode,
 	 uint32_t flags, uint32_t len)
 {
-	struct dpr_send_wqe *w = sq_wqe(qp, qp->sq.prod);
-
 	w->wr_id = READ_SHARED(wr->wr_id);
 	w->opcode = (uint8_t)opcode;
 	w->flags = (uint8_t)flags;
@@ -748,42 +746,62 @@ wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
 	w->read_done = 0;
 	w->remote_addr = READ_SHARED(wr->remote_addr);
 	w->rkey = READ_SHARED(wr->rkey);
+}
+
+/* wqe_fill() into the next send WQE */
+static inline struct dpr_send_wqe *
+wqe_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
+	 uint32_t flags, uint32_t len)
+{
+	struct dpr_send_wqe *w = sq_wqe(qp, qp->sq.prod);
+
+	wqe_fill(w, wr, opcode, flags, len);
 	return w;
 }
 
-/* The usual request, on values read once: a SEND or WRITE (with or
- * without immediate) of one SGE, not inline, on an RC QP in RTS (what
- * dpr_post_send()'s general checks accept of it). */
+/* The usual request, the QP's part: an RC QP in RTS */
+static inline bool
+usual_qp(const struct dpr_tqp *qp)
+{
+	return qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS &&
+	       qp->sq.max_sge != 0;
+}
+
+/* The usual request, the request's part, on values read once: a SEND or
+ * WRITE (with or without immediate) of one SGE, not inline */
+static inline bool
+usual_wr(uint32_t opcode, uint32_t flags, uint32_t num_sge, uint32_t len)
+{
+	return opcode <= DPR_WR_SEND_WITH_IMM && num_sge == 1 &&
+	       !(flags & DPR_SEND_INLINE) && len <= (1u << 31);
+}
+
+/* The usual request (what dpr_post_send()'s general checks accept of it) */
 static inline bool
 usual_request(const struct dpr_tqp *qp, uint32_t opcode, uint32_t flags,
 	      uint32_t num_sge, uint32_t len)
 {
-	return qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS &&
-	       opcode <= DPR_WR_SEND_WITH_IMM && num_sge == 1 &&
-	       !(flags & DPR_SEND_INLINE) && qp->sq.max_sge != 0 &&
-	       len <= (1u << 31);
+	return usual_qp(qp) && usual_wr(opcode, flags, num_sge, len);
 }
 
-/* The next send WQE from a usual request (as checked). The caller has
- * checked for room. */
+/* Send WQE @p w from a usual request (as checked): wqe_fill() and its
+ * one SGE */
 static inline void
-usual_post(struct dpr_tqp *qp, const struct dpr_send_wr *wr, uint32_t opcode,
+usual_fill(struct dpr_send_wqe *w, const struct dpr_send_wr *wr, uint32_t opcode,
 	   uint32_t flags, uint32_t len)
 {
-	struct dpr_send_wqe *w = wqe_post(qp, wr, opcode, flags, len);
-
+	wqe_fill(w, wr, opcode, flags, len);
 	w->sge[0].addr = READ_SHARED(wr->sge[0].addr);
 	w->sge[0].length = len;
 	w->sge[0].lkey = READ_SHARED(wr->sge[0].lkey);
 	w->num_sge = 1;
-	qp->sq.prod++;
 }
 
 /*
- * usual_post() for the usual requests at the head of @p wrs (@p n of
- * them), as many as the send queue has room for, the QP's fields read
- * once for all of them (stores into the WQEs would otherwise make the
- * compiler read them again for each). @return how many were posted.
+ * The usual requests at the head of @p wrs (@p n of them) into the send
+ * queue, as many as it has room for, the QP's fields read once for all
+ * of them (stores into the WQEs would otherwise make the compiler read
+ * them again for each). @return how many were posted.
  */
 static unsigned int
 usual_run(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n)
@@ -793,33 +811,16 @@ usual_run(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n)
 	uint32_t prod = qp->sq.prod;
 	unsigned int k;
 
-	if (!(qp->type == DPR_QPT_RC && qp->state == DPR_QPS_RTS && qp->sq.max_sge != 0))
+	if (!usual_qp(qp))
 		return 0;
 	for (k = 0; k < n && prod != limit; k++) {
 		const struct dpr_send_wr *wr = &wrs[k];
 		const uint32_t opcode = wr->opcode, flags = wr->send_flags;
 		const uint32_t len = wr->sge[0].length;
-		struct dpr_send_wqe *w = &wqe[prod & mask];
 
-		if (!(opcode <= DPR_WR_SEND_WITH_IMM && wr->num_sge == 1 &&
-		      !(flags & DPR_SEND_INLINE) && len <= (1u << 31)))
+		if (!usual_wr(opcode, flags, wr->num_sge, len))
 			break;
-		w->wr_id = wr->wr_id;
-		w->opcode = (uint8_t)opcode;
-		w->flags = (uint8_t)flags;
-		w->num_sge = 1;
-		w->state = WQE_POSTED;
-		w->started = false;
-		w->imm = wr->imm_data;
-		w->length = len;
-		w->remote_addr = wr->remote_addr;
-		w->rkey = wr->rkey;
-		w->offset = 0;
-		w->read_done = 0;
-		w->sge[0].addr = wr->sge[0].addr;
-		w->sge[0].length = len;
-		w->sge[0].lkey = wr->sge[0].lkey;
-		prod++;
+		usual_fill(&wqe[prod++ & mask], wr, opcode, flags, len);
 	}
 	qp->sq.prod = prod;
 	return k;
@@ -838,7 +839,8 @@ dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr)
 	qp_work(qp);
 	if (qp->sq.prod - qp->comp.index >= qp->sq.size)
 		return -ENOMEM;
-	usual_post(qp, wr, opcode, flags, len);
+	usual_fill(sq_wqe(qp, qp->sq.prod), wr, opcode, flags, len);
+	qp->sq.prod++;
 	return 0;
 }
 
