@@ -445,7 +445,8 @@ def test_dropin(sa, sb):
     t.check(r.returncode == 0 and "verbs-test: 0 failures" in r.stdout,
             "dprdma-verbs-test: ibv_create_cq_ex and the ibv_wc_read_* poll, "
             "UD with ibv_create_ah_from_wc, ibv_query_qp's Q_Key, "
-            "ibv_create_srq_ex, and what is refused")
+            "ibv_create_srq_ex, what is refused, and SIGALRM ending "
+            "ibv_get_cq_event and ibv_get_async_event with EINTR")
     r = subprocess.run(["ibv_devices"], env=dropin_env("/tmp/nowhere-%d" % PID),
                        capture_output=True, text=True)
     t.check(r.returncode == 0 and "dprdma" not in r.stdout,

@@ -32,12 +32,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -248,6 +251,78 @@ test_cq_ex(void)
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
 	CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "destroy the extended CQ");
+}
+
+static volatile sig_atomic_t alarms;
+
+/* SIGALRM every 200 ms while a wait is meant to end: one that resumes after
+ * each signal would block for good, so the tenth gives up. */
+static void
+on_alarm(int sig __attribute__((unused)))
+{
+	static const char msg[] = "FAIL: an event wait resumed after 10 "
+		"SIGALRMs instead of returning EINTR\nverbs-test: 1 failures\n";
+
+	if (++alarms >= 10) {
+		if (write(1, msg, sizeof(msg) - 1) < 0)
+			_exit(2);
+		_exit(1);
+	}
+}
+
+/* A signal whose handler was installed without SA_RESTART ends a blocked
+ * ibv_get_cq_event() or ibv_get_async_event() with -1 and EINTR, as with
+ * the kernel's uverbs: qperf's latency tests stop on SIGALRM that way, and
+ * a wait that resumed by itself hung the side whose peer had stopped
+ * first (qperf rc_lat, now and then). */
+static void
+test_event_wait_interrupted(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { .tv_usec = 200000 },
+			       .it_interval = { .tv_usec = 200000 } };
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq = ch != NULL ? ibv_create_cq(ctx, 4, NULL, ch, 0) : NULL;
+	struct ibv_async_event ae;
+	struct ibv_cq *ecq;
+	void *ectx;
+	int rc, fl;
+
+	CHECK(cq != NULL, "a CQ on a completion channel (%s)", strerror(errno));
+	if (cq == NULL)
+		return;
+	CHECK(ibv_req_notify_cq(cq, 0) == 0, "arm the CQ");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarms = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	errno = 0;
+	rc = ibv_get_cq_event(ch, &ecq, &ectx);
+	setitimer(ITIMER_REAL, &off, NULL);
+	CHECK(rc == -1 && errno == EINTR && alarms == 1,
+	      "SIGALRM ends ibv_get_cq_event on an idle CQ: -1, EINTR (%d, %s, "
+	      "%d alarms)", rc, strerror(errno), (int)alarms);
+	/* the events of the tests before (COMM_EST, SRQ_LIMIT_REACHED, ...)
+	 * are taken first: the wait below is on an empty queue */
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	while (ibv_get_async_event(ctx, &ae) == 0)
+		ibv_ack_async_event(&ae);
+	fcntl(ctx->async_fd, F_SETFL, fl);
+	alarms = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	errno = 0;
+	rc = ibv_get_async_event(ctx, &ae);
+	setitimer(ITIMER_REAL, &off, NULL);
+	CHECK(rc == -1 && errno == EINTR && alarms == 1,
+	      "SIGALRM ends ibv_get_async_event with none pending: -1, EINTR (%d, "
+	      "%s, %d alarms)", rc, strerror(errno), (int)alarms);
+	if (rc == 0)
+		ibv_ack_async_event(&ae);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK(ibv_destroy_cq(cq) == 0 && ibv_destroy_comp_channel(ch) == 0,
+	      "destroy the CQ and its channel");
 }
 
 static void
@@ -588,6 +663,7 @@ main(int argc, char **argv)
 	test_ud_ah_from_wc();
 	test_ud_ipv6_and_refusals();
 	test_srq_ex();
+	test_event_wait_interrupted();
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -210,7 +210,8 @@ def run_qperf():
         out = p.stdout + p.stderr
         show("qperf", out)
         guest("pkill qperf", timeout=10)
-        guest_wait(job, 30)
+        _, sout = guest_wait(job, 30)
+        show("qperf server", sout)
         if "Event rejected" not in out:
             break
         t.log("qperf: the guest's server was not listening yet (attempt %d)"

@@ -344,8 +344,9 @@ dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj)
 				return 0;
 			continue;       /* an object already destroyed */
 		}
-		/* wait (or EAGAIN on a non-blocking fd) */
-		if (read(ctx->async_fd, &v, sizeof(v)) < 0 && errno != EINTR)
+		/* wait (or EAGAIN on a non-blocking fd); a signal ends it with
+		 * EINTR, as the kernel's ibv_get_async_event does */
+		if (read(ctx->async_fd, &v, sizeof(v)) < 0)
 			return errno;
 	}
 }
@@ -763,9 +764,11 @@ dprdma_get_cq_event(struct dprdma_channel *ch)
 	uint32_t h;
 	ssize_t n;
 
-	do
-		n = read(ch->rfd, &h, sizeof(h));
-	while (n < 0 && errno == EINTR);
+	/* No retry on EINTR: as with the kernel's uverbs, a signal ends the
+	 * wait (-1, EINTR). Programs such as qperf stop their latency loops
+	 * from a SIGALRM handler and rely on it; resuming the read hung the
+	 * side whose peer had stopped sending first. */
+	n = read(ch->rfd, &h, sizeof(h));
 	if (n != sizeof(h)) {
 		if (n >= 0)
 			errno = EIO;

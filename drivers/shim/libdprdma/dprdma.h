@@ -92,7 +92,8 @@ int dprdma_async_fd(const struct dprdma_context *ctx);
  * @p obj: the CQ, QP or SRQ (its user pointer when one is set); for the
  * events of a port (PORT_ACTIVE, PORT_ERR, DEVICE_FATAL, ...) the port
  * number, cast.
- * @return 0, or an errno (EAGAIN: none waiting on a non-blocking fd).
+ * @return 0, or an errno (EAGAIN: none waiting on a non-blocking fd;
+ * EINTR: a signal came first).
  */
 int dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj);
 /** Refresh and return the port's attributes. @return 0 or an errno (the
@@ -118,7 +119,8 @@ struct dprdma_channel *dprdma_create_channel(struct dprdma_context *ctx);
 int dprdma_destroy_channel(struct dprdma_channel *ch);
 int dprdma_channel_fd(const struct dprdma_channel *ch);
 /** Wait for (or, with O_NONBLOCK set on its fd, take) one event.
- * @return the CQ that fired, or NULL with errno. */
+ * @return the CQ that fired, or NULL with errno (EINTR: a signal came
+ * first, as with the kernel's uverbs; EAGAIN: none waiting, non-blocking). */
 struct dprdma_cq *dprdma_get_cq_event(struct dprdma_channel *ch);
 
 struct dprdma_cq *dprdma_create_cq(struct dprdma_context *ctx, int cqe,
