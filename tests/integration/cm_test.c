@@ -11,12 +11,21 @@
  *
  *   dprdma-cm-test listen PORT accept|reject|accept-disconnect|hold
  *   dprdma-cm-test connect ADDR PORT [wait-disconnect]
+ *   dprdma-cm-test teardown ADDR
+ *
+ * teardown: what threads see when another tears down under them, as with
+ * the kernel's rdma_cm: rdma_destroy_id() waits until the ID's events
+ * handed out are acknowledged (an ADDR_RESOLVED for ADDR, held), and a
+ * thread blocked in rdma_get_cm_event() on a channel another thread
+ * destroys stays blocked (rping's CM thread does that while main exits).
  *
  * It prints one line per event ("event NAME status N [data TEXT]") and
  * exits 0 when the run went as its mode says.
  */
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,10 +141,33 @@ do_listen(int port, const char *mode)
 	return 0;
 }
 
+/* A new ID on ch with ADDR:PORT resolved. @return its ADDR_RESOLVED event,
+ * not acknowledged, or NULL (said why). */
+static struct rdma_cm_event *
+resolve(const char *addr, int port, struct rdma_cm_id **id)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct rdma_cm_event *ev;
+	char service[16];
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (rdma_getaddrinfo(addr, service, &hints, &res) != 0) {
+		perror("rdma_getaddrinfo");
+		return NULL;
+	}
+	if (rdma_create_id(ch, id, NULL, RDMA_PS_TCP) != 0 ||
+	    rdma_resolve_addr(*id, NULL, res->ai_dst_addr, 2000) != 0) {
+		perror("rdma_resolve_addr");
+		return NULL;
+	}
+	rdma_freeaddrinfo(res);
+	ev = next_event();
+	return ev->event == RDMA_CM_EVENT_ADDR_RESOLVED ? ev : NULL;
+}
+
 static int
 do_connect(const char *addr, int port, int wait_disconnect)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
 	const char *hello = "hello-from-client";
@@ -143,22 +175,10 @@ do_connect(const char *addr, int port, int wait_disconnect)
 				     .private_data_len = (uint8_t)strlen(hello) + 1,
 				     .responder_resources = 1, .initiator_depth = 1,
 				     .retry_count = 7, .rnr_retry_count = 7 };
-	char service[16];
 	int rc = 1;
 
-	snprintf(service, sizeof(service), "%d", port);
-	if (rdma_getaddrinfo(addr, service, &hints, &res) != 0) {
-		perror("rdma_getaddrinfo");
-		return 1;
-	}
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0 ||
-	    rdma_resolve_addr(id, NULL, res->ai_dst_addr, 2000) != 0) {
-		perror("rdma_resolve_addr");
-		return 1;
-	}
-	rdma_freeaddrinfo(res);
-	ev = next_event();
-	if (ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+	ev = resolve(addr, port, &id);
+	if (ev == NULL)
 		return 1;
 	rdma_ack_cm_event(ev);
 	if (rdma_resolve_route(id, 2000) != 0) {
@@ -195,6 +215,80 @@ do_connect(const char *addr, int port, int wait_disconnect)
 	return rc;
 }
 
+static atomic_int destroyed, woke;
+
+static void *
+destroy_thread(void *arg)
+{
+	rdma_destroy_id(arg);
+	atomic_store(&destroyed, 1);
+	return NULL;
+}
+
+static void *
+wait_thread(void *arg)
+{
+	struct rdma_cm_event *ev;
+	int rc = rdma_get_cm_event(arg, &ev);
+
+	printf("rdma_get_cm_event on the destroyed channel returned %d (%s)\n",
+	       rc, rc != 0 ? strerror(errno) : rdma_event_str(ev->event));
+	fflush(stdout);
+	atomic_store(&woke, 1);
+	return NULL;
+}
+
+static int
+do_teardown(const char *addr)
+{
+	struct rdma_event_channel *ch2;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	pthread_t t;
+	int i, fails = 0;
+
+	ev = resolve(addr, 7000, &id);
+	if (ev == NULL)
+		return 1;
+	/* the event held: another thread's rdma_destroy_id() waits for it */
+	pthread_create(&t, NULL, destroy_thread, id);
+	usleep(300000);
+	if (atomic_load(&destroyed)) {
+		printf("FAIL: rdma_destroy_id returned before its event was "
+		       "acknowledged\n");
+		fails++;
+	}
+	rdma_ack_cm_event(ev);
+	for (i = 0; i < 500 && !atomic_load(&destroyed); i++)
+		usleep(10000);
+	if (!atomic_load(&destroyed)) {
+		printf("FAIL: rdma_destroy_id still waiting 5 s after the ack\n");
+		fails++;
+	} else {
+		pthread_join(t, NULL);
+		printf("rdma_destroy_id returned once its event was acknowledged\n");
+	}
+	/* a reader blocked on a channel destroyed under it stays blocked */
+	ch2 = rdma_create_event_channel();
+	if (ch2 == NULL) {
+		perror("rdma_create_event_channel");
+		return 1;
+	}
+	pthread_create(&t, NULL, wait_thread, ch2);
+	usleep(200000);
+	rdma_destroy_event_channel(ch2);
+	usleep(500000);
+	if (atomic_load(&woke)) {
+		printf("FAIL: a reader woke when its channel was destroyed\n");
+		fails++;
+	} else {
+		printf("the reader of the destroyed channel is still blocked\n");
+	}
+	fflush(stdout);
+	/* the process exits with that thread still blocked, as rping's */
+	_exit(fails != 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -207,7 +301,10 @@ main(int argc, char **argv)
 		return do_listen(atoi(argv[2]), argv[3]);
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "connect") == 0)
 		return do_connect(argv[2], atoi(argv[3]), argc == 5);
+	if (argc == 3 && strcmp(argv[1], "teardown") == 0)
+		return do_teardown(argv[2]);
 	fprintf(stderr, "usage: %s listen PORT accept|reject|accept-disconnect|hold\n"
-		"       %s connect ADDR PORT [wait-disconnect]\n", argv[0], argv[0]);
+		"       %s connect ADDR PORT [wait-disconnect]\n"
+		"       %s teardown ADDR\n", argv[0], argv[0], argv[0]);
 	return 64;
 }

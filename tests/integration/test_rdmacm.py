@@ -16,7 +16,9 @@ back inside the daemon):
   with its private data), a port nobody listens on (REJECTED, reason 8),
   a disconnect from the passive side, a listener killed after the
   request came (REJECTED: its daemon answers for it), an address nobody
-  answers (UNREACHABLE, -ETIMEDOUT, after B's [cm] retries).
+  answers (UNREACHABLE, -ETIMEDOUT, after B's [cm] retries), teardown
+  under other threads (rdma_destroy_id waits for the acks of its events,
+  a destroyed channel's reader stays blocked).
 
 Then each daemon's CM counters: MADs both ways, no MAD dropped, the
 connections counted, no ID left once the programs are gone."""
@@ -229,6 +231,15 @@ def test_cm_cases(a, b):
     t.check(c.returncode == 2 and "REJECTED" in cout,
             "a listener killed mid-handshake: the client is rejected, not left "
             "waiting")
+    # teardown under other threads, as the kernel's rdma_cm: rdma_destroy_id
+    # waits for the ID's events to be acknowledged; a reader of a channel
+    # destroyed under it stays blocked (not woken with an error)
+    rc, out = run(b, [CM_TEST, "teardown", IP_A], 60)
+    show("teardown", out)
+    t.check(rc == 0 and "FAIL" not in out and
+            "the reader of the destroyed channel is still blocked" in out,
+            "rdma_destroy_id waits for its events' acks; a destroyed "
+            "channel's reader stays blocked")
     # nobody at the address: the REQ is sent again, then UNREACHABLE
     t0 = time.time()
     rc, out = run(b, [CM_TEST, "connect", NOBODY, "7000"], 60)

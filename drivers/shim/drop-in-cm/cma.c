@@ -75,11 +75,17 @@ struct cma_id {
 	struct rdma_conn_param param;   /* ours (connect/accept) */
 	struct dpr_shm_cm_conn peer;    /* the REQ's or REP's */
 	struct ibv_qp_init_attr *ep_qp; /* rdma_create_ep of a listener */
+	/* as librdmacm: events handed out for this ID and acknowledged
+	 * (a CONNECT_REQUEST counts for its listener); rdma_destroy_id()
+	 * waits until every one is, so neither an acknowledgement nor the
+	 * thread still handling an event meets a freed ID (under cma.lock) */
+	uint64_t events_reported, events_completed;
 	struct cma_id *next;
 };
 
 struct cma_event {
 	struct rdma_cm_event ev;
+	struct cma_id *owner;           /* whose events_reported counts it */
 	uint8_t pdata[DPR_CM_MAX_PDATA_BYTES];
 };
 
@@ -90,7 +96,9 @@ static struct {
 	struct ibv_context *dev[CMA_MAX_DEVICES];
 	struct ibv_pd *pd[CMA_MAX_DEVICES];
 	struct cma_id *ids;
-} cma = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+	pthread_cond_t acked;           /* an event acknowledged */
+} cma = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1,
+	  .acked = PTHREAD_COND_INITIALIZER };
 
 /* One request on the process's CM connection. @return 0, or -1 with errno. */
 static int
@@ -282,16 +290,30 @@ take_resp(struct cma_id *c, const struct dpr_shm_msg *m)
 
 /* ------------------------------------------------------ the IDs */
 
+/* The ID an event from the daemon is for, counted as reported in the same
+ * hold of the lock that finds it, so rdma_destroy_id() either unlinked the ID
+ * first (the event is dropped) or waits for its acknowledgement. */
 static struct cma_id *
-id_find(uint32_t handle)
+id_find_report(uint32_t handle)
 {
 	struct cma_id *c;
 
 	pthread_mutex_lock(&cma.lock);
 	for (c = cma.ids; c != NULL && c->handle != handle; c = c->next)
 		;
+	if (c != NULL)
+		c->events_reported++;
 	pthread_mutex_unlock(&cma.lock);
 	return c;
+}
+
+static void
+event_done(struct cma_id *owner)
+{
+	pthread_mutex_lock(&cma.lock);
+	owner->events_completed++;
+	pthread_cond_broadcast(&cma.acked);
+	pthread_mutex_unlock(&cma.lock);
 }
 
 static void
@@ -438,6 +460,12 @@ rdma_destroy_id(struct rdma_cm_id *id)
 
 	id_call(c, &m);
 	id_unlink(c);
+	/* the daemon sends no more of its events, and those still queued are
+	 * dropped as of an unknown ID; those handed out are waited for */
+	pthread_mutex_lock(&cma.lock);
+	while (c->events_completed < c->events_reported)
+		pthread_cond_wait(&cma.acked, &cma.lock);
+	pthread_mutex_unlock(&cma.lock);
 	if (c->sync)
 		rdma_destroy_event_channel(id->channel);
 	free(c->ep_qp);
@@ -960,14 +988,17 @@ again:
 	e->ev.event = (enum rdma_cm_event_type)ev.event;
 	e->ev.status = ev.status;
 	if (ev.event == DPR_SHM_CM_EV_CONNECT_REQUEST) {
-		struct cma_id *l = id_find(ev.listen_id);
+		struct cma_id *l = id_find_report(ev.listen_id);
 
 		c = l == NULL ? NULL : id_alloc(l->id.channel, l->id.context,
 						l->id.ps, l->id.qp_type);
 		if (c == NULL) {
+			if (l != NULL)
+				event_done(l);
 			free(e);
 			goto again;
 		}
+		e->owner = l;
 		c->handle = ev.id;
 		c->tos = l->tos;
 		c->peer = ev.conn;
@@ -987,11 +1018,12 @@ again:
 			rdma_create_qp(&c->id, l->id.pd, &a);
 		}
 	} else {
-		c = id_find(ev.id);
+		c = id_find_report(ev.id);
 		if (c == NULL) {        /* an ID destroyed meanwhile */
 			free(e);
 			goto again;
 		}
+		e->owner = c;
 	}
 	e->ev.id = &c->id;
 	switch (ev.event) {
@@ -1044,7 +1076,10 @@ again:
 	default:
 		break;
 	}
-	c->id.event = &e->ev;
+	/* a CONNECT_REQUEST's new ID may be destroyed before the event is
+	 * acknowledged (it counts for the listener): it does not point back */
+	if (e->owner == c)
+		c->id.event = &e->ev;
 	*event = &e->ev;
 	return 0;
 }
@@ -1056,8 +1091,15 @@ rdma_ack_cm_event(struct rdma_cm_event *event)
 		errno = EINVAL;
 		return -1;
 	}
-	if (event->id != NULL && event->id->event == event)
-		event->id->event = NULL;
+	{
+		struct cma_event *e = (struct cma_event *)event;
+
+		if (e->owner != NULL && &e->owner->id == event->id &&
+		    event->id->event == event)
+			event->id->event = NULL;
+		if (e->owner != NULL)
+			event_done(e->owner);
+	}
 	free(event);
 	return 0;
 }
@@ -1159,7 +1201,6 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 		}
 		c->sync = true;
 	}
-	ev->id->event = NULL;
 	rdma_ack_cm_event(ev);
 	return 0;
 }
