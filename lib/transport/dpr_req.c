@@ -231,13 +231,7 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	rc = dpr_xmit(tp, qp, &h, segs, nseg);
 	if (rc != 0)
 		return rc;
-	/* the builder made the template for the encapsulation as it is:
-	 * the fast path's request headers from it */
-	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan) {
-		dpr_wire_req_img_make(&qp->req_img, &qp->tmpl, DPR_DEFAULT_PKEY,
-				      qp->attr.dest_qp_num);
-		qp->tmpl_fresh = true;
-	}
+	req_img_refresh(qp);
 	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
 	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode)) {
 		w->offset = w->length;
@@ -261,19 +255,6 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		qp->req.index++;
 	}
 	return 0;
-}
-
-/* An mbuf for the fast path: from the transport's stash, refilled from
- * the pool in bulk. */
-static inline struct rte_mbuf *
-stash_get(struct dpr_transport *tp)
-{
-	if (unlikely(tp->n_stash == 0)) {
-		if (rte_pktmbuf_alloc_bulk(tp->pool, tp->stash, RTE_DIM(tp->stash)) != 0)
-			return rte_pktmbuf_alloc(tp->pool);
-		tp->n_stash = RTE_DIM(tp->stash);
-	}
-	return tp->stash[--tp->n_stash];
 }
 
 /* BTH and extension header bytes of SEND and WRITE packets, by opcode */

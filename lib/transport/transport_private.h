@@ -276,6 +276,32 @@ txq_room(const struct dpr_transport *tp)
 	return tp->txq_mask + 1 - (tp->txq_head - tp->txq_tail);
 }
 
+/* An mbuf for a frame of the fast paths (requests, ACKs): from the
+ * transport's stash, refilled from the pool in bulk. */
+static inline struct rte_mbuf *
+stash_get(struct dpr_transport *tp)
+{
+	if (unlikely(tp->n_stash == 0)) {
+		if (rte_pktmbuf_alloc_bulk(tp->pool, tp->stash, RTE_DIM(tp->stash)) != 0)
+			return rte_pktmbuf_alloc(tp->pool);
+		tp->n_stash = RTE_DIM(tp->stash);
+	}
+	return tp->stash[--tp->n_stash];
+}
+
+/* After a frame of the general builder (which made qp->tmpl for the
+ * encapsulation as it is): the fast paths' headers (qp->req_img) from
+ * it, for an untagged IPv4 connection, if they are not fresh. */
+static inline void
+req_img_refresh(struct dpr_tqp *qp)
+{
+	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan) {
+		dpr_wire_req_img_make(&qp->req_img, &qp->tmpl, DPR_DEFAULT_PKEY,
+				      qp->attr.dest_qp_num);
+		qp->tmpl_fresh = true;
+	}
+}
+
 static inline void
 qp_work(struct dpr_tqp *qp)
 {
