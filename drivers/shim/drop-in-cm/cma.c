@@ -85,7 +85,8 @@ struct cma_id {
 
 struct cma_event {
 	struct rdma_cm_event ev;
-	struct cma_id *owner;           /* whose events_reported counts it */
+	struct cma_id *owner;           /* whose events_reported counts it
+					 * (set for every event handed out) */
 	uint8_t pdata[DPR_CM_MAX_PDATA_BYTES];
 };
 
@@ -1087,19 +1088,17 @@ again:
 int
 rdma_ack_cm_event(struct rdma_cm_event *event)
 {
+	struct cma_event *e = (struct cma_event *)event;
+
 	if (event == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	{
-		struct cma_event *e = (struct cma_event *)event;
-
-		if (e->owner != NULL && &e->owner->id == event->id &&
-		    event->id->event == event)
-			event->id->event = NULL;
-		if (e->owner != NULL)
-			event_done(e->owner);
-	}
+	/* only the owner points at the event (a CONNECT_REQUEST's new ID,
+	 * which may be gone, does not): no look at event->id */
+	if (e->owner->id.event == event)
+		e->owner->id.event = NULL;
+	event_done(e->owner);
 	free(event);
 	return 0;
 }
