@@ -132,18 +132,21 @@ handover(struct dpr_worker *w, unsigned int to, struct rte_mbuf *m)
 /* Frames the receive fast path took (one segment each: it takes no
  * other) back to the pool: the direct, unshared ones of the engine's pool
  * in one put, as rte_pktmbuf_free_bulk() would after the checks it makes
- * per frame; any other the ordinary way. */
-static inline void
+ * per frame; any other the ordinary way. @return their bytes (counted in
+ * the same pass). */
+static inline uint64_t
 free_taken(struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mempool *pool = dpr_engine.pool;
 	void *put[DPR_MAX_BURST];
 	unsigned int k = 0;
+	uint64_t bytes = 0;
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 
+		bytes += rte_pktmbuf_pkt_len(m);
 		if (likely(m->pool == pool && RTE_MBUF_DIRECT(m) &&
 			   rte_mbuf_refcnt_read(m) == 1))
 			put[k++] = m;
@@ -152,6 +155,7 @@ free_taken(struct rte_mbuf **pkts, uint16_t n)
 	}
 	if (k != 0)
 		rte_mempool_put_bulk(pool, put, k);
+	return bytes;
 }
 
 /*
@@ -190,11 +194,9 @@ process_frames(struct dpr_worker *w, unsigned int pi, struct rte_mbuf **pkts,
 		}
 		fast = dpr_transport_rx_fast(w->tp[pi], &pkts[i], n - i, w->now);
 		if (fast != 0) {
-			c->roce_rx_packets += fast;
-			for (k = 0; k < fast; k++)
-				c->roce_rx_bytes += rte_pktmbuf_pkt_len(pkts[i + k]);
 			/* done with: back to the pool, the run at once */
-			free_taken(&pkts[i], fast);
+			c->roce_rx_packets += fast;
+			c->roce_rx_bytes += free_taken(&pkts[i], fast);
 			i += fast;
 			if (i == n)
 				break;

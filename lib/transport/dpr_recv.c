@@ -63,6 +63,20 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	tp->pool = c->pool;
 	tp->tx_room = rte_pktmbuf_data_room_size(c->pool) > RTE_PKTMBUF_HEADROOM ?
 		rte_pktmbuf_data_room_size(c->pool) - RTE_PKTMBUF_HEADROOM : 0;
+	{
+		/* what rte_pktmbuf_reset() leaves in rearm_data (stash_refill) */
+		struct rte_mbuf mb = {
+			.data_off = (uint16_t)RTE_MIN((uint32_t)RTE_PKTMBUF_HEADROOM,
+						      rte_pktmbuf_data_room_size(c->pool)),
+			.nb_segs = 1,
+			.port = RTE_MBUF_PORT_INVALID,
+		};
+
+		const uintptr_t rearm = (uintptr_t)&mb.rearm_data;
+
+		rte_mbuf_refcnt_set(&mb, 1);
+		tp->mbuf_rearm = *(const uint64_t *)rearm;
+	}
 	/* external buffers carry an IOVA: the MR's own address in VA mode */
 	if (rte_eal_iova_mode() != RTE_IOVA_VA)
 		tp->conf.zero_copy_min = 0;

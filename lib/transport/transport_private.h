@@ -253,6 +253,7 @@ struct dpr_transport {
 	const uint64_t *mr_gen;         /**< the device's (dpr_verbs_mr_gen) */
 	/* mbufs for the send fast path, taken from the pool 32 at a time */
 	uint32_t tx_room;               /**< bytes a fresh mbuf of the pool holds */
+	uint64_t mbuf_rearm;            /**< rearm_data of a fresh mbuf */
 	struct rte_mbuf *stash[32];
 	uint32_t n_stash;
 	struct dpr_transport_stats stats;
@@ -276,16 +277,53 @@ txq_room(const struct dpr_transport *tp)
 	return tp->txq_mask + 1 - (tp->txq_head - tp->txq_tail);
 }
 
+/*
+ * The stash refilled from the pool, 32 mbufs at once, the way PMDs rearm
+ * their receive rings rather than by rte_pktmbuf_alloc_bulk(): an mbuf in
+ * a pool already has a reference count of 1, one segment and no next
+ * (rte_mbuf_raw_alloc()'s contract), so of rte_pktmbuf_reset() only what
+ * a frame of the fast paths relies on is written -- the headroom, no
+ * offload flags, zero lengths: 32 bytes in a row in the first cache
+ * line, where the reset writes the second one too (tx_offload and the
+ * outer VLAN, read only under offload flags, which stay clear). Half the
+ * instructions per mbuf (callgrind: 22 -> 10 per frame). @return false:
+ * the pool is empty.
+ */
+static __rte_noinline bool
+stash_refill(struct dpr_transport *tp)
+{
+	typedef uint64_t v2u64 __attribute__((vector_size(16)));
+	const v2u64 head = { tp->mbuf_rearm, 0 }, zero = { 0, 0 };
+	uint32_t i;
+
+	/* rearm_data, ol_flags (none), then packet_type, pkt_len, data_len,
+	 * vlan_tci (and half the hash): zeros, 32 bytes in a row */
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, ol_flags) !=
+			 offsetof(struct rte_mbuf, rearm_data) + 8);
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, packet_type) !=
+			 offsetof(struct rte_mbuf, rearm_data) + 16);
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, vlan_tci) + 2 >
+			 offsetof(struct rte_mbuf, rearm_data) + 32);
+	if (rte_mempool_get_bulk(tp->pool, (void **)tp->stash, RTE_DIM(tp->stash)) != 0)
+		return false;
+	for (i = 0; i < RTE_DIM(tp->stash); i++) {
+		/* (through an address, as PMDs do: a marker has no size) */
+		const uintptr_t rearm = (uintptr_t)&tp->stash[i]->rearm_data;
+
+		memcpy((void *)rearm, &head, sizeof(head));
+		memcpy((void *)(rearm + 16), &zero, sizeof(zero));
+	}
+	tp->n_stash = RTE_DIM(tp->stash);
+	return true;
+}
+
 /* An mbuf for a frame of the fast paths (requests, ACKs): from the
  * transport's stash, refilled from the pool in bulk. */
 static inline struct rte_mbuf *
 stash_get(struct dpr_transport *tp)
 {
-	if (unlikely(tp->n_stash == 0)) {
-		if (rte_pktmbuf_alloc_bulk(tp->pool, tp->stash, RTE_DIM(tp->stash)) != 0)
-			return rte_pktmbuf_alloc(tp->pool);
-		tp->n_stash = RTE_DIM(tp->stash);
-	}
+	if (unlikely(tp->n_stash == 0) && !stash_refill(tp))
+		return rte_pktmbuf_alloc(tp->pool);
 	return tp->stash[--tp->n_stash];
 }
 
