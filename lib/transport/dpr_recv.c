@@ -52,7 +52,10 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	ring = tp->conf.tx_ring ? tp->conf.tx_ring : DPR_TX_RING;
 	ring = rte_align32pow2(ring);
 	tp->txq = calloc(ring, sizeof(*tp->txq));
-	if (tp->txq == NULL) {
+	tp->txq_fill = calloc(ring, sizeof(*tp->txq_fill));
+	if (tp->txq == NULL || tp->txq_fill == NULL) {
+		free(tp->txq);
+		free(tp->txq_fill);
 		free(tp);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -98,6 +101,7 @@ dpr_transport_destroy(struct dpr_transport *tp)
 	if (tp->n_stash != 0)
 		rte_pktmbuf_free_bulk(tp->stash, tp->n_stash);
 	free(tp->txq);
+	free(tp->txq_fill);
 	free(tp);
 }
 

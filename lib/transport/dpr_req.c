@@ -271,16 +271,22 @@ static const uint8_t req_hdr_len[DPR_OP_RC_WRITE_ONLY_IMM + 1] = {
  * One request frame of the send fast path into @p m: the connection's
  * headers (qp->req_img) patched, the RETH of a first WRITE packet, the
  * immediate, @p paylen bytes of payload from @p src and the pad; the
- * ICRC is the caller's (its 4 bytes are zeroed). @return the length.
+ * ICRC is the caller's (its 4 bytes are zeroed). A frame of at least
+ * @p copy_min bytes of payload (dpr_icrc_copy_min: the whole packet is
+ * longer) is left without its payload and pad, and @p fill says what to
+ * copy there (tp->txq_fill[@p slot]): the ICRC's pass copies it.
+ * @return whether it was left so.
  */
-static __rte_always_inline uint32_t
+static __rte_always_inline bool
 req_fast_frame(struct rte_mbuf *m, const struct dpr_tqp *qp,
 	       const struct dpr_send_wqe *w, uint16_t ip_id, uint8_t op,
 	       bool first, bool se, bool ackreq, uint32_t psn,
-	       const uint8_t *src, uint32_t paylen)
+	       const uint8_t *src, uint32_t paylen, uint32_t copy_min,
+	       struct dpr_transport *tp, uint32_t slot)
 {
 	const uint32_t hl = req_hdr_len[op];
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *const frame = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *p = frame;
 	const uint32_t len = dpr_wire_req_hdrs(p, &qp->req_img, ip_id, op, hl, se,
 					       ackreq, psn, paylen);
 
@@ -299,12 +305,20 @@ req_fast_frame(struct rte_mbuf *m, const struct dpr_tqp *qp,
 		memcpy(p, &w->imm, 4);
 		p += 4;
 	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	if (unlikely(paylen >= copy_min)) {
+		struct dpr_tx_fill *fill = &tp->txq_fill[slot & tp->txq_mask];
+
+		fill->src = src;
+		fill->poff = (uint16_t)(p - frame - DPR_F_L3);
+		fill->n = (uint16_t)paylen;
+		return true;
+	}
 	if (paylen != 0)
 		payload_copy(p, src, paylen);
 	memset(p + paylen, 0, 4);       /* the pad, and past it */
-	m->data_len = (uint16_t)len;
-	m->pkt_len = len;
-	return len;
+	return false;
 }
 
 /*
@@ -349,6 +363,8 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	uint16_t ip_id = qp->encap.ip_id;
 	uint64_t copied = 0;
 	const uint32_t max = RTE_MIN(budget, txq_room(tp));
+	const uint32_t copy_min = dpr_icrc_copy_min;
+	uint32_t fused = 0;             /* frames whose payload is to copy */
 
 	if (unlikely(tp->tx_room < RTE_MAX(64u, DPR_F_BTH + 32 + 3 + DPR_ICRC_LEN)))
 		return budget;          /* (mbufs too small for any frame here) */
@@ -394,9 +410,10 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 				w->state = WQE_PENDING;
 				idx++;
 				noack = 0;
-				req_fast_frame(m, qp, w, ip_id++, send_write_op[opc][1][1],
-					       true, flags & DPR_SEND_SOLICITED, true, psn,
-					       src, paylen);
+				fused += req_fast_frame(m, qp, w, ip_id++,
+						send_write_op[opc][1][1], true,
+						flags & DPR_SEND_SOLICITED, true, psn,
+						src, paylen, copy_min, tp, head);
 				goto queued;
 			}
 			w->first_psn = req_psn;
@@ -436,9 +453,10 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		/* AckReq as send_packet() sets it */
 		ackreq = last || noack + 1 >= ack_every;
 		noack = ackreq ? 0 : noack + 1;
-		req_fast_frame(m, qp, w, ip_id++, send_write_op[opc][first][last], first,
-			       last && (flags & DPR_SEND_SOLICITED), ackreq, psn, src,
-			       paylen);
+		fused += req_fast_frame(m, qp, w, ip_id++,
+				send_write_op[opc][first][last], first,
+				last && (flags & DPR_SEND_SOLICITED), ackreq, psn,
+				src, paylen, copy_min, tp, head);
 		w->offset = off + paylen;
 		if (last) {
 			w->state = WQE_PENDING;
@@ -462,15 +480,41 @@ queued:
 	/* The ICRCs, once every frame of the run is built: by now the
 	 * stores that built a frame have reached the cache (a CRC load that
 	 * spans two pending stores waits for them), and one frame's multiply
-	 * chain runs beside the next one's. */
-	for (uint32_t i = 0; i < sent; i++) {
-		struct rte_mbuf *m = tp->txq[(head - sent + i) & tp->txq_mask];
-		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-		const uint32_t len = m->data_len;
-		const uint32_t icrc = rte_cpu_to_le_32(dpr_icrc_ipv4(p + DPR_F_L3,
-					len - DPR_F_L3 - DPR_ICRC_LEN));
+	 * chain runs beside the next one's. A long frame's payload is copied
+	 * in here, by the same pass (one pass over its bytes, not two); its
+	 * txq_fill slot is cleared again (a slot's src is NULL between runs,
+	 * so a run of short frames never writes one). */
+	if (likely(fused == 0)) {
+		for (uint32_t i = 0; i < sent; i++) {
+			struct rte_mbuf *m = tp->txq[(head - sent + i) & tp->txq_mask];
+			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+			const uint32_t len = m->data_len;
+			const uint32_t icrc = rte_cpu_to_le_32(dpr_icrc_ipv4(p + DPR_F_L3,
+						len - DPR_F_L3 - DPR_ICRC_LEN));
 
-		memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
+			memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
+		}
+	} else {
+		for (uint32_t i = 0; i < sent; i++) {
+			const uint32_t slot = (head - sent + i) & tp->txq_mask;
+			struct rte_mbuf *m = tp->txq[slot];
+			struct dpr_tx_fill *f = &tp->txq_fill[slot];
+			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+			const uint32_t len = m->data_len;
+			uint32_t icrc;
+
+			if (f->src == NULL) {
+				icrc = dpr_icrc_ipv4(p + DPR_F_L3,
+						     len - DPR_F_L3 - DPR_ICRC_LEN);
+			} else {
+				icrc = dpr_icrc_ipv4_copy(p + DPR_F_L3,
+						len - DPR_F_L3 - DPR_ICRC_LEN,
+						f->poff, f->src, f->n);
+				f->src = NULL;
+			}
+			icrc = rte_cpu_to_le_32(icrc);
+			memcpy(p + len - DPR_ICRC_LEN, &icrc, DPR_ICRC_LEN);
+		}
 	}
 	qp->req.index = idx;
 	qp->req.psn_hi = psn_hi;

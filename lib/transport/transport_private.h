@@ -247,6 +247,14 @@ struct dpr_transport {
 	uint64_t now;
 	struct rte_mbuf **txq;
 	uint32_t txq_mask, txq_head, txq_tail;
+	/* the send fast path's payloads still to copy, by txq slot: a long
+	 * frame's payload is copied by the pass that computes its ICRC
+	 * (dpr_icrc_ipv4_copy(), at the end of req_fast(), which clears
+	 * src again: NULL in every slot between runs) */
+	struct dpr_tx_fill {
+		const uint8_t *src;     /* NULL: the frame is whole */
+		uint16_t poff, n;       /* the payload's offset from l3, bytes */
+	} *txq_fill;
 	struct dpr_tqp_list work;       /**< QPs with something to send */
 	struct dpr_tqp_list all;
 	struct dpr_wheel wheel;

@@ -57,6 +57,7 @@
 
 static bool cpu_has_avx;
 static bool cpu_has_avx512;     /* and VPCLMULQDQ: ISA-L's 64-byte loads */
+static bool cpu_has_avx512bw;   /* byte masks: the copy in the fold */
 static bool use_fold;           /* PCLMULQDQ and SSSE3: the fold */
 
 /* the longest packet whose masks are corrected (LONG_MAX_LEN: every
@@ -150,6 +151,16 @@ static const uint8_t mask_ipv6[SMALL_MAX] __rte_aligned(16) = {
 	[40 + 8 + 4] = 0xff,              /* BTH FECN, BECN, Resv6 */
 };
 #define MASK_END_IPV6 (40 + 8 + 4 + 1)
+
+/* dpr_icrc_ipv4_copy() as two passes: the copy, then the ICRC */
+static uint32_t
+icrc_ipv4_copy_apart(uint8_t *l3, uint32_t len, uint32_t poff,
+		     const void *src, uint32_t n)
+{
+	memcpy(l3 + poff, src, n);
+	memset(l3 + poff + n, 0, len - poff - n);
+	return dpr_icrc_ipv4_fn(l3, len);
+}
 
 #if defined(RTE_ARCH_X86_64)
 /* pshufb controls: loaded at 16 - p, bytes move p places up, zeros in */
@@ -298,6 +309,107 @@ fold_ipv4_zmm_long(const uint8_t *buf, uint32_t len)
 	return zmm_last(x);
 }
 
+/*
+ * fold_ipv4_zmm_long() over a frame whose payload it copies in: the send
+ * side's one pass over the payload (issue 18, item 7). Block by block,
+ * what lies in the payload is loaded from @p src and stored into the
+ * frame, and the same register is folded; the headers before @p poff are
+ * read from the frame (built earlier), the pad after the payload is
+ * zeros (written too). The blocks are the fold's: front-padded so the
+ * last one ends at the end of the pad, so a block that mixes headers,
+ * payload and pad (the first one or two, the last) is put together by
+ * masked byte loads (the lanes off the mask are neither read nor faulted
+ * on) and stored by a masked store (the frame's bytes outside [poff,
+ * len), the Ethernet header among them, are not written).
+ */
+struct fuse {
+	uint8_t *b;             /* the frame's l3 less the front padding */
+	int32_t l3;             /* l3 from b: the front padding */
+	const uint8_t *s;       /* src less (poff + p): a block's source at + 64k */
+	int32_t poff, pend, len;        /* from b: payload, pad, end */
+};
+
+/* lanes [lo, hi) of a block, clamped to 0..64 */
+static inline uint64_t
+lanes_between(int32_t lo, int32_t hi)
+{
+	lo = RTE_MAX(lo, 0);
+	hi = RTE_MIN(hi, 64);
+	if (hi <= lo)
+		return 0;
+	return (hi == 64 ? ~0ull : (1ull << hi) - 1) & ~((1ull << lo) - 1);
+}
+
+static __attribute__((target("avx512f,avx512bw"))) inline __m512i
+fuse_block(const struct fuse *f, int32_t at)
+{
+	uint8_t *d = f->b + at;
+	const uint8_t *s = (const uint8_t *)((uintptr_t)f->s + (uintptr_t)(intptr_t)at);
+	__mmask64 hdr, pay;
+	__m512i t;
+
+	if (likely(at >= f->poff && at + 64 <= f->pend)) {
+		t = _mm512_loadu_si512(s);
+		_mm512_storeu_si512(d, t);
+		return t;
+	}
+	hdr = lanes_between(f->l3 - at, f->poff - at);
+	pay = lanes_between(f->poff - at, f->pend - at);
+	t = _mm512_mask_loadu_epi8(_mm512_maskz_loadu_epi8(hdr, d), pay, s);
+	_mm512_mask_storeu_epi8(d, lanes_between(f->poff - at, f->len - at), t);
+	return t;
+}
+
+static __attribute__((target("avx512f,avx512bw,vpclmulqdq,avx,pclmul"))) uint32_t
+fold_ipv4_zmm_copy(uint8_t *l3, uint32_t len, uint32_t poff,
+		   const uint8_t *src, uint32_t n)
+{
+	const uint32_t p = -len & 63;           /* a multiple of 4 */
+	const uint32_t end = len + p;           /* whole blocks, at least 5 */
+	const __m512i k64 = _mm512_load_si512(fold64_k);
+	const __m512i k256 = _mm512_load_si512(fold256_k);
+	const uint8_t *mask = mask_ipv4_z + 64 - p;
+	const struct fuse f = {
+		.b = (uint8_t *)((uintptr_t)l3 - p),
+		.l3 = (int32_t)p,
+		.s = (const uint8_t *)((uintptr_t)src - (poff + p)),
+		.poff = (int32_t)(poff + p),
+		.pend = (int32_t)(poff + n + p),
+		.len = (int32_t)end,
+	};
+	__m512i x0, x1, x2, x3, x;
+	uint32_t off;
+
+	/* the first two blocks with the masks (they end at 33 from l3) and
+	 * the register's start value, as zmm_first() */
+	x0 = (fuse_block(&f, 0) | _mm512_loadu_si512(mask)) ^
+		_mm512_maskz_set1_epi32((__mmask16)(1u << (p / 4)), (int)~ICRC_LRH_SEED);
+	x1 = fuse_block(&f, 64) | _mm512_loadu_si512(mask + 64);
+	x2 = fuse_block(&f, 128);
+	x3 = fuse_block(&f, 192);
+	for (off = 256; off + 256 <= end; off += 256) {
+		x0 = fold_zmm(x0, k256, fuse_block(&f, (int32_t)off));
+		x1 = fold_zmm(x1, k256, fuse_block(&f, (int32_t)off + 64));
+		x2 = fold_zmm(x2, k256, fuse_block(&f, (int32_t)off + 128));
+		x3 = fold_zmm(x3, k256, fuse_block(&f, (int32_t)off + 192));
+	}
+	x = fold_zmm(x0, _mm512_load_si512(fold192_k), x3) ^
+		fold_zmm(x1, _mm512_load_si512(fold128_k), _mm512_setzero_si512()) ^
+		fold_zmm(x2, k64, _mm512_setzero_si512());
+	for (; off < end; off += 64)
+		x = fold_zmm(x, k64, fuse_block(&f, (int32_t)off));
+	return zmm_last(x);
+}
+
+static uint32_t
+icrc_ipv4_copy_avx512(uint8_t *l3, uint32_t len, uint32_t poff,
+		      const void *src, uint32_t n)
+{
+	if (len > FOLD_MAX && (len & 3) == 0)
+		return ~fold_ipv4_zmm_copy(l3, len, poff, src, n);
+	return icrc_ipv4_copy_apart(l3, len, poff, src, n);
+}
+
 static __attribute__((target("avx512f,vpclmulqdq,avx,avx2,pclmul"))) uint32_t
 icrc_ipv4_avx512(const uint8_t *l3c, uint32_t len)
 {
@@ -432,6 +544,9 @@ icrc_ipv4_isal(const uint8_t *l3, uint32_t len)
 }
 
 uint32_t (*dpr_icrc_ipv4_fn)(const uint8_t *l3, uint32_t len) = icrc_ipv4_isal;
+uint32_t (*dpr_icrc_ipv4_copy_fn)(uint8_t *l3, uint32_t len, uint32_t poff,
+				  const void *src, uint32_t n) = icrc_ipv4_copy_apart;
+uint32_t dpr_icrc_copy_min = UINT32_MAX;
 
 /* Continue @p crc over @p len bytes from offset @p off of a chain. */
 static uint32_t
@@ -513,9 +628,15 @@ dpr_icrc_set_way(enum dpr_icrc_way way)
 	    (way == DPR_ICRC_FOLD_AVX && (!pclmul || !cpu_has_avx)) ||
 	    (way == DPR_ICRC_FOLD_AVX512 && (!pclmul || !cpu_has_avx512)))
 		return -ENOTSUP;
+	dpr_icrc_ipv4_copy_fn = icrc_ipv4_copy_apart;
+	dpr_icrc_copy_min = UINT32_MAX;
 	switch (way) {
 	case DPR_ICRC_FOLD_AVX512:
 		dpr_icrc_ipv4_fn = icrc_ipv4_avx512;
+		if (cpu_has_avx512bw) {
+			dpr_icrc_ipv4_copy_fn = icrc_ipv4_copy_avx512;
+			dpr_icrc_copy_min = FOLD_MAX + 1;
+		}
 		break;
 	case DPR_ICRC_FOLD_SSE:
 		dpr_icrc_ipv4_fn = icrc_ipv4_sse;
@@ -573,6 +694,7 @@ icrc_cpu_init(void)
 	cpu_has_avx = __builtin_cpu_supports("avx");
 	cpu_has_avx512 = __builtin_cpu_supports("avx512f") &&
 		__builtin_cpu_supports("vpclmulqdq");
+	cpu_has_avx512bw = cpu_has_avx512 && __builtin_cpu_supports("avx512bw");
 #endif
 	dpr_icrc_set_way(DPR_ICRC_BEST);
 }

@@ -789,6 +789,33 @@ dpr_icrc_ipv4(const uint8_t *l3, uint32_t len)
 	return dpr_icrc_ipv4_fn(l3, len);
 }
 
+/**
+ * dpr_icrc_ipv4() of a frame whose payload is copied in by the same call:
+ * @p n bytes from @p src to @p l3 + @p poff, then zeros (the pad) up to
+ * @p len, the bytes dpr_icrc_ipv4() covers; the headers before @p poff
+ * must be in place. Where the CPU has AVX-512 (BW and VPCLMULQDQ), a
+ * packet of at least dpr_icrc_copy_min bytes takes one pass over the
+ * payload, each 64-byte block stored into the frame from the register it
+ * is folded from; otherwise a copy, then dpr_icrc_ipv4(). Only bytes in
+ * [poff, len) of the frame are written.
+ */
+static inline uint32_t dpr_icrc_ipv4_copy(uint8_t *l3, uint32_t len,
+		uint32_t poff, const void *src, uint32_t n);
+
+extern uint32_t (*dpr_icrc_ipv4_copy_fn)(uint8_t *l3, uint32_t len,
+		uint32_t poff, const void *src, uint32_t n);
+
+/** The shortest packet (@p len of dpr_icrc_ipv4_copy()) it copies in the
+ * pass that computes the ICRC; UINT32_MAX: none, on this CPU and way. */
+extern uint32_t dpr_icrc_copy_min;
+
+static inline uint32_t
+dpr_icrc_ipv4_copy(uint8_t *l3, uint32_t len, uint32_t poff, const void *src,
+		   uint32_t n)
+{
+	return dpr_icrc_ipv4_copy_fn(l3, len, poff, src, n);
+}
+
 /** How dpr_icrc_ipv4() and the general paths' one-piece frames compute the
  * ICRC. */
 enum dpr_icrc_way {
