@@ -483,7 +483,10 @@ queued:
 	 * chain runs beside the next one's. A long frame's payload is copied
 	 * in here, by the same pass (one pass over its bytes, not two); its
 	 * txq_fill slot is cleared again (a slot's src is NULL between runs,
-	 * so a run of short frames never writes one). */
+	 * so a run of short frames never writes one). Two loops, not one
+	 * that tests the slot (or a count of them) per frame: that one
+	 * measured 785/756/5650 instructions per message against 780/752/
+	 * 5634 (write64, send64, write4k requester; callgrind). */
 	if (likely(fused == 0)) {
 		for (uint32_t i = 0; i < sent; i++) {
 			struct rte_mbuf *m = tp->txq[(head - sent + i) & tp->txq_mask];

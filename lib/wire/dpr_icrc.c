@@ -320,7 +320,10 @@ fold_ipv4_zmm_long(const uint8_t *buf, uint32_t len)
  * payload and pad (the first one or two, the last) is put together by
  * masked byte loads (the lanes off the mask are neither read nor faulted
  * on) and stored by a masked store (the frame's bytes outside [poff,
- * len), the Ethernet header among them, are not written).
+ * len), the Ethernet header among them, are not written). Its own copy
+ * of the four-chain loop, not one body with fold_ipv4_zmm_long() and a
+ * block loader: fuse_block() needs AVX512BW, which the plain fold (its
+ * dispatch: AVX512F and VPCLMULQDQ) must not be compiled for.
  */
 struct fuse {
 	uint8_t *b;             /* the frame's l3 less the front padding */
