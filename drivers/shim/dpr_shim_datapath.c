@@ -326,6 +326,8 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 	uint32_t cons = q->sq_cons;
 	bool left = false;
 
+	if (prod == cons)
+		return false;   /* (cons not written again: the client reads it) */
 	if (prod - cons > q->sq_size) {
 		if (!q->broken)
 			shim.ws[wi].ring_index_errors++;
@@ -500,9 +502,81 @@ shim_srq_attach(struct shim_srq *s)
 	dpr_srq_set_limit_cb(s->srq, srq_limit, s);
 }
 
+/* Rounds a polled QP's rings may stay empty before the worker lets it go
+ * (its client rings its doorbell again then): a client posting one
+ * message at a time, waiting for each (a ping-pong), keeps its QP polled
+ * and never rings. Then SHIM_POLL_GRACE more rounds with idle set, for a
+ * producer the client stored before it read idle = 0 to become visible
+ * (lib/shm/dpr_shm.h, Doorbells); and every SHIM_SWEEP_NS the producers
+ * of the QPs not polled are looked at, whatever happened. */
+#define SHIM_POLL_ROUNDS 256
+#define SHIM_POLL_GRACE 32
+#define SHIM_SWEEP_NS 1000000
+
+/* A QP onto the worker's list: its rings looked at every round, the
+ * client told it need not ring. */
+static void
+poll_start(struct shim_client *c, struct shim_qp *q)
+{
+	q->polled = true;
+	q->empty_rounds = 0;
+	c->polled[q->slot / 64] |= 1ull << (q->slot % 64);
+	__atomic_store_n(&q->sq->idle, 0, __ATOMIC_RELAXED);
+}
+
+/* Anything in @p q's rings the worker has not taken? */
+static bool
+rings_moved(const struct shim_qp *q)
+{
+	return __atomic_load_n(&q->sq->prod, __ATOMIC_RELAXED) != q->sq_cons ||
+	       __atomic_load_n(&q->rq->prod, __ATOMIC_RELAXED) != q->rq_cons;
+}
+
+/* A round of a polled QP: its rings drained; after SHIM_POLL_ROUNDS
+ * empty ones idle is set, after SHIM_POLL_GRACE more the QP is off the
+ * list. @return whether it had work. */
+static bool
+poll_qp(struct shim_client *c, struct shim_qp *q, unsigned int wi)
+{
+	const uint32_t sq_cons = q->sq_cons, rq_cons = q->rq_cons;
+	bool left;
+
+	left = drain_sq(q, wi);
+	left = drain_rq(q, wi) || left;
+	if (left || q->sq_cons != sq_cons || q->rq_cons != rq_cons) {
+		if (q->empty_rounds >= SHIM_POLL_ROUNDS)
+			__atomic_store_n(&q->sq->idle, 0, __ATOMIC_RELAXED);
+		q->empty_rounds = 0;
+		return true;
+	}
+	q->empty_rounds++;
+	if (q->empty_rounds == SHIM_POLL_ROUNDS) {
+		__atomic_store_n(&q->sq->idle, 1, __ATOMIC_RELAXED);
+	} else if (q->empty_rounds >= SHIM_POLL_ROUNDS + SHIM_POLL_GRACE) {
+		q->polled = false;
+		c->polled[q->slot / 64] &= ~(1ull << (q->slot % 64));
+	}
+	return false;
+}
+
+/* Every SHIM_SWEEP_NS: the QPs of @p c not polled whose rings hold
+ * something (a doorbell the client did not ring) back on the list. */
+static void
+sweep(struct shim_client *c, uint64_t now_ns)
+{
+	c->next_sweep_ns = now_ns + SHIM_SWEEP_NS;
+	for (unsigned int s = 0; s < DPR_SHM_MAX_QPS; s++) {
+		struct shim_qp *q = c->qps[s];
+
+		if (q != NULL && !q->polled && !q->broken && rings_moved(q)) {
+			shim.ws[c->worker].doorbells_missed++;
+			poll_start(c, q);
+		}
+	}
+}
+
 bool
-dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
-		     uint64_t now_ns __rte_unused)
+dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi, uint64_t now_ns)
 {
 	bool busy = false;
 	unsigned int i, k;
@@ -513,6 +587,8 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
 
 		if (unlikely(c->overflow_pending))
 			overflow_to_err(c);
+		if (unlikely(now_ns >= c->next_sweep_ns))
+			sweep(c, now_ns);
 		/* SRQs have no doorbell: their rings are looked at each round
 		 * (a load of prod each) and when a message finds one empty */
 		if (__atomic_load_n(&c->n_srq, __ATOMIC_RELAXED) != 0)
@@ -521,27 +597,27 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi,
 					drain_srq(c->srqs[k], wi);
 
 		for (k = 0; k < RTE_DIM(c->ctrl->doorbell); k++) {
-			uint64_t bits;
+			uint64_t bits = c->polled[k];
 
-			if (__atomic_load_n(&db[k], __ATOMIC_RELAXED) == 0)
-				continue;
-			bits = __atomic_exchange_n(&db[k], 0, __ATOMIC_ACQ_REL);
+			if (__atomic_load_n(&db[k], __ATOMIC_RELAXED) != 0) {
+				const uint64_t rung = __atomic_exchange_n(&db[k], 0,
+									  __ATOMIC_ACQ_REL);
+
+				shim.ws[wi].doorbells += (uint64_t)__builtin_popcountll(rung);
+				bits |= rung;
+			}
 			while (bits != 0) {
 				unsigned int b = (unsigned int)__builtin_ctzll(bits);
 				struct shim_qp *q = c->qps[k * 64 + b];
 
 				bits &= bits - 1;
-				if (q == NULL || q->broken)
+				if (q == NULL || q->broken) {
+					c->polled[k] &= ~(1ull << b);
 					continue;
-				bool left = drain_sq(q, wi);
-
-				left = drain_rq(q, wi) || left;
-				if (left) {
-					/* ring again for ourselves */
-					__atomic_fetch_or(&db[k], 1ull << b,
-							  __ATOMIC_RELAXED);
-					busy = true;
 				}
+				if (!q->polled)
+					poll_start(c, q);
+				busy |= poll_qp(c, q, wi);
 			}
 		}
 	}

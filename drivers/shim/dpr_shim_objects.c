@@ -484,6 +484,8 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	}
 	q->sq = ring;
 	q->rq = (struct dpr_shm_ring *)((uint8_t *)ring + sq_bytes);
+	/* no worker looks at its rings until its doorbell rings */
+	__atomic_store_n(&q->sq->idle, 1, __ATOMIC_RELAXED);
 	h = shim_obj_add(c, OBJ_QP, q);
 	if (h == 0) {
 		rc = -ENOMEM;

@@ -300,6 +300,8 @@ static const struct dpr_counter_help shim_help[] = {
 	{ "recv_wqes", "receive work requests taken from clients' receive rings" },
 	{ "bad_wqes", "work requests the transport refused (completed in error)" },
 	{ "ring_index_errors", "rings whose index a client corrupted (the QP is broken off)" },
+	{ "doorbells", "doorbells taken from clients (one per QP per worker round at most): a QP's rings are then looked at every round until quiet, its client not ringing" },
+	{ "doorbells_missed", "QPs with work found by the millisecond sweep, not by a doorbell (a post that raced the worker letting the QP go)" },
 	{ "cqes", "completions written to clients' CQ rings" },
 	{ "cq_overflows", "CQs a client did not poll fast enough (CQ_ERR, QPs to ERR)" },
 	{ "channel_signals", "completion channel wake-ups sent" },

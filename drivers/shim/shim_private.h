@@ -103,6 +103,11 @@ struct shim_qp {
 	bool broken;                    /* the client scribbled on an index */
 	bool errored;                   /* moved to ERR for its CQ's overflow */
 	bool ud;                        /* a UD QP: its WQEs carry a destination */
+	/* (worker) its rings looked at every round, no doorbell needed
+	 * (its bit in c->polled; sq->idle = 0), and for how many rounds
+	 * in a row they have had nothing */
+	bool polled;
+	uint32_t empty_rounds;
 	uint64_t send_wqes, recv_wqes;  /* taken from its rings (worker) */
 	struct dpr_shm_qp_caps cap;
 };
@@ -136,6 +141,8 @@ struct shim_client {
 	struct dpr_shm_ctrl *ctrl;
 	struct dpr_verbs_ctx *ctx;
 	struct shim_qp *qps[DPR_SHM_MAX_QPS];   /* by slot: the worker reads */
+	uint64_t polled[DPR_SHM_MAX_QPS / 64];  /* (worker) slots of polled QPs */
+	uint64_t next_sweep_ns;                 /* (worker) sweep() */
 	struct shim_srq *srqs[SHIM_MAX_SRQ];    /* by slot: the worker drains */
 	struct shim_obj obj[SHIM_MAX_OBJS];
 	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel, n_srq;
@@ -162,6 +169,8 @@ struct shim_client {
 	_(recv_wqes) \
 	_(bad_wqes) \
 	_(ring_index_errors) \
+	_(doorbells) \
+	_(doorbells_missed) \
 	_(cqes) \
 	_(cq_overflows) \
 	_(channel_signals) \

@@ -27,7 +27,21 @@
  * Doorbells: the client's control page holds a bitmap with one bit per QP
  * slot. After posting, the client sets its QP's bit (an atomic OR); the
  * worker that owns the client takes the whole word (an atomic exchange)
- * and drains those QPs' rings: no scan of every QP.
+ * and drains those QPs' rings: no scan of every QP. A rung QP then stays
+ * on the worker's own list, its rings looked at every round, until they
+ * have been empty for a while: meanwhile the QP's SQ ring says idle = 0,
+ * and the client rings no doorbell (an atomic OR on a line the worker
+ * keeps taking: each one a transfer between the cores, which bounded
+ * 64 B WRITEs through the shim at 3-6 M/s where the built-in client made
+ * 16). The client stores a producer, then reads idle and rings if it is
+ * set -- no fence between the two: one would make every post wait for
+ * the producer's line to leave the worker's core, the cost the doorbell
+ * had. So the worker, letting a QP go, stores idle = 1 and keeps looking
+ * at its rings for a grace of rounds before it drops it (a producer
+ * stored before idle was seen is visible by then: a store leaves the
+ * store buffer within nanoseconds); and every millisecond it looks at the
+ * producers of every QP it does not poll, so that no post waits longer
+ * than that whatever the timing.
  */
 
 #ifndef DPR_SHM_H
@@ -41,10 +55,12 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 6            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 7            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
                                           5: RDMA CM; 6: a send WQE's first
-                                          line holds a one-SGE request */
+                                          line holds a one-SGE request; 7: a
+                                          QP's doorbell only while its SQ
+                                          ring says idle */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -77,7 +93,12 @@ struct dpr_shm_ring {
 	/** CQ only: set by the daemon when the CQ overflowed (it is then
 	 * in error, IBA 11.4.2.1: no more completions). */
 	uint32_t overflow;
-	uint8_t pad2[DPR_SHM_CACHE_LINE - 8];
+	/** A QP's SQ ring only (for both its rings): 1 while the worker
+	 * does not look at them every round, so that a client that
+	 * published a producer must ring the QP's doorbell; 0 while it
+	 * does (the daemon writes it; see Doorbells above). */
+	uint32_t idle;
+	uint8_t pad2[DPR_SHM_CACHE_LINE - 12];
 };
 #define DPR_SHM_RING_HDR ((uint32_t)sizeof(struct dpr_shm_ring))
 

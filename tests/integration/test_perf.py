@@ -112,10 +112,16 @@ def main():
 
         # a timed run, JSON: the count reported is the count the daemon took
         w0 = send_wqes(PB)
+        d0 = t.telemetry(PB, "/dprdma/shim/stats")["doorbells"]
         src, _, crc, out = pair(a, b, ["send_bw", "-D", "2", "-s", "512", "-q", "2",
                                        "-l", "4", "--json", "--yield"])
         j = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
         took = send_wqes(PB) - w0
+        # a QP that keeps posting stays on its worker's list: its client
+        # rings a doorbell when the worker has let it go, not per post
+        rang = t.telemetry(PB, "/dprdma/shim/stats")["doorbells"] - d0
+        t.check(0 < rang and rang * 1000 < took,
+                "send_bw -D 2: %d doorbells rung for %d send WQEs" % (rang, took))
         t.check(src == 0 and crc == 0 and len(j) == 1 and
                 j[0]["iterations"] == took and j[0]["iterations"] > 0 and
                 1.9 < j[0]["seconds"] < 10 and j[0]["qps"] == 2,

@@ -1097,7 +1097,11 @@ dprdma_post_end(struct dprdma_qp *qp)
 		qp->rq_pub = qp->rq_prod;
 		rang = true;
 	}
-	if (rang)
+	/* the doorbell only while the worker does not look at the rings
+	 * every round (lib/shm/dpr_shm.h, Doorbells; no fence before the
+	 * read of idle: the worker's grace and sweep cover its reordering
+	 * before the producers' stores) */
+	if (rang && __atomic_load_n(&qp->sq->idle, __ATOMIC_ACQUIRE) != 0)
 		__atomic_fetch_or(&qp->ctx->ctrl->doorbell[qp->slot / 64],
 				  1ull << (qp->slot % 64), __ATOMIC_RELEASE);
 	pthread_spin_unlock(&qp->lock);
