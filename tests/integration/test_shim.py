@@ -379,6 +379,7 @@ def pair_run(prog, args, sa, sb, timeout=60, env=None):
     return srv.returncode, sout, cli.returncode, cout
 
 
+PERFTEST_CLOCK = re.compile(r"Correlation coefficient r\^2: \S+ < 0\.9")
 ERR = re.compile(r"(?i)\b(error|fail|couldn't|unable|cannot)")
 
 
@@ -544,11 +545,19 @@ def test_dropin(sa, sb):
             # receives from an SRQ
             ("ib_send_bw", ["--use-srq"]), ("ib_send_bw", ["--use-srq", "-q", "4"])]
     for prog, extra in perf:
-        sb0 = stats(PB)
-        since = len(DAEMONS["b"].lines)
-        srv_rc, sout, cli_rc, cout = pair_run(prog, ["-x", "1", "-n", str(n)] + extra,
-                                              sa, sb)
         what = "%s %s" % (prog, " ".join(extra))
+        for attempt in (1, 2):
+            sb0 = stats(PB)
+            since = len(DAEMONS["b"].lines)
+            srv_rc, sout, cli_rc, cout = pair_run(prog, ["-x", "1", "-n", str(n)] + extra,
+                                                  sa, sb)
+            # perftest times its own loops to find the CPU's clock and
+            # gives up when they scatter (a loaded 2-CPU machine, the
+            # sanitizer build): its measurement, not the traffic's
+            if attempt == 1 and (srv_rc or cli_rc) and PERFTEST_CLOCK.search(sout + cout):
+                t.log("%s: perftest could not measure the CPU clock; again" % what)
+                continue
+            break
         t.check(srv_rc == 0 and cli_rc == 0, "%s: both exit 0" % what)
         t.check(not ERR.search(cout) and not ERR.search(sout),
                 "%s: no error lines" % what)
