@@ -560,15 +560,19 @@ poll_qp(struct shim_client *c, struct shim_qp *q, unsigned int wi)
 }
 
 /* Every SHIM_SWEEP_NS: the QPs of @p c not polled whose rings hold
- * something (a doorbell the client did not ring) back on the list. */
+ * something and whose doorbell is not rung (a doorbell the client did not
+ * ring) back on the list. */
 static void
 sweep(struct shim_client *c, uint64_t now_ns)
 {
+	const uint64_t *db = c->ctrl->doorbell;
+
 	c->next_sweep_ns = now_ns + SHIM_SWEEP_NS;
 	for (unsigned int s = 0; s < DPR_SHM_MAX_QPS; s++) {
 		struct shim_qp *q = c->qps[s];
 
-		if (q != NULL && !q->polled && !q->broken && rings_moved(q)) {
+		if (q != NULL && !q->polled && !q->broken && rings_moved(q) &&
+		    !(__atomic_load_n(&db[s / 64], __ATOMIC_RELAXED) & (1ull << (s % 64)))) {
 			shim.ws[c->worker].doorbells_missed++;
 			poll_start(c, q);
 		}
