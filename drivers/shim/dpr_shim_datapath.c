@@ -217,10 +217,11 @@ shim_cq_push(struct dpr_cq *cq, const struct dpr_cqe *e)
 {
 	struct shim_cq *s = cq->push_arg;
 	unsigned int wi = s->c->worker;
-	uint32_t cons = __atomic_load_n(&s->ring->cons, __ATOMIC_ACQUIRE);
 	struct dpr_shm_cqe *o;
 
-	if (s->overflowed || s->prod - cons >= s->cqe) {
+	if (unlikely(s->prod - s->cons_seen >= s->cqe))
+		s->cons_seen = __atomic_load_n(&s->ring->cons, __ATOMIC_ACQUIRE);
+	if (s->overflowed || s->prod - s->cons_seen >= s->cqe) {
 		if (!s->overflowed) {
 			/* IBA 11.4.2.1: the CQ is in error from now on */
 			s->overflowed = true;
@@ -288,6 +289,8 @@ static_assert(offsetof(struct dpr_shm_rwqe, sge) ==
 
 /* Ring entries taken per post (a copy on the worker's stack). */
 #define DRAIN_BATCH 16
+/* Send ring entries asked for (prefetched) a round ahead, at most */
+#define DRAIN_AHEAD 32
 
 /*
  * A send ring entry into @p wr: the header, then only the SGEs or inline
@@ -317,67 +320,77 @@ copy_swqe(struct dpr_send_wr *wr, const struct dpr_shm_swqe *src, bool ud)
 		memcpy(&wr->compare_add, &src->compare_add, 2 * sizeof(uint64_t));
 }
 
-/* Take what the client posted to its SQ into the transport. @return true
- * while entries are left (the transport's queue was full). */
+/*
+ * Take what the client posted to its SQ into the transport. The entries'
+ * lines are the client's core's, each read a transfer between the cores:
+ * while the client keeps posting (the last round found new entries too),
+ * the entries found in one round are asked for (prefetched) then and
+ * taken in the next, when their lines have come (at 64 B WRITEs through
+ * the shim the worker stalled on each round's first entry). Entries found
+ * after a round that found none, as those of a client posting one
+ * request and waiting for it, are taken at once: no round added to its
+ * latency. @return true while entries are left (for the next round, or
+ * the transport's queue was full).
+ */
 static bool
 drain_sq(struct shim_qp *q, unsigned int wi)
 {
-	uint32_t prod = __atomic_load_n(&q->sq->prod, __ATOMIC_ACQUIRE);
-	uint32_t cons = q->sq_cons;
+	const uint32_t prod = __atomic_load_n(&q->sq->prod, __ATOMIC_ACQUIRE);
+	uint32_t cons = q->sq_cons, seen = q->sq_seen, ahead, take, k;
 	bool left = false;
 
-	if (prod == cons)
+	if (prod == cons) {
+		q->sq_streak = false;
 		return false;   /* (cons not written again: the client reads it) */
+	}
 	if (prod - cons > q->sq_size) {
 		if (!q->broken)
 			shim.ws[wi].ring_index_errors++;
 		q->broken = true;
 		return false;
 	}
-	while (cons != prod && !left) {
-		const unsigned int n = RTE_MIN(prod - cons, (uint32_t)DRAIN_BATCH);
-		unsigned int k;
+	if (seen - cons > prod - cons)
+		seen = cons;    /* (a client that moved its producer back) */
+	ahead = seen + RTE_MIN(prod - seen, (uint32_t)DRAIN_AHEAD);
+	for (k = seen; k != ahead; k++)
+		rte_prefetch0(dpr_shm_ring_entry(q->sq, sizeof(struct dpr_send_wr),
+						 q->sq_size - 1, k));
+	take = q->sq_streak ? seen : ahead;
+	q->sq_streak = ahead != seen;
+	q->sq_seen = ahead;
+	while (cons != take) {
+		const struct dpr_shm_swqe *e = dpr_shm_ring_entry(q->sq,
+				sizeof(struct dpr_send_wr), q->sq_size - 1, cons);
+		struct dpr_send_wr wr;
+		int rc;
 
-		/* the entries' first lines, all asked for before the first
-		 * is read: the client's core wrote them, and their transfers
-		 * then overlap instead of following each other */
-		for (k = 0; k < n; k++)
-			rte_prefetch0(dpr_shm_ring_entry(q->sq, sizeof(struct dpr_send_wr),
-							 q->sq_size - 1, cons + k));
-		for (k = 0; k < n; k++) {
-			const struct dpr_shm_swqe *e = dpr_shm_ring_entry(q->sq,
-					sizeof(struct dpr_send_wr), q->sq_size - 1, cons + k);
-			struct dpr_send_wr wr;
-			int rc;
-
-			/* the usual request from the ring into the WQE, each
-			 * field read once (one copy); another kind copied
-			 * first, then checked whole by dpr_post_send() */
-			rc = dpr_post_send_shared(q->qp, (const struct dpr_send_wr *)e);
-			if (rc == -EAGAIN) {
-				copy_swqe(&wr, e, q->ud);
-				rc = dpr_post_send(q->qp, &wr, 1, NULL);
-				if (rc != 0 && rc != -ENOMEM) {
-					/* the library checks what it can before
-					 * it posts: what gets here was made by
-					 * hand */
-					shim.ws[wi].bad_wqes++;
-					flush_error(q, &wr);
-					continue;
-				}
+		/* the usual request from the ring into the WQE, each field
+		 * read once (one copy); another kind copied first, then
+		 * checked whole by dpr_post_send() */
+		rc = dpr_post_send_shared(q->qp, (const struct dpr_send_wr *)e);
+		if (rc == -EAGAIN) {
+			copy_swqe(&wr, e, q->ud);
+			rc = dpr_post_send(q->qp, &wr, 1, NULL);
+			if (rc != 0 && rc != -ENOMEM) {
+				/* the library checks what it can before it
+				 * posts: what gets here was made by hand */
+				shim.ws[wi].bad_wqes++;
+				flush_error(q, &wr);
+				cons++;
+				continue;
 			}
-			if (rc == -ENOMEM) {
-				left = true;    /* full: again on the next poll */
-				break;
-			}
-			shim.ws[wi].send_wqes++;
-			q->send_wqes++;
 		}
-		cons += k;
+		if (rc == -ENOMEM) {
+			left = true;    /* full: again on the next poll */
+			break;
+		}
+		shim.ws[wi].send_wqes++;
+		q->send_wqes++;
+		cons++;
 	}
 	q->sq_cons = cons;
 	__atomic_store_n(&q->sq->cons, cons, __ATOMIC_RELEASE);
-	return left;
+	return left || cons != prod;
 }
 
 /* The transport's two receive posts, one shape for drain_recv() */

@@ -84,6 +84,9 @@ struct shim_cq {
 	struct dpr_shm_ring *ring;
 	size_t map_bytes;
 	uint32_t handle, cqe, size, prod;
+	/* the client's consumer as last read (worker): read again only
+	 * when the ring looks full by it, its line being the client's */
+	uint32_t cons_seen;
 	int chan_fd;                    /* -1: no completion channel */
 	uint32_t chan_handle;
 	bool overflowed;
@@ -100,6 +103,11 @@ struct shim_qp {
 	size_t map_bytes;
 	uint32_t handle, slot, qpn;
 	uint32_t sq_size, rq_size, sq_cons, rq_cons;
+	/* (worker) the SQ's producer as last read: the entries up to it
+	 * have been asked for (prefetched); and whether that round found
+	 * new ones (the client is streaming: the next round's wait) */
+	uint32_t sq_seen;
+	bool sq_streak;
 	bool broken;                    /* the client scribbled on an index */
 	bool errored;                   /* moved to ERR for its CQ's overflow */
 	bool ud;                        /* a UD QP: its WQEs carry a destination */

@@ -21,6 +21,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "dprdma.h"
 
@@ -1046,10 +1049,49 @@ dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * Ring lines this core is about to write, asked for with intent to write
+ * (PREFETCHW) so that their transfer from the worker's core, which read
+ * them a lap ago, overlaps the posts before them. A post's stores to a
+ * line the worker's core holds each wait for that line (a transfer
+ * between the cores), and the next post's lock waits for them: perf put
+ * 85% of a client posting 64 B WRITEs in pthread_spin_lock, the shim at
+ * 0.5-0.6 of the built-in client. Whether the CPU has the instruction is
+ * asked at run time (CPUID PRFCHW): the library is built for the
+ * baseline ISA, and older CPUs lack it.
+ */
+static bool have_prefetchw;
+
+__attribute__((constructor)) static void
+probe_prefetchw(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a, b, c, d;
+
+	have_prefetchw = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & bit_PRFCHW);
+#endif
+}
+
+static inline void
+prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (have_prefetchw)
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
+/* Entries asked for ahead of the producer (PREFETCHW) */
+#define RING_WRITE_AHEAD 8
+
 void
 dprdma_post_begin(struct dprdma_qp *qp)
 {
 	pthread_spin_lock(&qp->lock);
+	/* the producer's line: the worker takes it each round */
+	prefetch_for_write(&qp->sq->prod);
 }
 
 struct dpr_shm_swqe *
@@ -1064,6 +1106,9 @@ dprdma_sq_next(struct dprdma_qp *qp)
 	}
 	w = dpr_shm_ring_entry(qp->sq, sizeof(*w), qp->sq_size - 1, qp->sq_prod);
 	qp->sq_prod++;
+	/* (a one-SGE request is its entry's first line) */
+	prefetch_for_write(dpr_shm_ring_entry(qp->sq, sizeof(*w), qp->sq_size - 1,
+					      qp->sq_prod + RING_WRITE_AHEAD));
 	return w;
 }
 
@@ -1079,6 +1124,8 @@ dprdma_rq_next(struct dprdma_qp *qp)
 	}
 	w = dpr_shm_ring_entry(qp->rq, sizeof(*w), qp->rq_size - 1, qp->rq_prod);
 	qp->rq_prod++;
+	prefetch_for_write(dpr_shm_ring_entry(qp->rq, sizeof(*w), qp->rq_size - 1,
+					      qp->rq_prod + RING_WRITE_AHEAD));
 	return w;
 }
 
