@@ -1060,28 +1060,30 @@ dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
  * asked at run time (CPUID PRFCHW): the library is built for the
  * baseline ISA, and older CPUs lack it.
  */
+#if defined(__x86_64__) || defined(__i386__)
 static bool have_prefetchw;
 
 __attribute__((constructor)) static void
 probe_prefetchw(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
 	unsigned int a, b, c, d;
 
 	have_prefetchw = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & bit_PRFCHW);
-#endif
 }
 
 static inline void
 prefetch_for_write(const void *p)
 {
-#if defined(__x86_64__) || defined(__i386__)
 	if (have_prefetchw)
 		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-#else
-	__builtin_prefetch(p, 1, 3);
-#endif
 }
+#else
+static inline void
+prefetch_for_write(const void *p)
+{
+	__builtin_prefetch(p, 1, 3);
+}
+#endif
 
 /* Entries asked for ahead of the producer (PREFETCHW) */
 #define RING_WRITE_AHEAD 8
