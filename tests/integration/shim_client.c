@@ -616,6 +616,49 @@ do_overflow(const char *sa, const char *sb)
 	return failures != 0;
 }
 
+/* A client that scribbles on its send ring's producer index (a lap and
+ * more past what the worker took): the daemon breaks that QP off its
+ * rings (ring_index_errors, test_shim.py) and goes on serving; WRITEs
+ * into the broken QP's memory still come (its transport is untouched). */
+static int
+do_scribble(const char *sa, const char *sb)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct dpr_shm_swqe *w;
+	struct dpr_shm_ring *ring;
+	const uint32_t posted = 4;
+
+	pair_open(&a, &b, sa, sb);
+	for (uint32_t i = 0; i < posted; i++) {
+		post_send(&a, WR_WRITE, F_SIGNALED, a.buf, 64, (uintptr_t)b.buf,
+			  dprdma_mr_rkey(b.mr), 0, 0, 0, i);
+		expect_wc(&a, i, WC_WRITE, 0, UINT32_MAX, "WRITE before the scribble");
+	}
+	/* the ring's head, from the next entry's place (index 4) */
+	dprdma_post_begin(a.qp);
+	w = dprdma_sq_next(a.qp);
+	dprdma_post_abort(a.qp);
+	CHECK(w != NULL, "the send ring's next entry");
+	if (w == NULL)
+		return 1;
+	ring = (struct dpr_shm_ring *)((uint8_t *)w - DPR_SHM_RING_HDR -
+				       posted * sizeof(*w));
+	CHECK(__atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE) == posted &&
+	      __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE) == posted,
+	      "the ring's indices where the posts left them");
+	__atomic_store_n(&ring->prod, posted + 100000, __ATOMIC_RELEASE);
+	usleep(100000);         /* the worker's sweep (1 ms) finds it */
+	memset(a.buf + 8192, 0x5a, 64);
+	memset(b.buf, 0xa5, 64);
+	post_send(&b, WR_WRITE, F_SIGNALED, b.buf, 64, (uintptr_t)a.buf + 8192,
+		  dprdma_mr_rkey(a.mr), 0, 0, 0, 77);
+	expect_wc(&b, 77, WC_WRITE, 0, UINT32_MAX, "a WRITE into the broken QP's memory");
+	CHECK(memcmp(a.buf + 8192, b.buf, 64) == 0, "its bytes arrived");
+	pair_close(&a, &b);
+	printf("scribble: %d failures\n", failures);
+	return failures != 0;
+}
+
 /* The healthy client: WRITE, READ, SEND round after round, each checked. */
 static int
 do_stream(const char *sa, const char *sb, double seconds)
@@ -1205,6 +1248,8 @@ main(int argc, char **argv)
 		return do_srq(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "overflow") == 0)
 		return do_overflow(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "scribble") == 0)
+		return do_scribble(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "isolation") == 0)
 		return do_isolation(argv[2], argv[3]);
 	if (argc >= 5 && strcmp(argv[1], "stream") == 0)
@@ -1222,7 +1267,7 @@ main(int argc, char **argv)
 		return do_target(argv[2], argv[3], atoi(argv[4]),
 				 (uint32_t)strtoul(argv[5], NULL, 0),
 				 (uint32_t)strtoul(argv[6], NULL, 0));
-	fprintf(stderr, "usage: %s ops|isolation|overflow|victim SOCK_A SOCK_B [events]\n"
+	fprintf(stderr, "usage: %s ops|isolation|overflow|scribble|victim SOCK_A SOCK_B [events]\n"
 		"       %s stream SOCK_A SOCK_B SECONDS\n"
 		"       %s target SOCK PEER_IP NQP RQPN0 RPSN\n"
 		"       %s ud-to SOCK ADDRESS N\n",

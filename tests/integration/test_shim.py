@@ -278,7 +278,7 @@ def test_libdprdma(sa, sb):
     # a client that stops consuming its CQ between two healthy runs
     for mode in (["ops", sa, sb], ["ops", sa, sb, "events"],
                  ["isolation", sa, sb], ["srq", sa, sb], ["overflow", sa, sb],
-                 ["ops", sa, sb]):
+                 ["scribble", sa, sb], ["ops", sa, sb]):
         r = run_client(mode)
         t.check(r.returncode == 0 and "FAIL" not in r.stdout,
                 "dprdma-shim-test %s passes" % " ".join(mode[:1] + mode[3:]))
@@ -300,6 +300,9 @@ def test_libdprdma(sa, sb):
     t.check(s["cq_overflows"] == 1 and s["async_events"] >= 2,
             "A: one CQ overflow, its CQ_ERR and QP_FATAL events (%d, %d)"
             % (s["cq_overflows"], s["async_events"]))
+    t.check(s["ring_index_errors"] == 1,
+            "A: the send ring whose producer its client moved a lap past the "
+            "consumer broken off, once (%d)" % s["ring_index_errors"])
     hostile_control(sa)
     mr_mappings_released(sa, DAEMONS["a"], "zero copy on")
     # the same with every payload copied ([engine] zero_copy = 0): the
