@@ -320,6 +320,13 @@ copy_swqe(struct dpr_send_wr *wr, const struct dpr_shm_swqe *src, bool ud)
 		memcpy(&wr->compare_add, &src->compare_add, 2 * sizeof(uint64_t));
 }
 
+/* The send ring's entry at @p idx */
+static inline const struct dpr_shm_swqe *
+sq_entry(const struct shim_qp *q, uint32_t idx)
+{
+	return dpr_shm_ring_entry(q->sq, sizeof(struct dpr_send_wr), q->sq_size - 1, idx);
+}
+
 /*
  * Take what the client posted to its SQ into the transport. The entries'
  * lines are the client's core's, each read a transfer between the cores:
@@ -353,14 +360,12 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 		seen = cons;    /* (a client that moved its producer back) */
 	ahead = seen + RTE_MIN(prod - seen, (uint32_t)DRAIN_AHEAD);
 	for (k = seen; k != ahead; k++)
-		rte_prefetch0(dpr_shm_ring_entry(q->sq, sizeof(struct dpr_send_wr),
-						 q->sq_size - 1, k));
+		rte_prefetch0(sq_entry(q, k));
 	take = q->sq_streak ? seen : ahead;
 	q->sq_streak = ahead != seen;
 	q->sq_seen = ahead;
 	while (cons != take) {
-		const struct dpr_shm_swqe *e = dpr_shm_ring_entry(q->sq,
-				sizeof(struct dpr_send_wr), q->sq_size - 1, cons);
+		const struct dpr_shm_swqe *e = sq_entry(q, cons);
 		struct dpr_send_wr wr;
 		int rc;
 

@@ -618,8 +618,9 @@ do_overflow(const char *sa, const char *sb)
 
 /* A client that scribbles on its send ring's producer index (a lap and
  * more past what the worker took): the daemon breaks that QP off its
- * rings (ring_index_errors, test_shim.py) and goes on serving; WRITEs
- * into the broken QP's memory still come (its transport is untouched). */
+ * rings (ring_index_errors: test_shim.py waits for it after the line
+ * SCRIBBLED, then sends a line) and goes on serving; WRITEs into the
+ * broken QP's memory still come (its transport is untouched). */
 static int
 do_scribble(const char *sa, const char *sb)
 {
@@ -627,6 +628,7 @@ do_scribble(const char *sa, const char *sb)
 	struct dpr_shm_swqe *w;
 	struct dpr_shm_ring *ring;
 	const uint32_t posted = 4;
+	char line[16];
 
 	pair_open(&a, &b, sa, sb);
 	for (uint32_t i = 0; i < posted; i++) {
@@ -647,7 +649,10 @@ do_scribble(const char *sa, const char *sb)
 	      __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE) == posted,
 	      "the ring's indices where the posts left them");
 	__atomic_store_n(&ring->prod, posted + 100000, __ATOMIC_RELEASE);
-	usleep(100000);         /* the worker's sweep (1 ms) finds it */
+	printf("SCRIBBLED\n");
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 1;
 	memset(a.buf + 8192, 0x5a, 64);
 	memset(b.buf, 0xa5, 64);
 	post_send(&b, WR_WRITE, F_SIGNALED, b.buf, 64, (uintptr_t)a.buf + 8192,

@@ -1092,8 +1092,6 @@ void
 dprdma_post_begin(struct dprdma_qp *qp)
 {
 	pthread_spin_lock(&qp->lock);
-	/* the producer's line: the worker takes it each round */
-	prefetch_for_write(&qp->sq->prod);
 }
 
 struct dpr_shm_swqe *
@@ -1106,6 +1104,10 @@ dprdma_sq_next(struct dprdma_qp *qp)
 		if (qp->sq_prod - qp->sq_cons >= qp->sq_size)
 			return NULL;
 	}
+	/* the producer's line, on a post's first send entry: the worker
+	 * takes it each round */
+	if (qp->sq_prod == qp->sq_pub)
+		prefetch_for_write(&qp->sq->prod);
 	w = dpr_shm_ring_entry(qp->sq, sizeof(*w), qp->sq_size - 1, qp->sq_prod);
 	qp->sq_prod++;
 	/* (a one-SGE request is its entry's first line) */
