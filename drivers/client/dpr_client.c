@@ -798,26 +798,32 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 		uint64_t k, nb = RTE_MIN(cl->count - cl->posted,
 					cl->depth - (cl->posted - cl->completed));
 		unsigned int done = 0;
+		/* (in locals: the stores into cl->wr[] would otherwise have
+		 * the compiler read cl's fields again for every request) */
+		const uint64_t base = cl->posted, count = cl->count, signal = cl->signal;
+		const bool operands = cl->op >= C_FADD, fadd = cl->op == C_FADD;
+		uint64_t next_signal = cl->next_signal;
 
 		if (cl->op == C_PINGPONG)
 			nb = RTE_MIN(nb, cl->pp_credit - cl->posted);
 		nb = RTE_MIN(nb, (uint64_t)RTE_DIM(cl->wr));
 		for (k = 0; k < nb; k++) {
 			struct dpr_send_wr *wr = &cl->wr[k];
-			uint64_t seq = cl->posted + k;
 
-			wr->wr_id = seq;
-			/* one in `signal`, and the last */
-			wr->send_flags = seq + 1 == cl->next_signal ||
-				seq + 1 == cl->count ? DPR_SEND_SIGNALED : 0;
-			if (seq + 1 == cl->next_signal)
-				cl->next_signal += cl->signal;
-			wr->imm_data = rte_cpu_to_be_32((uint32_t)seq);
-			if (cl->op >= C_FADD) {
-				/* fadd adds 1; cas moves k to k + 1 */
-				wr->compare_add = cl->op == C_FADD ? 1 : seq;
-				wr->swap = seq + 1;
-			}
+			wr->wr_id = base + k;
+			wr->send_flags = 0;
+			wr->imm_data = rte_cpu_to_be_32((uint32_t)(base + k));
+		}
+		/* signaled: one in `signal`, and the last */
+		for (; next_signal - 1 - base < nb; next_signal += signal)
+			cl->wr[next_signal - 1 - base].send_flags = DPR_SEND_SIGNALED;
+		if (count - 1 - base < nb)
+			cl->wr[count - 1 - base].send_flags = DPR_SEND_SIGNALED;
+		cl->next_signal = next_signal;
+		for (k = 0; operands && k < nb; k++) {
+			/* fadd adds 1; cas moves k to k + 1 */
+			cl->wr[k].compare_add = fadd ? 1 : base + k;
+			cl->wr[k].swap = base + k + 1;
 		}
 		dpr_post_send(cl->qp[cl->qp_i], cl->wr, (unsigned int)nb, &done);
 		cl->posted += done;

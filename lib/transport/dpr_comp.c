@@ -110,32 +110,70 @@ retry(struct dpr_tqp *qp, uint32_t psn, bool count)
 static bool
 ack_through(struct dpr_tqp *qp, uint32_t psn)
 {
+	/* the ring walked in locals (stores through a WQE would otherwise
+	 * have the compiler load the QP's fields again every WQE), written
+	 * back before anything that reads them */
+	struct dpr_send_wqe *const ring = qp->sq.wqe;
+	const uint32_t mask = qp->sq.mask, prod = qp->sq.prod;
+	const bool sig_all = qp->sq_sig_all;
+	uint32_t idx = qp->comp.index;
 	bool moved = false;
 
-	while (qp->comp.index != qp->sq.prod) {
-		struct dpr_send_wqe *w = sq_wqe(qp, qp->comp.index);
+	/* The usual WQE (an unsignaled SEND or WRITE, all sent) by one
+	 * compare of its opcode, flags, num_sge and state bytes: opcode 0-3,
+	 * SIGNALED clear, WQE_PENDING (which implies started) */
+	static const uint8_t usual_mask_b[4] = { 0xfc, DPR_SEND_SIGNALED, 0, 0xff };
+	static const uint8_t usual_want_b[4] = { 0, 0, 0, WQE_PENDING };
+	uint32_t usual_mask, usual_want;
 
-		if (w->state == WQE_DONE) {
-			qp->comp.index++;
+	RTE_BUILD_BUG_ON(offsetof(struct dpr_send_wqe, flags) !=
+			 offsetof(struct dpr_send_wqe, opcode) + 1);
+	RTE_BUILD_BUG_ON(offsetof(struct dpr_send_wqe, state) !=
+			 offsetof(struct dpr_send_wqe, opcode) + 3);
+	RTE_BUILD_BUG_ON(DPR_WR_RDMA_WRITE != 0 || DPR_WR_RDMA_WRITE_WITH_IMM != 1 ||
+			 DPR_WR_SEND != 2 || DPR_WR_SEND_WITH_IMM != 3 ||
+			 DPR_WR_RDMA_READ < 4 || DPR_WR_ATOMIC_CMP_AND_SWP < 4 ||
+			 DPR_WR_ATOMIC_FETCH_AND_ADD < 4);
+	memcpy(&usual_mask, usual_mask_b, 4);
+	memcpy(&usual_want, usual_want_b, 4);
+	if (sig_all)
+		usual_want = ~0u;       /* (never: every WQE completes) */
+	for (; idx != prod; idx++) {
+		struct dpr_send_wqe *w = &ring[idx & mask];
+		uint32_t head;
+
+		memcpy(&head, &w->opcode, 4);
+		if (likely((head & usual_mask) == usual_want)) {
+			if (dpr_psn_gt(w->last_psn, psn))
+				break;
+			w->state = WQE_DONE;
+			moved = true;
 			continue;
 		}
+		if (w->state == WQE_DONE)
+			continue;
 		if (!w->started)
 			break;
 		if (wr_is_rd_atomic(w->opcode)) {
-			if (dpr_psn_gt(psn, w->last_psn))
+			if (dpr_psn_gt(psn, w->last_psn)) {
+				qp->comp.index = idx;
 				retry(qp, resume_psn(qp, w), false);
+				idx = qp->comp.index;
+			}
 			break;
 		}
 		if (dpr_psn_gt(w->last_psn, psn))
 			break;
 		/* an unsignaled WQE only ends (dpr_qp_complete_send()) */
-		if (likely(!(w->flags & DPR_SEND_SIGNALED) && !qp->sq_sig_all))
+		if (likely(!(w->flags & DPR_SEND_SIGNALED) && !sig_all))
 			w->state = WQE_DONE;
-		else
+		else {
+			qp->comp.index = idx;   /* (as the CQ's hooks see it) */
 			dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
-		qp->comp.index++;
+		}
 		moved = true;
 	}
+	qp->comp.index = idx;
 	if (dpr_psn_ge(psn, qp->comp.psn) && dpr_psn_lt(psn, qp->req.psn_hi)) {
 		qp->comp.psn = dpr_psn_add(psn, 1);
 		moved = true;

@@ -790,10 +790,13 @@ static inline void
 usual_fill(struct dpr_send_wqe *w, const struct dpr_send_wr *wr, uint32_t opcode,
 	   uint32_t flags, uint32_t len)
 {
+	struct dpr_sge *const sge = w->sge;     /* (read once: the stores
+						 * below could alias it) */
+
 	wqe_fill(w, wr, opcode, flags, len);
-	w->sge[0].addr = READ_SHARED(wr->sge[0].addr);
-	w->sge[0].length = len;
-	w->sge[0].lkey = READ_SHARED(wr->sge[0].lkey);
+	sge->addr = READ_SHARED(wr->sge[0].addr);
+	sge->length = len;
+	sge->lkey = READ_SHARED(wr->sge[0].lkey);
 	w->num_sge = 1;
 }
 
@@ -809,12 +812,12 @@ usual_run(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n)
 	const uint32_t mask = qp->sq.mask, limit = qp->comp.index + qp->sq.size;
 	struct dpr_send_wqe *const wqe = qp->sq.wqe;
 	uint32_t prod = qp->sq.prod;
-	unsigned int k;
+	/* (as many as the ring has room for: prod never passes limit) */
+	const struct dpr_send_wr *wr = wrs, *const end = wrs + RTE_MIN(n, limit - prod);
 
 	if (!usual_qp(qp))
 		return 0;
-	for (k = 0; k < n && prod != limit; k++) {
-		const struct dpr_send_wr *wr = &wrs[k];
+	for (; wr != end; wr++) {
 		const uint32_t opcode = wr->opcode, flags = wr->send_flags;
 		const uint32_t len = wr->sge[0].length;
 
@@ -823,7 +826,7 @@ usual_run(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n)
 		usual_fill(&wqe[prod++ & mask], wr, opcode, flags, len);
 	}
 	qp->sq.prod = prod;
-	return k;
+	return (unsigned int)(wr - wrs);
 }
 
 int

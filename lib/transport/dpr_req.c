@@ -82,6 +82,39 @@ local_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	return local_sges_check(qp, w, access);
 }
 
+/*
+ * local_sges_ok() for a SEND or WRITE of the send fast path (nothing asked
+ * of its MR's access), with the address its payload starts at in @p src
+ * (NULL: none): the QP's cached key compared in line. The cache only ever
+ * holds an MR of the QP's own PD, found at generation c->gen; at the run's
+ * generation @p gen (read once a run: only this worker deregisters) it
+ * is still that MR. Anything else: local_sges_ok() as the general way.
+ */
+static __rte_always_inline bool
+fast_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint64_t gen,
+	     const uint8_t **src)
+{
+	const struct dpr_mr_cache *c = &qp->req.lkey;
+
+	if (likely(w->num_sge == 1)) {
+		const struct dpr_sge *s = w->sge;
+		struct dpr_mr *mr = c->mr;
+
+		if (likely(mr != NULL && s->lkey == c->key && c->gen == gen &&
+			   s->length != 0 && dpr_mr_covers(mr, s->addr, s->length))) {
+			w->mr = mr;
+			w->mr_gen = gen;
+			*src = dpr_mr_ptr(mr, s->addr);
+			return true;
+		}
+	}
+	if (!local_sges_ok(qp, w))
+		return false;
+	*src = (w->flags & DPR_SEND_INLINE) ? w->inline_data :
+		w->mr != NULL ? dpr_mr_ptr(w->mr, w->sge[0].addr) : NULL;
+	return true;
+}
+
 /* The payload of packet bytes [off, off + len) of a one-SGE WQE from the
  * MR found when it started, while no MR has gone since: the same segment
  * dpr_sge_gather() gives. @return false: ask dpr_sge_gather(). */
@@ -359,16 +392,22 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	 * compiler load them again every packet) */
 	uint32_t idx = qp->req.index, req_psn = qp->req.psn;
 	uint32_t psn_hi = qp->req.psn_hi, noack = qp->req.noack_pkts;
-	uint32_t head = tp->txq_head, sent = 0, retx = 0;
+	uint32_t head = tp->txq_head, sent, retx = 0;
 	uint16_t ip_id = qp->encap.ip_id;
 	uint64_t copied = 0;
-	const uint32_t max = RTE_MIN(budget, txq_room(tp));
+	/* (sent: head - head0; the run ends at head_end) */
+	const uint32_t head0 = head, head_end = head + RTE_MIN(budget, txq_room(tp));
+	/* PSNs outstanding once a new WQE's are given out, kept as they are
+	 * (dpr_psn_diff(req_psn, comp_psn), not computed again per WQE);
+	 * out of RTS none is started: as if the window were full */
+	uint32_t win = rts ? (uint32_t)dpr_psn_diff(req_psn, comp_psn) : UINT32_MAX;
 	const uint32_t copy_min = dpr_icrc_copy_min;
+	const uint64_t gen = __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE);
 	uint32_t fused = 0;             /* frames whose payload is to copy */
 
 	if (unlikely(tp->tx_room < RTE_MAX(64u, DPR_F_BTH + 32 + 3 + DPR_ICRC_LEN)))
 		return budget;          /* (mbufs too small for any frame here) */
-	while (idx != prod && sent != max) {
+	while (idx != prod && head != head_end) {
 		struct dpr_send_wqe *w = sq_wqe(qp, idx);
 		const uint32_t opc = w->opcode, flags = w->flags;
 		uint32_t paylen, psn, off;
@@ -381,27 +420,22 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 		if (w->state == WQE_POSTED) {
 			/* start_wqe() for it (no READ or atomic: no limit, a
 			 * fence waits only for those) */
-			if (!rts || (uint32_t)dpr_psn_diff(req_psn, comp_psn) >= max_unacked ||
+			if (win >= max_unacked ||
 			    ((flags & DPR_SEND_FENCE) && qp->req.rd_atomic > 0) ||
-			    !local_sges_ok(qp, w))
+			    !fast_sges_ok(qp, w, gen, &src))
 				break;
 			paylen = w->length;
 			if (likely(paylen <= one_max)) {
 				/* one packet: started and sent here, or left
 				 * as it was posted for the general way */
-				if (paylen != 0) {
-					if (flags & DPR_SEND_INLINE)
-						src = w->inline_data;
-					else if (w->mr != NULL)
-						src = dpr_mr_ptr(w->mr, w->sge[0].addr);
-					else
-						break;
-				}
+				if (paylen != 0 && src == NULL)
+					break;
 				m = stash_get(tp);
 				if (m == NULL)
 					break;  /* the general way counts it */
 				psn = req_psn;
 				req_psn = dpr_psn_add(psn, 1);
+				win++;
 				w->first_psn = psn;
 				w->last_psn = psn;
 				w->offset = paylen;
@@ -414,11 +448,15 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 						send_write_op[opc][1][1], true,
 						flags & DPR_SEND_SOLICITED, true, psn,
 						src, paylen, copy_min, tp, head);
-				goto queued;
+				/* count_send() for a new PSN: past every one
+				 * sent (req_psn is, psn_hi never beyond it) */
+				psn_hi = req_psn;
+				goto queued_new;
 			}
 			w->first_psn = req_psn;
 			w->last_psn = dpr_psn_add(req_psn, (int32_t)((paylen - 1) >> shift));
 			req_psn = dpr_psn_add(w->last_psn, 1);
+			win += ((paylen - 1) >> shift) + 1;
 			w->offset = 0;
 			w->read_done = 0;
 			w->state = WQE_PROCESSING;
@@ -439,8 +477,7 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			} else {
 				/* copied, not attached; its MR still the one
 				 * found */
-				if (paylen >= zc_min || w->mr == NULL ||
-				    __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE) != w->mr_gen)
+				if (paylen >= zc_min || w->mr == NULL || gen != w->mr_gen)
 					break;
 				src = dpr_mr_ptr(w->mr, w->sge[0].addr + off);
 			}
@@ -462,19 +499,19 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			w->state = WQE_PENDING;
 			idx++;
 		}
-queued:
-		tp->txq[head++ & tp->txq_mask] = m;
-		if (!(flags & DPR_SEND_INLINE))
-			copied += paylen;
 		/* count_send() */
 		if (dpr_psn_lt(psn, psn_hi))
 			retx++;
 		else
 			psn_hi = dpr_psn_add(psn, 1);
-		sent++;
+queued_new:
+		tp->txq[head++ & tp->txq_mask] = m;
+		if (!(flags & DPR_SEND_INLINE))
+			copied += paylen;
 	}
 	/* (a WQE may have started, and stopped before its first packet) */
 	qp->req.psn = req_psn;
+	sent = head - head0;
 	if (sent == 0)
 		return budget;
 	/* The ICRCs, once every frame of the run is built: by now the

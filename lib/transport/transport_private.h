@@ -463,13 +463,43 @@ wr_is_atomic(uint8_t op)
 	return op == DPR_WR_ATOMIC_CMP_AND_SWP || op == DPR_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* Payload bytes between a frame and memory on the fast paths: DPDK's
- * inline copy for small pieces (a 64 B one in about 10 instructions, where
- * the call to libc's costs about 20 with its set-up), libc's beyond. */
+/* Up to 64 bytes: two pieces of the largest of 16, 8, 4 that fit, one
+ * from each end (overlapping where len is not twice that), four of 16
+ * past 32; 1-3 bytes one at a time. No alignment test and no byte
+ * counting: a 64 B payload in about 12 instructions, where rte_memcpy()'s
+ * alignment test and its ladder of sizes took about 20 (callgrind). */
+static __rte_always_inline void
+copy_upto64(uint8_t *d, const uint8_t *s, uint32_t len)
+{
+	if (len >= 16) {
+		if (len > 32) {
+			memcpy(d + 16, s + 16, 16);
+			memcpy(d + len - 32, s + len - 32, 16);
+		}
+		memcpy(d, s, 16);
+		memcpy(d + len - 16, s + len - 16, 16);
+	} else if (len >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + len - 8, s + len - 8, 8);
+	} else if (len >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + len - 4, s + len - 4, 4);
+	} else if (len != 0) {
+		d[0] = s[0];
+		d[len / 2] = s[len / 2];
+		d[len - 1] = s[len - 1];
+	}
+}
+
+/* Payload bytes between a frame and memory on the fast paths: inline
+ * copies for small pieces (a 64 B one in about 12 instructions, where the
+ * call to libc's costs about 20 with its set-up), libc's beyond. */
 static __rte_always_inline void
 payload_copy(void *dst, const void *src, uint32_t len)
 {
-	if (len <= 128)
+	if (len <= 64)
+		copy_upto64(dst, src, len);
+	else if (len <= 128)
 		rte_memcpy(dst, src, len);
 	else
 		memcpy(dst, src, len);

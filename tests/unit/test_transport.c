@@ -18,6 +18,7 @@
 
 #include "dpr_test.h"
 #include "rc_harness.h"
+#include "transport_private.h"
 
 /* our enumerations are rdma-core's, value for value */
 static_assert((int)DPR_WC_RETRY_EXC_ERR == (int)IBV_WC_RETRY_EXC_ERR, "wc status");
@@ -2008,7 +2009,36 @@ test_uc(void)
 	return TEST_SUCCESS;
 }
 
+/* payload_copy() (the fast paths' copy: pieces from both ends up to 64
+ * bytes) at every length to 200 and every offset of either end: the
+ * bytes asked for, none around them */
+static int
+test_payload_copy(void)
+{
+	uint8_t src[256 + 32], dst[256 + 32];
+	uint32_t len, so, d_o, i;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	for (len = 0; len <= 200; len++) {
+		for (so = 0; so < 16; so += 3) {
+			for (d_o = 0; d_o < 16; d_o += 5) {
+				memset(dst, 0xa5, sizeof(dst));
+				payload_copy(dst + 8 + d_o, src + so, len);
+				for (i = 0; i < sizeof(dst); i++) {
+					const bool in = i >= 8 + d_o && i < 8 + d_o + len;
+
+					CHECK(dst[i] == (in ? src[so + i - 8 - d_o] : 0xa5),
+					      "len %u src +%u dst +%u: byte %u", len, so, d_o, i);
+				}
+			}
+		}
+	}
+	return TEST_SUCCESS;
+}
+
 static const struct dpr_test_case transport_cases[] = {
+	DPR_TEST_CASE(test_payload_copy),
 	DPR_TEST_CASE(test_verbs_objects),
 	DPR_TEST_CASE(test_cq_overflow),
 	DPR_TEST_CASE(test_state_machine),
