@@ -27,13 +27,14 @@
 #include "transport_private.h"
 
 /* The MR behind a remote key, kept per QP while no MR of the device has
- * been deregistered: a stream of WRITEs to one buffer looks its key up
- * once, not per packet. Bounds are checked on every use. */
+ * been deregistered (@p gen: the MR generation, read once a burst: only
+ * this worker deregisters, and not within one): a stream of WRITEs to
+ * one buffer looks its key up once, not per packet. Bounds are checked
+ * on every use. */
 static __rte_always_inline struct dpr_mr *
-remote_mr(struct dpr_tqp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+remote_mr(struct dpr_tqp *qp, uint64_t gen, uint32_t rkey, uint64_t va, uint32_t len)
 {
-	return dpr_mr_check_cached(qp->tp->ctx, &qp->resp.rkey,
-				   __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
+	return dpr_mr_check_cached(qp->tp->ctx, &qp->resp.rkey, gen,
 				   rkey, qp->pd, va, len, DPR_ACCESS_REMOTE_WRITE);
 }
 
@@ -116,7 +117,8 @@ usual_done(struct dpr_tqp *qp, const uint8_t *p, uint32_t mask, uint32_t kind)
  * would go another way there.
  */
 static __rte_always_inline bool
-fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
+fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
+	   uint64_t gen)
 {
 	const uint32_t hdr_len = (mask & DPR_START_MASK) ? 28 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
@@ -137,7 +139,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 		len = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->len);
 		left = len;
 		/* the key with the whole DMA length, at the first packet */
-		if (len != 0 && (mr = remote_mr(qp, rkey, va, len)) == NULL)
+		if (len != 0 && (mr = remote_mr(qp, gen, rkey, va, len)) == NULL)
 			return false;
 	} else {
 		if (qp->resp.in_msg != DPR_WRITE_MASK)
@@ -149,7 +151,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 	if (paylen > left || ((mask & DPR_END_MASK) && paylen != left))
 		return false;
 	if (paylen != 0 && mr == NULL &&
-	    (mr = remote_mr(qp, rkey, va, paylen)) == NULL)
+	    (mr = remote_mr(qp, gen, rkey, va, paylen)) == NULL)
 		return false;
 	/* the frame is sound: its header checksum, then its ICRC */
 	if (!dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
@@ -177,7 +179,8 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
  * receive WQE: the RNR NAK, a message longer than the WQE, a bad key).
  */
 static __rte_always_inline bool
-fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
+fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
+	  uint64_t gen)
 {
 	const uint32_t hdr_len = (mask & DPR_IMMDT_MASK) ? 16 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
@@ -202,8 +205,7 @@ fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask)
 	if (paylen != 0) {
 		/* dpr_sge_scatter() of one SGE; the key through the cache */
 		if (r->num_sge != 1 || off + paylen > r->sge[0].length ||
-		    (mr = dpr_mr_check_cached(qp->tp->ctx, &qp->resp.lkey,
-				__atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
+		    (mr = dpr_mr_check_cached(qp->tp->ctx, &qp->resp.lkey, gen,
 				r->sge[0].lkey, qp->pd, r->sge[0].addr + off, paylen,
 				DPR_ACCESS_LOCAL_WRITE)) == NULL)
 			return false;
@@ -255,6 +257,7 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 {
 	struct dpr_tqp *qp = NULL;
 	uint32_t qp_num = UINT32_MAX;   /* the QP of the frame before (none) */
+	const uint64_t gen = __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE);
 	uint16_t i;
 
 	if (unlikely(tp->conf.slow_only))
@@ -280,35 +283,35 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 			break;
 		switch (p[DPR_F_BTH]) {
 		case DPR_OP_RC_WRITE_FIRST:
-			took = fast_write(qp, m, p, DPR_START_MASK);
+			took = fast_write(qp, m, p, DPR_START_MASK, gen);
 			break;
 		case DPR_OP_RC_WRITE_MIDDLE:
-			took = fast_write(qp, m, p, DPR_MIDDLE_MASK);
+			took = fast_write(qp, m, p, DPR_MIDDLE_MASK, gen);
 			break;
 		case DPR_OP_RC_WRITE_LAST:
-			took = fast_write(qp, m, p, DPR_END_MASK);
+			took = fast_write(qp, m, p, DPR_END_MASK, gen);
 			break;
 		case DPR_OP_RC_WRITE_ONLY:
-			took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK);
+			took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen);
 			break;
 		case DPR_OP_RC_SEND_FIRST:
-			took = fast_send(qp, m, p, DPR_START_MASK);
+			took = fast_send(qp, m, p, DPR_START_MASK, gen);
 			break;
 		case DPR_OP_RC_SEND_MIDDLE:
-			took = fast_send(qp, m, p, DPR_MIDDLE_MASK);
+			took = fast_send(qp, m, p, DPR_MIDDLE_MASK, gen);
 			break;
 		case DPR_OP_RC_SEND_LAST:
-			took = fast_send(qp, m, p, DPR_END_MASK);
+			took = fast_send(qp, m, p, DPR_END_MASK, gen);
 			break;
 		case DPR_OP_RC_SEND_LAST_IMM:
-			took = fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK);
+			took = fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK, gen);
 			break;
 		case DPR_OP_RC_SEND_ONLY:
-			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK);
+			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen);
 			break;
 		case DPR_OP_RC_SEND_ONLY_IMM:
 			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK |
-					 DPR_IMMDT_MASK);
+					 DPR_IMMDT_MASK, gen);
 			break;
 		default:
 			took = false;

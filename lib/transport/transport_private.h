@@ -348,7 +348,7 @@ req_img_refresh(struct dpr_tqp *qp)
 	}
 }
 
-static inline void
+static __rte_always_inline void
 qp_work(struct dpr_tqp *qp)
 {
 	if (!qp->on_work) {
