@@ -378,7 +378,7 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 	struct cm_mad t;
 	int k;
 
-	if (worker != 0 || !cm.started)
+	if (worker != 0 || !__atomic_load_n(&cm.started, __ATOMIC_ACQUIRE))
 		return false;
 	for (uint16_t pi = 0; pi < cm.n_ports; pi++) {
 		struct gsi *g = &cm.gsi[pi];
@@ -1752,9 +1752,24 @@ dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 	return 0;
 }
 
+/* Nothing: run on worker 0, it returns when the worker is between two
+ * polls (dpr_cm_stop()). */
+static int
+poll_barrier(void *arg __rte_unused)
+{
+	return 0;
+}
+
 void
 dpr_cm_stop(void)
 {
+	/* Worker 0's poll first stops looking at the rings, the GSI QPs and
+	 * the wake-up descriptor: every poll after the barrier sees started
+	 * false (it dequeued from a ring freed under it when dprdmad stopped:
+	 * a SEGV in 4 of 20 stops of a busy worker under ASan). */
+	__atomic_store_n(&cm.started, false, __ATOMIC_RELEASE);
+	if (cm.rx != NULL || cm.tx != NULL)
+		dpr_engine_run_on(0, poll_barrier, NULL);
 	for (uint32_t i = 0; i < CM_MAX_IDS; i++)
 		if (cm.ids[i] != NULL)
 			id_free(cm.ids[i]);
@@ -1767,7 +1782,6 @@ dpr_cm_stop(void)
 	for (uint16_t pi = 0; pi < cm.n_ports; pi++)
 		if (cm.gsi[pi].qp != NULL)
 			dpr_engine_run_on(0, gsi_destroy, (void *)(uintptr_t)pi);
-	cm.started = false;
 	rte_ring_free(cm.rx);
 	rte_ring_free(cm.tx);
 	cm.rx = cm.tx = NULL;
