@@ -451,15 +451,21 @@ worker_main(void *arg)
 	const struct timespec nap = {
 		.tv_nsec = dpr_engine_conf(&dpr_engine.conf)->idle_sleep_us * 1000L,
 	};
+	struct rte_rcu_qsbr *const qv = dpr_quiesce_v;
 	unsigned int idle_run = 0, pi;
 
 	ENGINE_LOG(INFO, "worker on lcore %u polls queue %u of %u port(s)",
 		   w->lcore_id, w->queue, n_ports);
+	rte_rcu_qsbr_thread_register(qv, w->index);
+	rte_rcu_qsbr_thread_online(qv, w->index);
 	w->loop_tsc = rte_rdtsc();
 	while (!dpr_engine.quit) {
 		const uint64_t tsc = rte_rdtsc();
 		uint32_t got = 0;
 		bool busy = false;
+
+		/* in no burst here: a port's memory may go (dpr_quiesce.c) */
+		rte_rcu_qsbr_quiescent(qv, w->index);
 
 		/* the last loop's cycles, busy or idle (its sleep included) */
 		if (w->loop_busy)
@@ -499,9 +505,13 @@ worker_main(void *arg)
 		w->idle_polls++;
 		if (yield && ++idle_run >= IDLE_POLLS_BEFORE_SLEEP) {
 			w->sleeps++;
+			rte_rcu_qsbr_thread_offline(qv, w->index);
 			nanosleep(&nap, NULL);
+			rte_rcu_qsbr_thread_online(qv, w->index);
 		}
 	}
+	rte_rcu_qsbr_thread_offline(qv, w->index);
+	rte_rcu_qsbr_thread_unregister(qv, w->index);
 	return 0;
 }
 
@@ -906,6 +916,13 @@ dpr_engine_start(const struct dpr_config *conf,
 	for (unsigned int k = 0; hooks != NULL && k < DPR_ENGINE_MAX_POLLERS &&
 	     hooks->pollers[k].fn != NULL; k++)
 		e->pollers[e->n_pollers++] = hooks->pollers[k];
+	ret = dpr_quiesce_init();
+	if (ret != 0) {
+		snprintf(err, errlen, "cannot make the workers' QSBR variable: %s",
+			 strerror(-ret));
+		dpr_engine_stop();
+		return ret;
+	}
 	e->running = true;
 	for (unsigned int i = 0; i < e->n_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, &e->workers[i],

@@ -82,6 +82,7 @@ tel_info(const char *cmd __rte_unused, const char *params __rte_unused,
 	 struct rte_tel_data *d)
 {
 	const struct dpr_engine *e = &dpr_engine;
+	uint64_t waits, timeouts;
 
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "version", DPR_VERSION);
@@ -95,6 +96,12 @@ tel_info(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_int(d, "workers", (int)e->n_workers);
 	rte_tel_data_add_dict_string(d, "idle",
 		dpr_engine_conf(&e->conf)->idle == DPR_IDLE_BUSY ? "busy" : "yield");
+	/* a port's memory unmapped on the interrupt thread (a memif peer
+	 * that went): after a grace period of the workers, or after 1 s
+	 * without one (dpr_quiesce.c) */
+	dpr_quiesce_stats(&waits, &timeouts);
+	rte_tel_data_add_dict_u64(d, "unmap_grace_waits", waits);
+	rte_tel_data_add_dict_u64(d, "unmap_grace_timeouts", timeouts);
 	return 0;
 }
 

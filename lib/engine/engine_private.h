@@ -12,6 +12,7 @@
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 
@@ -275,5 +276,12 @@ unsigned int dpr_port_pool_size(const struct dpr_config *conf,
 
 /* dpr_stats.c */
 void dpr_port_counters_sum(uint16_t port_index, struct dpr_port_counters *sum);
+
+/* dpr_quiesce.c: the grace period before a port's memory is unmapped on
+ * the interrupt thread (a memif peer that went). Workers are online
+ * while they loop, report at the top of each loop, offline in a nap. */
+extern struct rte_rcu_qsbr *dpr_quiesce_v;
+int dpr_quiesce_init(void);
+void dpr_quiesce_stats(uint64_t *waits, uint64_t *timeouts);
 
 #endif /* ENGINE_PRIVATE_H */

@@ -185,10 +185,12 @@ def test_rc(d):
             "send 100 B x 3000: 3000 received, 300000 bytes, the pattern in the "
             "receive buffer (RNR NAKs while receives ran short: %d)" % j["naks_rnr"])
 
-    # a wrong rkey: NAK remote access error, the QP ended, exit 1
+    # a wrong rkey: NAK remote access error, the QP ended, exit 1; 1 KiB
+    # frames, so that the daemon is still copying them when the generator
+    # goes (it crashed in the memif PMD then, before lib/engine/dpr_quiesce.c)
     c, qpns = setup(d, 1)
     c["rkey"] ^= 0x5a5a00
-    rc, j, _ = gen("dprt-gr-%d" % PID, "client", rc_args(c, qpns, "write", 64, 100),
+    rc, j, _ = gen("dprt-gr-%d" % PID, "client", rc_args(c, qpns, "write", 1024, 5000),
                    check=False)
     t.check(rc == 1 and j["qps_dead"] == 1 and j["naks_other"] >= 1 and
             "ACCESS" in j["last_nak"].upper(),
@@ -261,6 +263,15 @@ def main():
     try:
         test_rc(d)
         test_many_qps(d)
+        # each generator that went took its memif region with it: unmapped
+        # on the daemon's interrupt thread only after its worker left any
+        # burst on it (lib/engine/dpr_quiesce.c; without, a generator that
+        # exits while the daemon still copies its frames, as the wrong
+        # rkey's does, crashed the daemon in the memif PMD)
+        info = t.telemetry(PA, "/dprdma/info")
+        t.check(info["unmap_grace_waits"] > 0 and info["unmap_grace_timeouts"] == 0,
+                "generators gone: %d unmappings waited for the worker, %d timed out"
+                % (info["unmap_grace_waits"], info["unmap_grace_timeouts"]))
     finally:
         d.stop()
     t.log("dprdma-gen: all tests passed")
