@@ -26,7 +26,7 @@ packages=(
 	python3-pyelftools libibverbs-dev librdmacm-dev libjansson-dev
 	# tests: namespaces, kernel ping/arping, decoding and crafting frames,
 	# checking the documents
-	iproute2 procps iputils-ping iputils-arping tshark python3-scapy
+	iproute2 procps iputils-ping iputils-arping tshark python3-scapy nftables
 	valgrind gdb python3-docutils python3-prometheus-client curl
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs

@@ -68,6 +68,8 @@ usage(FILE *f)
 "  workers                      each worker: busy %%, loops/s, packets per burst\n"
 "  qps                          every QP: type, state, peer, PSNs, owner\n"
 "  qp QPN                       one QP in detail (every field and counter)\n"
+"  neigh                        the neighbours each port knows (IP -> MAC by\n"
+"                               ARP/ND), as ip neigh shows them\n"
 "  mrs | pds | clients          clients' memory regions, PDs, connections\n"
 "  stats [--watch N]            counters (and, with --watch, per-second rates\n"
 "                               refreshed every N s until interrupted)\n"
@@ -509,6 +511,31 @@ cmd_lines(const char *command, const char *none)
 		printf("%s\n", json_string_value(json_array_get(v, i)));
 	json_decref(v);
 	return 0;
+}
+
+/* Each port's neighbours (dprdmaN: one line per entry and worker). */
+static int
+cmd_neigh(void)
+{
+	unsigned int pi, np = n_ports();
+	json_t *all = json_object();
+
+	for (pi = 0; pi < np; pi++) {
+		json_t *v;
+		size_t i;
+		char key[16];
+
+		if (opt.port >= 0 && (unsigned int)opt.port != pi)
+			continue;
+		v = tel("/dprdma/neigh,%u", pi);
+		snprintf(key, sizeof(key), "dprdma%u", pi);
+		for (i = 0; !opt.json && i < json_array_size(v); i++)
+			printf("%s %s\n", key, json_string_value(json_array_get(v, i)));
+		if (!opt.json && json_array_size(v) == 0)
+			printf("%s: no neighbours\n", key);
+		json_object_set_new(all, key, v);
+	}
+	return done(all);
 }
 
 static int
@@ -1232,6 +1259,7 @@ main(int argc, char **argv)
 		return cmd_lines("/dprdma/shim/pds", "no protection domains");
 	}
 	if (strcmp(c, "clients") == 0) { NOARGS(); return cmd_clients(); }
+	if (strcmp(c, "neigh") == 0) { NOARGS(); check_port(opt.port); return cmd_neigh(); }
 	if (strcmp(c, "stats") == 0) { NOARGS(); check_port(opt.port); return cmd_stats(); }
 	if (strcmp(c, "metrics") == 0) { NOARGS(); return cmd_metrics(); }
 	if (strcmp(c, "counters") == 0) { NOARGS(); return cmd_counters(rst); }

@@ -43,16 +43,21 @@ drop(struct dpr_port_counters *c, enum dpr_drop_reason r)
 	return DPR_RX_DROP;
 }
 
-static void
-learn4(struct dpr_neigh_table *nt, rte_be32_t ip, const struct rte_ether_addr *mac)
+static bool
+learn4(const struct dpr_port *port, struct dpr_neigh_table *nt, rte_be32_t ip,
+       const struct rte_ether_addr *mac, bool create)
 {
 	union dpr_gid g;
 
+	if (ip == 0 || ip == port->ip)
+		return false;   /* a probe, or someone claiming our address */
 	dpr_gid_from_ipv4(&g, ip);
-	dpr_neigh_learn(nt, &g, mac);
+	return dpr_neigh_learn(nt, &g, mac, create);
 }
 
-/* RFC 826: answer a request for our address, in place. */
+/* RFC 826: answer a request for our address, in place; learn the
+ * sender of a request for us and of a reply to us, and take a new MAC
+ * from any other ARP message (gratuitous ARP) for a neighbour we know. */
 static enum dpr_rx_action
 rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
        struct rte_ether_hdr *eth, struct dpr_port_counters *c,
@@ -67,22 +72,29 @@ rx_arp(const struct dpr_port *port, struct rte_mbuf *m,
 	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4)
 		return drop(c, DPR_DROP_ARP_MALFORMED);
+	/* a sender without a unicast MAC is nobody to answer or learn */
+	if (rte_is_zero_ether_addr(&arp->arp_data.arp_sha) ||
+	    rte_is_multicast_ether_addr(&arp->arp_data.arp_sha))
+		return drop(c, DPR_DROP_ARP_MALFORMED);
 	if (port->ip != 0 && arp->arp_data.arp_tip == port->ip &&
 	    arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY)) {
 		/* the answer to our own request: a RoCE peer's MAC */
-		if (nt != NULL && arp->arp_data.arp_sip != 0)
-			learn4(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
+		learn4(port, nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, true);
 		c->arp_reply_rx++;
 		return DPR_RX_CONSUMED;
 	}
-	if (arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
-		return drop(c, DPR_DROP_ARP_NOT_REQUEST);
-	if (port->ip == 0 || arp->arp_data.arp_tip != port->ip)
-		return drop(c, DPR_DROP_ARP_NOT_FOR_US);
+	if (port->ip == 0 || arp->arp_data.arp_tip != port->ip ||
+	    arp->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST)) {
+		/* not for us; but a neighbour we know may have moved */
+		if (learn4(port, nt, arp->arp_data.arp_sip,
+			   &arp->arp_data.arp_sha, false))
+			return DPR_RX_CONSUMED;
+		return drop(c, arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) ?
+			    DPR_DROP_ARP_NOT_FOR_US : DPR_DROP_ARP_NOT_REQUEST);
+	}
 	c->arp_request_rx++;
 	/* RFC 826: whoever asks for us is a neighbour worth knowing */
-	if (nt != NULL && arp->arp_data.arp_sip != 0)
-		learn4(nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha);
+	learn4(port, nt, arp->arp_data.arp_sip, &arp->arp_data.arp_sha, true);
 
 	/* the reply over the request (dpr_wire_arp reads the asker's
 	 * addresses before it writes) */
@@ -297,8 +309,11 @@ rx_nd(const struct dpr_port *port, struct rte_mbuf *m, struct rte_ether_hdr *eth
 	memcpy(src.raw, ip6->src_addr, 16);
 	if (icmp[0] == DPR_ICMP6_ND_ADVERT) {
 		c->nd_advert_rx++;
-		if (!dpr_port_owns(port, &target) && nt != NULL)
-			dpr_neigh_learn(nt, &target, ll != NULL ? ll : &eth->src_addr);
+		/* RFC 4861 7.2.5: a solicited one (ours answered) makes an
+		 * entry; an unsolicited one only updates one we have */
+		if (!dpr_port_owns(port, &target))
+			dpr_neigh_learn(nt, &target, ll != NULL ? ll : &eth->src_addr,
+					(icmp[4] & DPR_ND_NA_SOLICITED) != 0);
 		return DPR_RX_CONSUMED;
 	}
 	if (!dpr_port_owns(port, &target))
@@ -309,8 +324,8 @@ rx_nd(const struct dpr_port *port, struct rte_mbuf *m, struct rte_ether_hdr *eth
 	if (m->nb_segs != 1 || rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m) < DPR_ND_FRAME_LEN)
 		return drop(c, DPR_DROP_ICMP6_MALFORMED);
 	/* RFC 4861 7.2.3: whoever asks learns us, and we them */
-	if (ll != NULL && nt != NULL)
-		dpr_neigh_learn(nt, &src, ll);
+	if (ll != NULL)
+		dpr_neigh_learn(nt, &src, ll, true);
 	if (dpr_gid_eq(&src, &unspec)) {
 		/* someone testing our address for duplicates: tell all nodes */
 		union dpr_gid all;
@@ -468,6 +483,10 @@ dpr_rx_classify(const struct dpr_port *port, struct rte_mbuf *m,
 	      eth->dst_addr.addr_bytes[1] == 0x33 &&
 	      eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6)))
 		return drop(c, DPR_DROP_L2_NOT_FOR_US);
+	/* (IEEE 802: a source is one station) */
+	if (unlikely(rte_is_zero_ether_addr(&eth->src_addr) ||
+		     rte_is_multicast_ether_addr(&eth->src_addr)))
+		return drop(c, DPR_DROP_L2_BAD_SRC);
 
 	switch (eth->ether_type) {
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):

@@ -100,13 +100,20 @@ tx_flush(struct dpr_worker *w, unsigned int pi)
 	return tb->n < RTE_DIM(tb->pkts);
 }
 
-/* Queue a frame the engine itself answers with (ARP, ICMP): dropped and
+/* Queue a frame the engine itself answers with (ARP, ICMP) or sends for
+ * the neighbour table (requests, frames held for a MAC): dropped and
  * counted if the port keeps refusing frames, as a full link would. */
 static inline void
 tx_reply(struct dpr_worker *w, unsigned int pi, struct rte_mbuf *m)
 {
 	struct dpr_txbuf *tb = &w->tx[pi];
 
+	if (unlikely(rte_is_zero_ether_addr(
+			&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr))) {
+		w->ctr[pi].drop[DPR_DROP_TX_ZERO_MAC]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (tb->n == RTE_DIM(tb->pkts) && !tx_flush(w, pi)) {
 		w->ctr[pi].drop[DPR_DROP_TX_FULL]++;
 		rte_pktmbuf_free(m);
@@ -400,9 +407,9 @@ run_commands(struct dpr_worker *w)
 
 /*
  * Address resolution for the transports (ARP, RFC 826; neighbour
- * discovery, RFC 4861): the MAC of a GID from this worker's table, or a
- * request (at most one a second per address) and -EAGAIN: the QP's work
- * waits in its send queue.
+ * discovery, RFC 4861): the MAC of a GID from this worker's neighbour
+ * table, or -EAGAIN while it asks (dpr_neigh.c); the table tells the
+ * transport when it knows (neigh_changed()).
  */
 static int
 resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
@@ -410,8 +417,6 @@ resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
 	struct dpr_resolve_arg *ra = arg;
 	struct dpr_worker *w = ra->w;
 	const struct dpr_port *port = &dpr_engine.ports[ra->pi];
-	struct dpr_neigh *n;
-	uint64_t tsc = rte_rdtsc();
 
 	if (dpr_port_owns(port, gid)) {
 		/* a QP of this box: frames loop back inside the worker */
@@ -421,25 +426,42 @@ resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
 	}
 	if (dpr_gid_is_ipv4(gid) ? port->ip == 0 : gid->raw[0] == 0xff)
 		return -EAFNOSUPPORT;   /* no address to ask from; a group */
-	n = dpr_neigh_get(&w->neigh[ra->pi], gid, true);
-	if (n->valid) {
-		*mac = n->mac;
-		return 0;
-	}
-	if (n->asked_tsc == 0 || tsc - n->asked_tsc > rte_get_tsc_hz()) {
-		struct rte_mbuf *m = dpr_neigh_request(dpr_engine.pool, port, gid);
-
-		n->asked_tsc = tsc;
-		if (m != NULL) {
-			tx_reply(w, ra->pi, m);
-			if (dpr_gid_is_ipv4(gid))
-				w->ctr[ra->pi].arp_request_tx++;
-			else
-				w->ctr[ra->pi].nd_solicit_tx++;
-		}
-	}
-	return -EAGAIN;
+	return dpr_neigh_resolve(&w->neigh[ra->pi], gid, mac);
 }
+
+/* A frame built before its destination's MAC was known: the neighbour
+ * table keeps it until it is. */
+static void
+hold(void *arg, const union dpr_gid *gid, struct rte_mbuf *m)
+{
+	struct dpr_resolve_arg *ra = arg;
+
+	dpr_neigh_hold(&ra->w->neigh[ra->pi], gid, m);
+}
+
+static void
+neigh_emit(void *arg, struct rte_mbuf *m)
+{
+	struct dpr_resolve_arg *ra = arg;
+
+	tx_reply(ra->w, ra->pi, m);
+}
+
+/* A neighbour got its MAC or a new one: this worker's QPs to it take it
+ * (the other workers learn it from their own copy of the ARP reply). */
+static void
+neigh_changed(void *arg, const union dpr_gid *ip, const struct rte_ether_addr *mac)
+{
+	struct dpr_resolve_arg *ra = arg;
+
+	if (ra->w->tp[ra->pi] != NULL)
+		dpr_transport_path_update(ra->w->tp[ra->pi], ip, mac);
+}
+
+static const struct dpr_neigh_ops neigh_ops = {
+	.emit = neigh_emit,
+	.changed = neigh_changed,
+};
 
 static int
 worker_main(void *arg)
@@ -488,6 +510,7 @@ worker_main(void *arg)
 							 w->index, w->now);
 		/* requesters, responses not yet sent, expired timers */
 		for (pi = 0; pi < n_ports; pi++) {
+			dpr_neigh_poll(&w->neigh[pi]);
 			dpr_transport_poll(w->tp[pi], w->now);
 			tx_from_transport(w, pi);
 			busy |= dpr_transport_busy(w->tp[pi]);
@@ -855,6 +878,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.pool = e->pool,
 				.mac = p->mac,
 				.resolve = resolve,
+				.hold = hold,
 				.resolve_arg = &w->rarg[pi],
 				.owner = i,
 				.zero_copy_min = p->zero_copy_min,
@@ -863,6 +887,9 @@ dpr_engine_start(const struct dpr_config *conf,
 
 			w->rarg[pi].w = w;
 			w->rarg[pi].pi = (uint16_t)pi;
+			if (dpr_neigh_init(&w->neigh[pi], p, e->pool, &w->ctr[pi],
+					   &w->now, &neigh_ops, &w->rarg[pi]) != 0)
+				break;
 			/* the GID table, as rxe's (DESIGN.md) */
 			tc.gid[0] = p->ip6_ll;
 			dpr_gid_from_ipv4(&tc.gid[1], p->ip);
@@ -973,6 +1000,7 @@ dpr_engine_stop(void)
 		for (pi = 0; pi < e->n_ports; pi++) {
 			dpr_transport_destroy(w->tp[pi]);
 			w->tp[pi] = NULL;
+			dpr_neigh_fini(&w->neigh[pi]);
 		}
 		for (unsigned int from = 0; from < DPR_MAX_WORKERS; from++) {
 			struct rte_mbuf *m;

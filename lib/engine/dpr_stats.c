@@ -298,6 +298,82 @@ qp_snapshots(uint16_t pi, uint32_t qpn, struct dpr_qp_info *out, uint32_t max)
 	return (int)got;
 }
 
+/* A worker's neighbours of one port, as lines `ip neigh` would print. */
+#define NEIGH_LINE 112
+
+struct neigh_snap {
+	struct dpr_cmd c;
+	uint16_t pi;
+	uint32_t n, max;
+	char (*line)[NEIGH_LINE];
+};
+
+static int
+cmd_neigh(struct dpr_worker *w, struct dpr_cmd *c)
+{
+	struct neigh_snap *s = (struct neigh_snap *)c;
+	const struct dpr_neigh_table *nt = &w->neigh[s->pi];
+	uint32_t i;
+
+	for (i = 0; i < nt->n && s->n < s->max; i++) {
+		const struct dpr_neigh *e = &nt->e[i];
+		char a[INET6_ADDRSTRLEN], mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+		dpr_gid_ntop(&e->ip, a, sizeof(a));
+		if (e->state == DPR_NEIGH_VALID) {
+			rte_ether_format_addr(mac, sizeof(mac), &e->mac);
+			snprintf(s->line[s->n++], NEIGH_LINE, "%s lladdr %s "
+				 "REACHABLE worker %u", a, mac, w->index);
+		} else {
+			snprintf(s->line[s->n++], NEIGH_LINE, "%s INCOMPLETE "
+				 "(%u requests, %u frames held) worker %u", a,
+				 e->tries, e->held, w->index);
+		}
+	}
+	return 0;
+}
+
+static int
+tel_neigh(const char *cmd __rte_unused, const char *params,
+	  struct rte_tel_data *d)
+{
+	const uint32_t max = RTE_TEL_MAX_ARRAY_ENTRIES;
+	int pi = port_param(params), rc = 0;
+	char (*line)[NEIGH_LINE];
+	struct neigh_snap *s;
+	unsigned int w;
+
+	if (pi < 0)
+		return -EINVAL;
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (w = 0; w < dpr_engine.n_workers; w++) {
+		s = calloc(1, sizeof(*s));
+		if (s == NULL)
+			return -ENOMEM;
+		s->line = calloc(max, sizeof(*s->line));
+		if (s->line == NULL) {
+			free(s);
+			return -ENOMEM;
+		}
+		s->c.fn = cmd_neigh;
+		s->pi = (uint16_t)pi;
+		s->max = max;
+		line = s->line;
+		/* patient: the worker writes into the lines until it returns;
+		 * on an error the command is no longer ours, the lines are */
+		rc = dpr_engine_cmd_submit(w, &s->c, 0);
+		if (rc != 0) {
+			free(line);
+			return rc;
+		}
+		for (uint32_t i = 0; i < s->n; i++)
+			rte_tel_data_add_array_string(d, s->line[i]);
+		free(s->line);
+		free(s);
+	}
+	return 0;
+}
+
 /* "P" or "P,QPN" -> port index and QPN (UINT32_MAX without). */
 static int
 qp_params(const char *params, uint32_t *qpn)
@@ -701,6 +777,9 @@ dpr_engine_register_telemetry(void)
 		"Counters of a port, drops by reason. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/transport/stats", tel_transport_stats,
 		"RC transport counters of a port, all workers. Parameter: port index");
+	rte_telemetry_register_cmd("/dprdma/neigh", tel_neigh,
+		"The port's neighbours (IP -> MAC from ARP/ND) as each worker "
+		"knows them, as ip neigh shows them. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/qps", tel_qps,
 		"QP numbers of a port, every worker's. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/qp", tel_qp,

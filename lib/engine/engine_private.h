@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <rte_common.h>
 #include <rte_ether.h>
@@ -49,12 +50,18 @@ extern int dpr_logtype_engine;
 	_(roce_rx_packets) \
 	_(roce_rx_bytes) \
 	_(loopback_packets) \
-	_(tx_deferred)
+	_(tx_deferred) \
+	_(neigh_held) \
+	_(neigh_released) \
+	_(neigh_changed) \
+	_(neigh_change_locked) \
+	_(neigh_evicted)
 
 /* Why a frame was dropped: enum suffix, counter name, meaning. */
 #define DPR_DROP_REASONS(_) \
 	_(RUNT, rx_drop_runt, "frame shorter than the headers it announces") \
 	_(L2_NOT_FOR_US, rx_drop_l2_not_for_us, "destination MAC neither the port's nor broadcast") \
+	_(L2_BAD_SRC, rx_drop_l2_bad_source, "source MAC zero or a group address: nobody to answer") \
 	_(VLAN, rx_drop_vlan, "VLAN-tagged frame (VLANs are not configured)") \
 	_(ETHERTYPE, rx_drop_ethertype, "EtherType neither ARP, IPv4 nor IPv6") \
 	_(ARP_MALFORMED, rx_drop_arp_malformed, "ARP not Ethernet/IPv4 or too short") \
@@ -74,7 +81,9 @@ extern int dpr_logtype_engine;
 	_(ICMP6_OTHER, rx_drop_icmp6_other, "ICMPv6 other than echo request and neighbour discovery for us (router advertisements, MLD, ...)") \
 	_(UDP_MALFORMED, rx_drop_udp_malformed, "UDP length inconsistent with IPv4 or IPv6") \
 	_(UDP_PORT, rx_drop_udp_port, "UDP to a port other than 4791") \
-	_(TX_FULL, tx_drop_full, "ARP or ICMP reply not sent: the TX queue stayed full (RoCE frames wait instead)")
+	_(TX_FULL, tx_drop_full, "ARP or ICMP reply not sent: the TX queue stayed full (RoCE frames wait instead)") \
+	_(TX_UNRESOLVED, tx_drop_unresolved, "frame for a peer whose MAC stayed unknown: no ARP/ND answer in 3 s, or its hold queue full (the transport sends again)") \
+	_(TX_ZERO_MAC, tx_drop_zero_mac, "frame to MAC 00:00:00:00:00:00 stopped before the port (a bug: please report it)")
 
 enum dpr_drop_reason {
 #define _(e, n, h) DPR_DROP_ ## e,
@@ -124,26 +133,116 @@ enum dpr_rx_action {
 };
 
 /* Neighbours of one port, as one worker knows them (IP -> MAC): IPv4
- * ones as IPv4-mapped addresses, beside IPv6 ones. */
-#define DPR_NEIGH_MAX 64
+ * ones as IPv4-mapped addresses, beside IPv6 ones (dpr_neigh.c). */
+#define DPR_NEIGH_MAX 4096             /* entries a table holds */
+#define DPR_NEIGH_BUCKETS 4096         /* its hash chains (a power of two) */
+#define DPR_NEIGH_HOLD_MAX 1024        /* frames held for MACs, a table */
+#define DPR_NEIGH_HOLD_PER 256         /* ... for one neighbour */
+/* asked for again after 100 ms, doubling to 1 s, while something waits */
+#define DPR_NEIGH_RETRY_NS 100000000ull
+#define DPR_NEIGH_RETRY_MAX_NS 1000000000ull
+/* a transport's ask counts as waiting this long */
+#define DPR_NEIGH_WANT_NS 3000000000ull
+/* held frames wait this long for the answer (Linux: 3 requests 1 s apart) */
+#define DPR_NEIGH_HOLD_NS 3000000000ull
+/* a known MAC changes at most this often (Linux's locktime) */
+#define DPR_NEIGH_LOCKTIME_NS 1000000000ull
+
+enum dpr_neigh_state {
+	DPR_NEIGH_FREE,
+	DPR_NEIGH_INCOMPLETE,         /**< asked for, no answer yet */
+	DPR_NEIGH_VALID,              /**< MAC known */
+};
 
 struct dpr_neigh {
-	union dpr_gid ip;             /**< all zero = free */
-	struct rte_ether_addr mac;
-	bool valid;                   /**< MAC known */
-	uint64_t asked_tsc;           /**< last ARP request / solicitation */
+	union dpr_gid ip;
+	struct rte_ether_addr mac;    /**< VALID */
+	uint8_t state;                /**< enum dpr_neigh_state */
+	uint8_t tries;                /**< requests since the last answer */
+	bool on_wait;                 /**< in the table's waiting list */
+	uint16_t held;                /**< frames held for its MAC */
+	uint32_t chain;               /**< next in its hash chain, index + 1 */
+	uint64_t asked;               /**< ns: the last request */
+	uint64_t ask_at;              /**< ns: the next, while something waits */
+	uint64_t wanted_until;        /**< ns: a transport asked for it */
+	uint64_t held_since;          /**< ns: the oldest held frame */
+	uint64_t changed;             /**< ns: MAC learnt or last changed */
+	TAILQ_ENTRY(dpr_neigh) wait_link;
+};
+
+/** What a table does with frames and news: set by its owner. */
+struct dpr_neigh_ops {
+	/** send a frame: a request, or a held frame with its MAC now */
+	void (*emit)(void *arg, struct rte_mbuf *m);
+	/** @p ip has a MAC, or a new one: whatever sends to it takes it */
+	void (*changed)(void *arg, const union dpr_gid *ip,
+			const struct rte_ether_addr *mac);
 };
 
 struct dpr_neigh_table {
-	struct dpr_neigh e[DPR_NEIGH_MAX];
-	uint32_t next;                /**< round-robin victim when full */
+	struct dpr_neigh *e;          /**< DPR_NEIGH_MAX */
+	uint32_t *bucket;             /**< chain heads, index + 1 */
+	uint32_t n;                   /**< entries in use: e[0 .. n-1] */
+	uint32_t victim;              /**< next to evict when full */
+	/* INCOMPLETE entries something waits for: the requests to repeat */
+	TAILQ_HEAD(, dpr_neigh) waiting;
+	uint64_t next_due;            /**< ns: when dpr_neigh_run() has work */
+	struct {
+		struct rte_mbuf *m;
+		uint32_t ni;          /**< its neighbour's index */
+	} *hold;                      /**< DPR_NEIGH_HOLD_MAX, oldest first */
+	uint32_t n_hold;
+	const struct dpr_port *port;
+	struct rte_mempool *pool;     /**< requests come from it */
+	struct dpr_port_counters *ctr;
+	const uint64_t *clock;        /**< ns, the owner's */
+	struct dpr_neigh_ops ops;
+	void *arg;
 };
 
 /* dpr_neigh.c */
-void dpr_neigh_learn(struct dpr_neigh_table *nt, const union dpr_gid *ip,
-		const struct rte_ether_addr *mac);
-struct dpr_neigh *dpr_neigh_get(struct dpr_neigh_table *nt,
-		const union dpr_gid *ip, bool create);
+/** An empty table for @p port, its counters in @p ctr, its time read from
+ * @p clock. @return 0 or -ENOMEM. */
+int dpr_neigh_init(struct dpr_neigh_table *nt, const struct dpr_port *port,
+		struct rte_mempool *pool, struct dpr_port_counters *ctr,
+		const uint64_t *clock, const struct dpr_neigh_ops *ops, void *arg);
+/** Free its memory and the frames it holds. */
+void dpr_neigh_fini(struct dpr_neigh_table *nt);
+/** The entry of @p ip, or NULL. */
+struct dpr_neigh *dpr_neigh_find(const struct dpr_neigh_table *nt,
+		const union dpr_gid *ip);
+/**
+ * @p ip's MAC into @p mac: 0. Unknown: asks (an ARP request or a
+ * neighbour solicitation, again with a backoff while it is wanted) and
+ * returns -EAGAIN; ops.changed tells when it is known. -ENOBUFS: the
+ * table is full of neighbours with frames held.
+ */
+int dpr_neigh_resolve(struct dpr_neigh_table *nt, const union dpr_gid *ip,
+		struct rte_ether_addr *mac);
+/** A frame to @p ip built before its MAC was known (destination MAC
+ * zero): held until it is, then sent with it; dropped and counted
+ * (tx_drop_unresolved) past the limits or when nobody answers. */
+void dpr_neigh_hold(struct dpr_neigh_table *nt, const union dpr_gid *ip,
+		struct rte_mbuf *m);
+/**
+ * @p ip is at @p mac (an ARP or ND message said so). An entry that
+ * exists takes it (a changed MAC at most once per locktime); with
+ * @p create a new one is made. Held frames leave; ops.changed is told.
+ * @return true if the table learnt something (a new MAC).
+ */
+bool dpr_neigh_learn(struct dpr_neigh_table *nt, const union dpr_gid *ip,
+		const struct rte_ether_addr *mac, bool create);
+/** Requests to repeat and held frames to give up on, when due. */
+void dpr_neigh_run(struct dpr_neigh_table *nt);
+
+/** dpr_neigh_run() when something waits: one test per loop otherwise. */
+static inline void
+dpr_neigh_poll(struct dpr_neigh_table *nt)
+{
+	if (unlikely(!TAILQ_EMPTY(&nt->waiting)) && *nt->clock >= nt->next_due)
+		dpr_neigh_run(nt);
+}
+
 /** Whom to ask for @p ip's MAC: an ARP request (IPv4-mapped) or a
  * neighbour solicitation (IPv6); NULL without an mbuf or without a
  * source address of ours for it. */

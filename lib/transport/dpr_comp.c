@@ -391,8 +391,20 @@ dpr_comp_timeout(struct dpr_tqp *qp)
 {
 	struct dpr_send_wqe *w;
 
-	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn)
-		return;   /* nothing outstanding */
+	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) {
+		if (qp->mac_resolved || qp->req.index == qp->sq.prod)
+			return;   /* nothing outstanding */
+		/* work waits for the peer's MAC and nobody has answered
+		 * ARP/ND: a timeout of a lost path (IBA 9.7.6.1.3) */
+		QP_STAT(qp, local_ack_timeouts);
+		if (qp->comp.retry_cnt == 0) {
+			qp_fail(qp, DPR_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.retry_cnt--;
+		qp_work(qp);    /* asks again and arms the timer again */
+		return;
+	}
 	QP_STAT(qp, local_ack_timeouts);
 	/* IBA 9.7.6.1.3: resend from the oldest unacknowledged PSN */
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;

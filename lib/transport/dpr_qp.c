@@ -238,6 +238,70 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	return qp;
 }
 
+/* On the transport's list of QPs waiting for their peer's MAC, or off */
+static void
+path_wait_set(struct dpr_tqp *qp, bool wait)
+{
+	if (wait == qp->path_wait)
+		return;
+	if (wait)
+		TAILQ_INSERT_TAIL(&qp->tp->path_wait, qp, path_link);
+	else
+		TAILQ_REMOVE(&qp->tp->path_wait, qp, path_link);
+	qp->path_wait = wait;
+}
+
+/* @p qp's frames go to @p mac from now on */
+static void
+path_take(struct dpr_tqp *qp, const struct rte_ether_addr *mac)
+{
+	qp->encap.dst_mac = *mac;
+	qp->mac_resolved = true;
+	qp->tmpl_fresh = false;        /* the fast paths' headers remade */
+	path_wait_set(qp, false);
+}
+
+bool
+dpr_qp_path_resolve(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct rte_ether_addr mac;
+
+	if (qp->mac_resolved)
+		return true;
+	if (tp->conf.resolve(tp->conf.resolve_arg, &qp->encap.dgid, &mac) != 0)
+		return false;
+	path_take(qp, &mac);
+	return true;
+}
+
+void
+dpr_transport_path_update(struct dpr_transport *tp, const union dpr_gid *gid,
+			  const struct rte_ether_addr *mac)
+{
+	struct dpr_tqp *qp, *next;
+
+	/* the QPs that wait for it first: they send now */
+	for (qp = TAILQ_FIRST(&tp->path_wait); qp != NULL; qp = next) {
+		next = TAILQ_NEXT(qp, path_link);
+		if (!dpr_gid_eq(&qp->encap.dgid, gid))
+			continue;
+		path_take(qp, mac);
+		tp->stats.path_updates++;
+		qp_work(qp);
+	}
+	/* a MAC that changed (the resolver lets that happen at most once
+	 * a second per neighbour): every QP that had the old one */
+	TAILQ_FOREACH(qp, &tp->all, all_link)
+		if (qp->mac_resolved && qp->type != DPR_QPT_UD &&
+		    dpr_gid_eq(&qp->encap.dgid, gid) &&
+		    !rte_is_same_ether_addr(&qp->encap.dst_mac, mac)) {
+			path_take(qp, mac);
+			tp->stats.path_updates++;
+			qp_work(qp);
+		}
+}
+
 static void
 qp_unlink(struct dpr_tqp *qp)
 {
@@ -246,6 +310,7 @@ qp_unlink(struct dpr_tqp *qp)
 		TAILQ_REMOVE(&qp->tp->work, qp, work_link);
 		qp->on_work = false;
 	}
+	path_wait_set(qp, false);
 }
 
 int
@@ -466,8 +531,17 @@ build_encap(struct dpr_tqp *qp)
 				    qp->attr.ah_attr.flow_label);
 	e->flow_label = qp->attr.ah_attr.flow_label;
 	qp->tmpl_fresh = false;
-	qp->mac_resolved = tp->conf.resolve == NULL ||
-		tp->conf.resolve(tp->conf.resolve_arg, &e->dgid, &e->dst_mac) == 0;
+	/* asked now (a request leaves at once), so that the answer is
+	 * usually in before the first frame; until then the QP waits on
+	 * the transport's path list, its timers running */
+	if (tp->conf.resolve == NULL) {
+		memset(&e->dst_mac, 0xff, sizeof(e->dst_mac));
+		qp->mac_resolved = true;
+	} else {
+		qp->mac_resolved = tp->conf.resolve(tp->conf.resolve_arg,
+						    &e->dgid, &e->dst_mac) == 0;
+	}
+	path_wait_set(qp, !qp->mac_resolved);
 	/* the peer's frames, for the receive fast path (RC over IPv4) */
 	qp->rxt.on = false;
 	if (qp->type == DPR_QPT_RC && !e->ipv6 && dpr_gid_is_ipv4(&e->sgid))
@@ -485,7 +559,6 @@ reset_queues(struct dpr_tqp *qp)
 	qp->rq.cons = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
-	memset(&qp->ud, 0, sizeof(qp->ud));
 	free(qp->resp.res);
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->comm_established = false;

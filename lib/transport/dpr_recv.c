@@ -87,6 +87,7 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 		dpr_verbs_set_mr_release(tp->ctx, dpr_mr_release_shinfo);
 	TAILQ_INIT(&tp->work);
 	TAILQ_INIT(&tp->all);
+	TAILQ_INIT(&tp->path_wait);
 	dpr_wheel_init(&tp->wheel, 0);
 	return tp;
 }

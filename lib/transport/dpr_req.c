@@ -585,12 +585,18 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 	if ((qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) ||
 	    qp->comp.rnr_wait)
 		return false;
-	if (!qp->mac_resolved) {
-		if (tp->conf.resolve(tp->conf.resolve_arg, &qp->encap.dgid,
-				     &qp->encap.dst_mac) != 0)
-			return qp->req.index != qp->sq.prod; /* ask again */
-		qp->mac_resolved = true;
-		qp->tmpl_fresh = false;        /* a new destination MAC */
+	if (unlikely(!qp->mac_resolved) && !dpr_qp_path_resolve(qp)) {
+		/* Nothing leaves before the peer's MAC is known: the QP waits
+		 * on the transport's path list (dpr_transport_path_update()
+		 * puts it back to work). Its ACK timer runs as if the first
+		 * packet had gone, so a peer that never answers ARP/ND ends
+		 * in RETRY_EXC_ERR as a lost path does (dpr_comp_timeout()). */
+		if (qp->req.index != qp->sq.prod && !qp->timer.armed &&
+		    qp->attr.timeout != 0) {
+			ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
+			qp->comp.attempt_start = tp->now;
+		}
+		return false;
 	}
 	/* the usual packets first, the rest (and what stopped them) here */
 	if (likely(qp->tmpl_fresh && qp->type == DPR_QPT_RC && !tp->conf.slow_only))

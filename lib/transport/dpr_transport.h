@@ -32,9 +32,16 @@ struct dpr_transport;
 struct dpr_tqp;
 
 /** How to reach a peer: the destination MAC for a GID. @return 0, or
- * -EAGAIN while it is being resolved (the QP waits and tries again). */
+ * -EAGAIN while it is being resolved (the resolver asks, and calls
+ * dpr_transport_path_update() when it knows), or another -errno where it
+ * cannot be (no address of ours of its family, a group address). */
 typedef int (*dpr_resolve_cb)(void *arg, const union dpr_gid *gid,
 		struct rte_ether_addr *mac);
+/** A frame to @p gid built before its MAC was known (its destination MAC
+ * all zero): the resolver takes it, and sends it with the MAC once it
+ * knows it, or frees it. Called with resolve_arg. */
+typedef void (*dpr_hold_cb)(void *arg, const union dpr_gid *gid,
+		struct rte_mbuf *m);
 
 /* The transport's TX queue by default: a staging area between the frames
  * built in a loop and the engine's TX buffer, no deeper than a few bursts
@@ -54,7 +61,11 @@ struct dpr_transport_conf {
 	 * too) is none */
 	union dpr_gid gid[DPR_GID_MAX];
 	unsigned int n_gids;
+	/* NULL: every destination is reachable at ff:ff:ff:ff:ff:ff */
 	dpr_resolve_cb resolve;
+	/* NULL: a frame for an address not resolved yet is dropped (and
+	 * counted: tx_unresolved) */
+	dpr_hold_cb hold;
 	void *resolve_arg;
 	uint32_t max_unacked;        /**< PSN window of a requester (0: 512) */
 	uint32_t ack_every;          /**< AckReq every N packets of a long message (0: 64, as rxe) */
@@ -103,11 +114,6 @@ dpr_conf_gid_reaches(const struct dpr_transport_conf *c, unsigned int index,
 	return g != NULL && dpr_gid_is_ipv4(g) == dpr_gid_is_ipv4(dgid) &&
 		dgid->raw[0] != 0xff;
 }
-
-/* How long a UD send waits for its destination's MAC (ARP) before it is
- * dropped: a datagram to nowhere completes as sent, as on a wire where
- * nobody listens, and the send queue moves on. */
-#define DPR_UD_RESOLVE_NS 1000000000ull
 
 /**
  * The local ACK timeout (IBA 9.7.6.1.3) measures the responder's silence:
@@ -199,7 +205,7 @@ struct dpr_qp_init_attr {
 	_(rd_atomic_over) \
 	_(ud_sent) \
 	_(ud_received) \
-	_(ud_unreachable) \
+	_(ud_unresolved) \
 	_(ud_no_wqe) \
 	_(ud_too_long) \
 	_(bad_qkey) \
@@ -218,6 +224,8 @@ struct dpr_qp_init_attr {
 	_(tx_frames) \
 	_(tx_fast) \
 	_(tx_no_mbuf) \
+	_(tx_unresolved) \
+	_(path_updates) \
 	DPR_QP_STATS(_) \
 	_(tx_payload_copied) \
 	_(tx_payload_attached)
@@ -324,6 +332,14 @@ void dpr_transport_rx(struct dpr_transport *tp, struct rte_mbuf **pkts,
  */
 uint16_t dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts,
 		uint16_t n, uint64_t now);
+
+/**
+ * The resolver's news: @p gid is at @p mac (first known, or changed).
+ * Every QP of @p tp connected to @p gid takes it for its next frame (its
+ * prebuilt headers remade), and one that waited for it to send resumes.
+ */
+void dpr_transport_path_update(struct dpr_transport *tp,
+		const union dpr_gid *gid, const struct rte_ether_addr *mac);
 
 /** Run the requesters with work, pending responses and expired timers. */
 void dpr_transport_poll(struct dpr_transport *tp, uint64_t now);

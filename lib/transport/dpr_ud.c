@@ -10,9 +10,10 @@
  * Send: each WQE becomes one UD SEND_ONLY[_IMM] packet with a DETH (the
  * Q_Key, or the QP's own where the request's has its high bit set; our
  * QPN), its PSN the QP's next, AckReq clear, and completes as soon as the
- * frame is queued. A destination whose MAC is not known yet waits for ARP
- * at most DPR_UD_RESOLVE_NS, then the datagram is dropped and completes
- * as sent (counted ud_unreachable): a datagram nobody receives.
+ * frame is queued. A datagram to a destination whose MAC is not known
+ * yet is given to the resolver, which sends it once ARP/ND answers (or
+ * drops it after a few seconds: a datagram nobody receives); the queue
+ * moves on meanwhile (counted ud_unresolved).
  *
  * Receive: from any source, to our GID, the Q_Key equal to the QP's; the
  * next receive WQE gets the 40-byte GRH and then the payload, as rxe
@@ -54,9 +55,12 @@ dpr_ud_check_send(const struct dpr_tqp *qp, const struct dpr_send_wr *wr,
 }
 
 /* The WQE's destination as the QP's encapsulation (its template follows:
- * dpr_wire_build_tmpl() remakes it when the destination changes). @return
- * 0, or -EAGAIN while the MAC is being resolved. */
-static int
+ * dpr_wire_build_tmpl() remakes it when the destination changes). A
+ * destination whose MAC is not known yet gets MAC zero: dpr_xmit() gives
+ * the frame to the resolver, which sends it once it knows, and the send
+ * queue moves on (as a datagram does through a kernel's neighbour
+ * queue). */
+static void
 ud_encap(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 {
 	struct dpr_transport *tp = qp->tp;
@@ -66,11 +70,12 @@ ud_encap(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 	union dpr_gid dgid;
 
 	memcpy(dgid.raw, w->ud.dgid, sizeof(dgid.raw));
-	if (tp->conf.resolve != NULL &&
-	    tp->conf.resolve(tp->conf.resolve_arg, &dgid, &mac) != 0)
-		return -EAGAIN;
 	if (tp->conf.resolve == NULL)
 		memset(&mac, 0xff, sizeof(mac));
+	else if (tp->conf.resolve(tp->conf.resolve_arg, &dgid, &mac) != 0) {
+		memset(&mac, 0, sizeof(mac));
+		QP_STAT(qp, ud_unresolved);
+	}
 	memset(e, 0, sizeof(*e));
 	e->src_mac = tp->conf.mac;
 	e->dst_mac = mac;
@@ -86,11 +91,10 @@ ud_encap(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
 	e->ip_id = ip_id;
 	e->sport = dpr_udp_sport_ud(qp->qpn);
 	e->flow_label = w->ud.flow_label;
-	return 0;
 }
 
-/* One WQE's packet. @return 0 (sent, or failed and completed), -EAGAIN
- * (its MAC: try later), -ENOBUFS/-ENOMEM (no room or mbuf: try later). */
+/* One WQE's packet. @return 0 (sent, or failed and completed),
+ * -ENOBUFS/-ENOMEM (no room or mbuf: try later). */
 static int
 ud_send_one(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 {
@@ -113,18 +117,7 @@ ud_send_one(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 	unsigned int nseg = 0;
 	int rc;
 
-	rc = ud_encap(qp, w);
-	if (rc == -EAGAIN) {
-		if (qp->ud.resolve_since == 0)
-			qp->ud.resolve_since = tp->now ? tp->now : 1;
-		if (tp->now - qp->ud.resolve_since < DPR_UD_RESOLVE_NS)
-			return -EAGAIN;
-		/* nobody answered for it: dropped, completed as sent */
-		qp->ud.resolve_since = 0;
-		QP_STAT(qp, ud_unreachable);
-		goto done;
-	}
-	qp->ud.resolve_since = 0;
+	ud_encap(qp, w);
 	if (w->length != 0 && (w->flags & DPR_SEND_INLINE)) {
 		segs[0].addr = w->inline_data;
 		segs[0].iova = (rte_iova_t)(uintptr_t)segs[0].addr;
@@ -147,7 +140,6 @@ ud_send_one(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		return rc;
 	QP_STAT(qp, ud_sent);
 	qp->req.psn = dpr_psn_add(qp->req.psn, 1);
-done:
 	/* no response comes: the send is complete once it is queued */
 	dpr_qp_complete_send(qp, w, DPR_WC_SUCCESS);
 	qp->comp.index++;
@@ -170,8 +162,6 @@ dpr_ud_req_run(struct dpr_tqp *qp, uint32_t budget)
 		if (budget == 0 || txq_room(tp) == 0)
 			return true;
 		rc = ud_send_one(qp, sq_wqe(qp, qp->req.index));
-		if (rc == -EAGAIN)
-			return true;    /* asked again on the next poll */
 		if (rc != 0)
 			return qp->state == DPR_QPS_RTS;
 		budget--;

@@ -33,9 +33,21 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 		return -rte_errno;
 	}
 	qp->encap.ip_id++;            /* as Linux does, one per frame */
+	tp->stats.tx_frames++;
+	if (unlikely(rte_is_zero_ether_addr(&qp->encap.dst_mac))) {
+		/* the peer's MAC is not known yet (an answer to a request
+		 * from a peer we have not resolved, a datagram): the resolver
+		 * keeps the frame until it is; no frame leaves for
+		 * 00:00:00:00:00:00 */
+		tp->stats.tx_unresolved++;
+		if (tp->conf.hold != NULL)
+			tp->conf.hold(tp->conf.resolve_arg, &qp->encap.dgid, m);
+		else
+			rte_pktmbuf_free(m);
+		return 0;
+	}
 	tp->txq[tp->txq_head & tp->txq_mask] = m;
 	tp->txq_head++;
-	tp->stats.tx_frames++;
 	return 0;
 }
 

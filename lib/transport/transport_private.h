@@ -141,7 +141,8 @@ struct dpr_tqp {
 					    req_img is made from it */
 	struct dpr_wire_req_img req_img; /**< its requests' headers (RC, IPv4) */
 	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
-	bool mac_resolved;
+	bool mac_resolved;             /**< encap.dst_mac is the peer's */
+	bool path_wait;                /**< on tp->path_wait: no MAC yet */
 	bool comm_established;
 
 	struct {
@@ -227,16 +228,12 @@ struct dpr_tqp {
 	dpr_rq_pull_cb rq_pull;        /**< dpr_qp_set_rq_pull() */
 	void *rq_pull_arg;
 
-	struct {                       /* UD (dpr_ud.c) */
-		/** since when the head WQE waits for its MAC (0: not) */
-		uint64_t resolve_since;
-	} ud;
-
 	struct dpr_qp_stats stats;
 	struct dpr_timer timer;        /**< ACK timeout or RNR wait */
 	bool on_work;
 	TAILQ_ENTRY(dpr_tqp) work_link;
 	TAILQ_ENTRY(dpr_tqp) all_link;
+	TAILQ_ENTRY(dpr_tqp) path_link;
 };
 TAILQ_HEAD(dpr_tqp_list, dpr_tqp);
 
@@ -257,6 +254,9 @@ struct dpr_transport {
 	} *txq_fill;
 	struct dpr_tqp_list work;       /**< QPs with something to send */
 	struct dpr_tqp_list all;
+	/* connected QPs whose peer's MAC is not known yet: the ones
+	 * dpr_transport_path_update() looks at first */
+	struct dpr_tqp_list path_wait;
 	struct dpr_wheel wheel;
 	const uint64_t *mr_gen;         /**< the device's (dpr_verbs_mr_gen) */
 	/* mbufs for the send fast path, taken from the pool 32 at a time */
@@ -341,7 +341,10 @@ stash_get(struct dpr_transport *tp)
 static inline void
 req_img_refresh(struct dpr_tqp *qp)
 {
-	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan) {
+	/* (never from a template without the peer's MAC: the fast paths
+	 * send only to a resolved peer) */
+	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan &&
+	    qp->mac_resolved) {
 		dpr_wire_req_img_make(&qp->req_img, &qp->tmpl, DPR_DEFAULT_PKEY,
 				      qp->attr.dest_qp_num);
 		qp->tmpl_fresh = true;
@@ -554,6 +557,9 @@ void dpr_qp_error(struct dpr_tqp *qp, const char *why);
 void dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
 			  enum dpr_wc_status status);
 void dpr_qp_timer_fire(struct dpr_tqp *qp);
+/** Ask for the peer's MAC again (a QP whose path is not resolved):
+ * @return true once it is known (the QP took it). */
+bool dpr_qp_path_resolve(struct dpr_tqp *qp);
 
 /* dpr_req.c */
 bool dpr_req_run(struct dpr_tqp *qp, uint32_t budget);

@@ -28,7 +28,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* one table across inputs (entries accumulate, and are evicted when it
+ * is full), counting into its own counters, on a clock that moves */
 static struct dpr_neigh_table nt;
+static struct dpr_port_counters nt_ctr;
+static struct dpr_port nt_port;
+static uint64_t nt_clock;
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -64,6 +69,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data + 1, len);
 	dpr_wire_mbuf_wrap(&m, buf, (uint16_t)len);
 	m.buf_len = (uint16_t)(len + TAIL);
+	if (nt.e == NULL && dpr_neigh_init(&nt, &nt_port, NULL, &nt_ctr, &nt_clock,
+					   NULL, NULL) != 0)
+		abort();
+	nt_clock += 100000000;     /* 100 ms an input: past locktimes too */
 	a = dpr_rx_classify(&port, &m, &c, (data[0] & 4) ? &nt : NULL);
 	if (m.data_len > m.buf_len || m.pkt_len != m.data_len)
 		abort();

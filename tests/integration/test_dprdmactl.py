@@ -311,6 +311,14 @@ def raw_client(path):
     return s
 
 
+def wait_clients(d, n):
+    """Until @d serves @n clients: connect() returns once the kernel queued
+    the connection, before the daemon's control thread took it; a signal
+    sent before then tests a daemon with no client."""
+    t.wait_for(lambda: t.telemetry(d.prefix, "/dprdma/shim/stats")["clients"] == n,
+               10, "dprdmad to take the client's connection")
+
+
 def test_drain(a, streaming):
     """SIGTERM with the verbs program streaming on A."""
     t0 = time.time()
@@ -340,6 +348,7 @@ def test_drain_timeouts():
     # no link needed: a memif server alone
     d = daemon(PA + "x", "server", "10.81.1.1/24", ["-f", conf])
     c = raw_client(d.socket)
+    wait_clients(d, 1)
     t0 = time.time()
     d.proc.send_signal(15)
     rc = d.stop(timeout=30)
@@ -350,6 +359,7 @@ def test_drain_timeouts():
     c.close()
     d = daemon(PA + "y", "server", "10.81.1.1/24")
     c = raw_client(d.socket)
+    wait_clients(d, 1)
     t0 = time.time()
     d.proc.send_signal(15)
     t.wait_for(lambda: "told to leave" in d.output(), 10, "the drain")

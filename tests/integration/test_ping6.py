@@ -104,9 +104,13 @@ def main():
                 delta["rx_drop_ipv6_protocol"] == 0,
                 "nothing the kernel sent was malformed")
         tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
-        t.check(tr["ud_sent"] >= 1 and tr["ud_unreachable"] == 0,
-                "the datagram to the kernel went out (ud_sent %d, unreachable %d)"
-                % (tr["ud_sent"], tr["ud_unreachable"]))
+        ps = t.telemetry(PREFIX, "/dprdma/port/stats,0")
+        t.check(tr["ud_sent"] >= 1 and ps["tx_drop_unresolved"] == 0 and
+                ps["neigh_held"] == ps["neigh_released"],
+                "the datagram to the kernel went out (ud_sent %d; held for "
+                "its MAC %d, released %d, dropped %d)"
+                % (tr["ud_sent"], ps["neigh_held"], ps["neigh_released"],
+                   ps["tx_drop_unresolved"]))
         rc = d.stop()
         d = None
         t.check(rc == 0, "dprdmad stops cleanly")

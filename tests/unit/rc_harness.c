@@ -89,8 +89,9 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 			c.gid[1] = s->gid;
 			c.n_gids = 2;
 		}
-		c.resolve = resolve;
-		c.resolve_arg = h;
+		c.resolve = h->f.resolve != NULL ? h->f.resolve : resolve;
+		c.hold = h->f.hold;
+		c.resolve_arg = h->f.resolve != NULL ? h->f.resolve_arg[i] : h;
 		c.zero_copy_min = h->f.zero_copy_min;
 		c.slow_only = h->f.slow_only;
 		s->tp = dpr_transport_create(&c);

@@ -27,6 +27,11 @@ struct rc_faults {
 	bool slow_only;      /**< the transports without their fast path */
 	bool ipv6;           /**< RoCEv2 over IPv6 (GID index 2, fd77::1 and
 	                          ::2) instead of IPv4 (index 1) */
+	/** A side's address resolution (NULL: the harness knows both MACs
+	 * from the start), with its hold and its argument */
+	dpr_resolve_cb resolve;
+	dpr_hold_cb hold;
+	void *resolve_arg[2];
 };
 
 /** How a side behaves on the link (rc_peer_mode). */
