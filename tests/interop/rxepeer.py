@@ -73,6 +73,49 @@ def daemon(prefix, extra):
                      "--idle", "yield"] + extra, ns=KitNs(), prefix=prefix)
 
 
+# perftest 4.5 times its runs with the TSC, calibrated against
+# gettimeofday() by a linear fit; under TCG emulation the fit can fall
+# below r^2 0.9, and perftest then prints this and leaves without its
+# closing exchange (the other side fails or waits): perftest's own limit
+# in an emulated guest, not the data path's
+PERFTEST_CLOCK = ("Correlation coefficient r^2", "Can't produce a report")
+PERFTEST_CLOCK_TRIES = 3
+CLOCK_RETRIES = [0]
+
+
+def perftest_clock_failed(out):
+    """Did a perftest program say it could not calibrate its clock?"""
+    return any(x in out for x in PERFTEST_CLOCK)
+
+
+def perftest_run(go, guest_is_server, what):
+    """@go() runs a perftest program on both sides and returns (server rc,
+    out, client rc, out). Where the guest's side could not calibrate its
+    clock (and only then) it runs again, at most PERFTEST_CLOCK_TRIES
+    times in all; counted in CLOCK_RETRIES, logged."""
+    for attempt in range(PERFTEST_CLOCK_TRIES):
+        src, sout, crc, cout = go()
+        guest_out = sout if guest_is_server else cout
+        if (src == 0 and crc == 0) or not perftest_clock_failed(guest_out):
+            break
+        CLOCK_RETRIES[0] += 1
+        t.log("%s: the guest's perftest could not calibrate its clock under "
+              "emulation (attempt %d of %d)" % (what, attempt + 1,
+                                                PERFTEST_CLOCK_TRIES))
+    return src, sout, crc, cout
+
+
+def guest_install(path, name="p1"):
+    """Put a program of ours where guest @name sees it (its 9p share, the
+    guest's /host; the guest has rdma-core's libraries, the rxe provider
+    and libc): returns its path in the guest."""
+    work = os.environ.get("RXEPEER_WORK", "/tmp/rxepeer")
+    share = os.path.join(os.environ.get("RXEPEER_RUN", os.path.join(work, "run")),
+                         name, "share")
+    shutil.copy(path, os.path.join(share, os.path.basename(path)))
+    return "/host/" + os.path.basename(path)
+
+
 def stop_clean(d):
     """SIGTERM dprdmad; it must exit 0."""
     t.check(d.stop(signal.SIGTERM) == 0, "dprdmad stops cleanly")

@@ -34,8 +34,8 @@ import sys
 import time
 
 from rxepeer import BRIDGE, GUEST, NS, OURS, artifacts, boot, \
-    daemon as kit_daemon, kit, cleanup, require_qemu, stop_clean, \
-    wire_check, t
+    daemon as kit_daemon, kit, cleanup, perftest_run, require_qemu, \
+    stop_clean, wire_check, t
 
 PREFIX = "dprt-rxcm-%d" % os.getpid()
 SOCK = "/tmp/dprt-rxcm-%d.sock" % os.getpid()
@@ -179,7 +179,9 @@ def run_perf(prog, guest_is_server, iters=200):
             srv, cli = gdev + p, p + [GUEST]
         else:
             srv, cli = p, ["-d", "rxe0"] + p + [OURS]
-        src, sout, crc, cout = pair(prog, srv, cli, guest_is_server)
+        src, sout, crc, cout = perftest_run(
+            lambda: pair(prog, srv, cli, guest_is_server), guest_is_server,
+            "%s -R" % prog)
         if not (guest_is_server and crc != 0 and REJ8.search(cout)):
             break
         t.log("%s: the guest's server did not listen again yet (attempt %d)"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -30,6 +31,21 @@
 #define SHADOW_NAME "dprdma-mem"
 #define SHADOW_BYTES (1ull << 47)       /* the whole user address space */
 
+/*
+ * The shadow: one memfd for the whole process (file offset = address),
+ * made at the first registration of private memory and kept until the
+ * process ends. Private pages a registration shares are mapped from it
+ * for good, whatever context registered them: a later context that finds
+ * them shared must send this same file, or the daemon would map other
+ * pages than the program uses (completions for data that landed where the
+ * program never looks). Its inode tells it from any other memfd.
+ */
+static struct {
+	pthread_mutex_t lock;
+	int fd;                         /* -1 until the first */
+	ino_t ino;
+} shadow = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
+
 struct chunk {                          /* dprdma_alloc() memory */
 	struct chunk *next;
 	uint8_t *addr;
@@ -40,12 +56,11 @@ struct chunk {                          /* dprdma_alloc() memory */
 struct dprdma_context {
 	int fd;
 	uint32_t seq;
-	pthread_mutex_t lock;           /* control calls, shadow, chunks */
+	pthread_mutex_t lock;           /* control calls, chunks */
 	struct dpr_shm_device dev;
 	struct dpr_shm_port port;
 	struct dpr_shm_ctrl *ctrl;
 	size_t ctrl_bytes;
-	int shadow_fd;                  /* -1 until the first registration */
 	struct chunk *chunks;
 	int async_fd;                   /* eventfd the daemon counts events on */
 	uint32_t ev_cons;
@@ -266,7 +281,6 @@ dprdma_open_at(const char *socket, unsigned int index)
 
 	if (ctx == NULL)
 		return NULL;
-	ctx->shadow_fd = -1;
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->fd = connect_daemon(socket);
@@ -363,8 +377,6 @@ dprdma_close(struct dprdma_context *ctx)
 	close(ctx->fd);
 	munmap(ctx->ctrl, ctx->ctrl_bytes);
 	close(ctx->async_fd);
-	if (ctx->shadow_fd >= 0)
-		close(ctx->shadow_fd);
 	for (ch = ctx->chunks; ch != NULL; ch = next) {
 		next = ch->next;
 		munmap(ch->addr, ch->len);
@@ -550,45 +562,61 @@ maps_touching(uintptr_t start, uintptr_t end, struct map_ent **out)
 	return n;
 }
 
+/* The process's shadow file, made at the first call. @return its fd or
+ * -errno. Called with shadow.lock held. */
+static int
+shadow_file(void)
+{
+	struct stat st;
+	int fd;
+
+	if (shadow.fd >= 0)
+		return shadow.fd;
+	fd = memfd_create(SHADOW_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)SHADOW_BYTES) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0 ||
+	    fstat(fd, &st) != 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	shadow.ino = st.st_ino;
+	shadow.fd = fd;
+	return fd;
+}
+
 /*
  * Make [start, end) (whole pages) shared with the daemon, at the same
  * addresses: pages of the shadow file are mapped over private anonymous
  * memory after a copy of what it holds (file offset = address, so that
  * every page has one place and overlapping registrations agree). @p maps:
- * the @p n mappings the range touches. Called with ctx->lock held.
+ * the @p n mappings the range touches. Called with shadow.lock held.
  * @return 0 or -errno.
  */
 static int
-make_shadow(struct dprdma_context *ctx, const struct map_ent *maps, int n,
-	    uintptr_t start, uintptr_t end)
+make_shadow(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end)
 {
 	uintptr_t at = start;
-	int i;
+	int i, fd;
 
 	/* every page mapped: ibv_reg_mr fails with EFAULT otherwise */
 	for (i = 0; i < n && maps[i].lo <= at; i++)
 		at = maps[i].hi;
 	if (at < end)
 		return -EFAULT;
-	if (ctx->shadow_fd < 0) {
-		int fd = memfd_create(SHADOW_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-		if (fd < 0)
-			return -errno;
-		if (ftruncate(fd, (off_t)SHADOW_BYTES) != 0 ||
-		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
-			close(fd);
-			return -errno;
-		}
-		ctx->shadow_fd = fd;
-	}
+	fd = shadow_file();
+	if (fd < 0)
+		return fd;
 	for (i = 0; i < n; i++) {
 		const struct map_ent *e = &maps[i];
 		uintptr_t a = e->lo > start ? e->lo : start;
 		uintptr_t b = e->hi < end ? e->hi : end;
 
 		if (strncmp(e->path, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
-		    e->perms[3] == 's' && e->off == e->lo)
+		    e->perms[3] == 's' && e->off == e->lo && e->inode == shadow.ino)
 			continue;       /* ours already */
 		if (strncmp(e->path, "/memfd:dprdma-buf", 17) == 0)
 			return -EFAULT; /* a freed dprdma_alloc() chunk? */
@@ -599,9 +627,9 @@ make_shadow(struct dprdma_context *ctx, const struct map_ent *maps, int n,
 			return -EOPNOTSUPP;
 		if (e->perms[1] != 'w')
 			return -EACCES;
-		if (pwrite(ctx->shadow_fd, (void *)a, b - a, (off_t)a) != (ssize_t)(b - a) ||
+		if (pwrite(fd, (void *)a, b - a, (off_t)a) != (ssize_t)(b - a) ||
 		    mmap((void *)a, b - a, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, ctx->shadow_fd, (off_t)a) == MAP_FAILED)
+			 MAP_SHARED | MAP_FIXED, fd, (off_t)a) == MAP_FAILED)
 			return -errno;
 	}
 	return 0;
@@ -670,8 +698,10 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 			fd = -1;
 			rc = 0;
 		} else {
-			rc = make_shadow(ctx, maps, n, start, end);
-			fd = ctx->shadow_fd;
+			pthread_mutex_lock(&shadow.lock);
+			rc = make_shadow(maps, n, start, end);
+			fd = shadow.fd;
+			pthread_mutex_unlock(&shadow.lock);
 			m.reg_mr.offset = start;
 		}
 		free(maps);
