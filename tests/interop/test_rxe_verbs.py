@@ -159,7 +159,7 @@ def pair(prog, args, guest_is_server, guest_args=None, guest_prog=None):
     start = time.time()
     RUNS[0] += 1
     cap = GuestCapture(os.path.join(KEEP, "guest-%03d-%s-%s.pcapng" % (
-        RUNS[0], prog, "gs" if guest_is_server else "gc")))
+        RUNS[0], os.path.basename(prog), "gs" if guest_is_server else "gc")))
     gprog = guest_prog or prog
     if guest_is_server:
         job = guest(" ".join([gprog] + gdev + ga), background=True)
@@ -243,7 +243,7 @@ def run_perf(prog, extra, iters, guest_is_server, label="", gid=(1, 1)):
             "%s: the client reports %d iterations" % (what, iters * qps))
 
 
-PERF = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-perf")
+DPRDMA_PERF = os.path.join(os.path.dirname(t.DPRDMAD), "dprdma-perf")
 
 
 def run_send_lat(size, iters, guest_is_server, label):
@@ -256,9 +256,11 @@ def run_send_lat(size, iters, guest_is_server, label):
     RNIC as here.)"""
     what = "dprdma-perf send_lat -s %d -n %d, guest as %s%s" % (
         size, iters, "server" if guest_is_server else "client", label)
-    args = ["send_lat", "-x", "1", "-s", str(size), "-n", str(iters), "--json"]
-    src, sout, crc, cout = pair(PERF, args, guest_is_server,
-                                guest_prog=guest_install(PERF))
+    args = ["-x", "1", "-s", str(size), "-n", str(iters), "--json"]
+    # (the test's name first: the guest's command line has -d after it)
+    src, sout, crc, cout = pair(DPRDMA_PERF, ["send_lat"] + args, guest_is_server,
+                                guest_args=args,
+                                guest_prog=guest_install(DPRDMA_PERF) + " send_lat")
     res = [json.loads(x) for x in cout.splitlines() if x.startswith("{")]
     t.check(src == 0 and crc == 0 and len(res) == 1 and
             res[0]["iterations"] == iters,
