@@ -398,7 +398,8 @@ drain_sq(struct shim_qp *q, unsigned int wi)
 	return left || cons != prod;
 }
 
-/* The transport's two receive posts, one shape for drain_recv() */
+/* The transport's two receive posts, one shape for drain_recv(); the
+ * QP's bad entries (freed at once: they never complete) */
 typedef int (*recv_post_fn)(void *to, const struct dpr_recv_wr *wr,
 			    unsigned int n, unsigned int *done);
 
@@ -422,7 +423,7 @@ post_to_srq(void *to, const struct dpr_recv_wr *wr, unsigned int n,
 static bool
 drain_recv(struct dpr_shm_ring *ring, uint32_t size, uint32_t *cons_io,
 	   bool *broken, recv_post_fn post, void *to, uint64_t *taken,
-	   unsigned int wi)
+	   unsigned int wi, struct shim_qp *q)
 {
 	uint32_t prod = __atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE);
 	uint32_t cons = *cons_io;
@@ -455,12 +456,18 @@ drain_recv(struct dpr_shm_ring *ring, uint32_t size, uint32_t *cons_io,
 			if (rc != 0) {
 				shim.ws[wi].bad_wqes++;
 				done++;
+				if (q != NULL)
+					q->rq_freed++;
 			}
 		}
 		cons += k;
 	}
 	*cons_io = cons;
-	__atomic_store_n(&ring->cons, cons, __ATOMIC_RELEASE);
+	/* an SRQ's room is what the worker has taken (its limit event
+	 * counts what is in the transport's SRQ); a QP's own receive
+	 * queue's is what has completed (rq_freed, rq_slot_freed()) */
+	__atomic_store_n(&ring->cons, q != NULL ? q->rq_freed : cons,
+			 __ATOMIC_RELEASE);
 	return left;
 }
 
@@ -468,7 +475,17 @@ static bool
 drain_rq(struct shim_qp *q, unsigned int wi)
 {
 	return drain_recv(q->rq, q->rq_size, &q->rq_cons, &q->broken, post_to_qp,
-			  q->qp, &q->recv_wqes, wi);
+			  q->qp, &q->recv_wqes, wi, q);
+}
+
+/* A receive WQE of the QP completed (its completion is pushed next): its
+ * ring slot is the client's again. */
+static void
+rq_slot_freed(void *arg)
+{
+	struct shim_qp *q = arg;
+
+	__atomic_store_n(&q->rq->cons, ++q->rq_freed, __ATOMIC_RELEASE);
 }
 
 /* The transport found the QP's receive queue empty for a message that
@@ -487,6 +504,7 @@ void
 shim_qp_attach(struct shim_qp *q)
 {
 	dpr_qp_set_rq_pull(q->qp, rq_pull, q);
+	dpr_qp_set_rq_done(q->qp, rq_slot_freed, q);
 }
 
 /* What the client posted to an SRQ's ring into the transport's SRQ. */
@@ -494,7 +512,7 @@ static void
 drain_srq(struct shim_srq *s, unsigned int wi)
 {
 	drain_recv(s->ring, s->size, &s->cons, &s->broken, post_to_srq, s->srq,
-		   &s->recv_wqes, wi);
+		   &s->recv_wqes, wi, NULL);
 }
 
 static void

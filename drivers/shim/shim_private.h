@@ -103,6 +103,11 @@ struct shim_qp {
 	size_t map_bytes;
 	uint32_t handle, slot, qpn;
 	uint32_t sq_size, rq_size, sq_cons, rq_cons;
+	/* receive ring entries done with (completed, or refused as bad): the
+	 * ring's consumer index the client sees, so that its room is what
+	 * an RNIC's receive queue has -- max_recv_wr not yet completed, not
+	 * what the worker happens to have taken into the transport */
+	uint32_t rq_freed;
 	/* (worker) the SQ's producer as last read: the entries up to it
 	 * have been asked for (prefetched); and whether that round found
 	 * new ones (the client is streaming: the next round's wait) */

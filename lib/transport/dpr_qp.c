@@ -337,6 +337,13 @@ dpr_qp_destroy(struct dpr_tqp *qp)
 }
 
 void
+dpr_qp_set_rq_done(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg)
+{
+	qp->rq_done_cb = fn;
+	qp->rq_done_arg = arg;
+}
+
+void
 dpr_qp_set_rq_pull(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg)
 {
 	qp->rq_pull = fn;
@@ -728,8 +735,8 @@ flush_recv(struct dpr_tqp *qp)
 			.qp_num = qp->qpn,
 		};
 
+		rq_done(qp);
 		dpr_cq_push(qp->rcq, &e);
-		qp->rq.cons++;
 	}
 	qp->resp.have_wqe = false;
 }

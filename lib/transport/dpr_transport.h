@@ -423,6 +423,11 @@ int dpr_post_send_shared(struct dpr_tqp *qp, const struct dpr_send_wr *wr);
  */
 typedef void (*dpr_rq_pull_cb)(void *arg);
 void dpr_qp_set_rq_pull(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg);
+/** @p fn(@p arg) as each receive WQE of @p qp's own queue (not an SRQ's)
+ * completes -- success or flush -- just before its completion is pushed:
+ * the shim frees the slot of its client's ring then, as an RNIC's queue
+ * has room again once a completion is there to poll. NULL: none. */
+void dpr_qp_set_rq_done(struct dpr_tqp *qp, dpr_rq_pull_cb fn, void *arg);
 
 /* ----------------------------------------------------------------- SRQs */
 

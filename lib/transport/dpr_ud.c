@@ -231,9 +231,9 @@ dpr_ud_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 			e.imm_data = h->imm;
 			e.wc_flags |= DPR_WC_WITH_IMM;
 		}
+		rq_done(qp);
 		dpr_cq_push(qp->rcq, &e);
 	}
-	rq_done(qp);
 	if (rc != 0) {
 		/* a receive WQE with a bad local key: the QP to error */
 		dpr_verbs_event(qp->tp->ctx, DPR_EVENT_QP_FATAL, qp->qpn);

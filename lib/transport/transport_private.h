@@ -227,6 +227,8 @@ struct dpr_tqp {
 	struct dpr_sge srq_sge[DPR_RECV_WR_MAX_SGE];
 	dpr_rq_pull_cb rq_pull;        /**< dpr_qp_set_rq_pull() */
 	void *rq_pull_arg;
+	dpr_rq_pull_cb rq_done_cb;     /**< dpr_qp_set_rq_done() */
+	void *rq_done_arg;
 
 	struct dpr_qp_stats stats;
 	struct dpr_timer timer;        /**< ACK timeout or RNR wait */
@@ -420,12 +422,18 @@ rq_cur(struct dpr_tqp *qp)
 	return qp->srq != NULL ? &qp->srq_wqe : &qp->rq.wqe[qp->rq.cons & qp->rq.mask];
 }
 
-/* Its completion is written: the QP's own queue moves on. */
+/* The WQE in use is done, its completion read from it and about to be
+ * pushed: the QP's own queue moves on, and its owner hears of it first
+ * (dpr_qp_set_rq_done(): the room a client sees in its ring follows the
+ * completions, never runs ahead of them). */
 static inline void
 rq_done(struct dpr_tqp *qp)
 {
-	if (qp->srq == NULL)
+	if (qp->srq == NULL) {
 		qp->rq.cons++;
+		if (qp->rq_done_cb != NULL)
+			qp->rq_done_cb(qp->rq_done_arg);
+	}
 }
 
 /* The receive WQE in use completes (@p imm: with @p imm_data, wire
@@ -448,8 +456,8 @@ resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcod
 		e.imm_data = imm_data;
 		e.wc_flags = DPR_WC_WITH_IMM;
 	}
-	dpr_cq_push(qp->rcq, &e);
 	rq_done(qp);
+	dpr_cq_push(qp->rcq, &e);
 	qp->resp.have_wqe = false;
 }
 

@@ -44,7 +44,6 @@ KNOWN_GAPS = {
     "test_mw_type2_invalidate_dealloc": "memory windows not offered yet",
     "test_qp_ex_rc_bind_mw": "memory windows not offered yet",
     "test_post_send_qp_state_bad_flow": "post_send in a wrong state succeeds",
-    "test_full_rq_bad_flow": "post_recv on a full RQ succeeds",
     "test_create_cq_bad_flow": "create_cq takes a bad comp_vector / too many CQEs",
     "test_create_cq_ex_bad_flow": "create_cq_ex takes a bad comp_vector / too many CQEs",
     "test_query_gid_table_bad_flow": "query_gid_table with a short buffer",
