@@ -73,6 +73,7 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "req_packets", "request packets sent (SEND, WRITE, READ request, atomic)" },
 	{ "retransmits", "request packets sent again (timeout, NAK or RNR)" },
 	{ "local_ack_timeouts", "times the ACK timer ran out (the peer did not answer in time)" },
+	{ "rto_timeouts", "adaptive retransmission timeouts (no progress for an RTO measured from the RTT): sent again without spending retry_cnt" },
 	{ "rnr_waits", "times a requester waited after an RNR NAK" },
 	{ "ack_rx", "ACKs received" },
 	{ "nak_seq_rx", "PSN sequence error NAKs received (the peer missed a packet)" },

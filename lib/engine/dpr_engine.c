@@ -867,6 +867,7 @@ dpr_engine_start(const struct dpr_config *conf,
 	}
 	for (unsigned int i = 0; i < e->n_workers; i++) {
 		struct dpr_worker *w = &e->workers[i];
+		const struct dpr_transport_knobs *tk = dpr_transport_knobs(conf);
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "dpr_cmd_%u", i);
@@ -883,6 +884,9 @@ dpr_engine_start(const struct dpr_config *conf,
 				.owner = i,
 				.zero_copy_min = p->zero_copy_min,
 				.port_mtu = dpr_active_mtu(p->mtu),
+				.max_unacked = tk->max_inflight,
+				.rto_min_ns = tk->rto_min_us == 0 ? UINT32_MAX :
+					tk->rto_min_us * 1000u,
 			};
 
 			w->rarg[pi].w = w;

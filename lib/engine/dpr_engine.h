@@ -49,6 +49,15 @@ struct dpr_engine_conf {
 	enum dpr_tx_payload tx_payload;
 };
 
+/** The [transport] section: how RC requesters recover from loss. */
+struct dpr_transport_knobs {
+	unsigned int max_inflight;   /**< packets a QP has unacknowledged at
+	                                  most; 0 = the default (512) */
+	unsigned int rto_min_us;     /**< the least adaptive retransmission
+	                                  timeout; 0 = none (only the IBA
+	                                  local ACK timeout retransmits) */
+};
+
 /** One port, as the engine's keys of [portN] configure it. */
 struct dpr_port_conf {
 	uint32_t ip;         /**< IPv4 address, network order; 0 = none */
@@ -66,6 +75,7 @@ struct dpr_port_conf {
  * (lib/config): call before the first dpr_config_defaults(). */
 void dpr_engine_config_register(void);
 const struct dpr_engine_conf *dpr_engine_conf(const struct dpr_config *conf);
+const struct dpr_transport_knobs *dpr_transport_knobs(const struct dpr_config *conf);
 const struct dpr_port_conf *dpr_port_conf(const struct dpr_config *conf,
 		unsigned int port);
 

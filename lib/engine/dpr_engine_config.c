@@ -66,6 +66,38 @@ engine_defaults(void *area, int port __rte_unused)
 	g->tx_payload = DPR_TXP_AUTO;
 }
 
+#define T_OFF(f) offsetof(struct dpr_transport_knobs, f)
+#define T_SZ(f) sizeof(((struct dpr_transport_knobs *)0)->f)
+
+static const struct dpr_conf_key transport_keys[] = {
+	{ "max_inflight", DPR_CONF_UINT, T_OFF(max_inflight), T_SZ(max_inflight),
+	  0, 1u << 22,
+	  .help = "packets an RC QP has sent and not yet seen acknowledged, at "
+		  "most; 0 = the default, 512" },
+	{ "rto_min_us", DPR_CONF_UINT, T_OFF(rto_min_us), T_SZ(rto_min_us),
+	  0, 10000000,
+	  .help = "the least adaptive retransmission timeout (RTT + 4 x its "
+		  "deviation, measured per QP); 0 = none: only the IBA local "
+		  "ACK timeout of the QP retransmits" },
+};
+
+static void
+transport_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_transport_knobs *t = area;
+
+	t->max_inflight = 0;
+	t->rto_min_us = 1000;
+}
+
+static struct dpr_conf_room transport_room = {
+	.section = "transport",
+	.size = sizeof(struct dpr_transport_knobs),
+	.keys = transport_keys,
+	.n_keys = RTE_DIM(transport_keys),
+	.defaults = transport_defaults,
+};
+
 static struct dpr_conf_room engine_room = {
 	.section = "engine",
 	.size = sizeof(struct dpr_engine_conf),
@@ -218,6 +250,13 @@ dpr_engine_config_register(void)
 	/* two rooms of a few dozen bytes: they fit */
 	dpr_config_register(&engine_room);
 	dpr_config_register(&port_room);
+	dpr_config_register(&transport_room);
+}
+
+const struct dpr_transport_knobs *
+dpr_transport_knobs(const struct dpr_config *conf)
+{
+	return dpr_config_room(conf, &transport_room, 0);
 }
 
 const struct dpr_engine_conf *

@@ -36,7 +36,28 @@ qp_fail(struct dpr_tqp *qp, enum dpr_wc_status status)
 		     "local protection error (a key or range of a WQE)");
 }
 
-/* Forward progress: counters back to full, the ACK timer restarted. */
+/* An RTT sample (RFC 6298 2.2, 2.3), @p r ns. */
+static void
+rtt_update(struct dpr_tqp *qp, uint64_t r)
+{
+	uint32_t rtt = (uint32_t)RTE_MIN(r, (uint64_t)UINT32_MAX / 2);
+
+	if (qp->comp.srtt == 0) {
+		qp->comp.srtt = rtt;
+		qp->comp.rttvar = rtt / 2;
+		qp->comp.min_rtt = rtt;
+		return;
+	}
+	qp->comp.rttvar = (3 * qp->comp.rttvar +
+			   (rtt > qp->comp.srtt ? rtt - qp->comp.srtt : qp->comp.srtt - rtt)) / 4;
+	qp->comp.srtt = (7 * qp->comp.srtt + rtt) / 8;
+	if (rtt < qp->comp.min_rtt)
+		qp->comp.min_rtt = rtt;
+}
+
+/* Forward progress: counters back to full, the RTT sampled when the timed
+ * request is acknowledged, the ACK and retransmission timers restarted
+ * (or stopped with nothing outstanding). */
 static void
 progress(struct dpr_tqp *qp)
 {
@@ -44,16 +65,27 @@ progress(struct dpr_tqp *qp)
 
 	qp->comp.retry_cnt = qp->attr.retry_cnt;
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->comp.rto_backoff = 0;
 	if (qp->comp.replaying && !dpr_psn_lt(qp->comp.psn, qp->comp.retry_end))
 		qp->comp.replaying = false;
+	if (qp->comp.rtt_sent != 0 && dpr_psn_gt(qp->comp.psn, qp->comp.rtt_psn)) {
+		rtt_update(qp, tp->now - qp->comp.rtt_sent);
+		qp->comp.rtt_sent = 0;
+	}
 	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) {
 		dpr_timer_cancel(tp, &qp->timer);
+		qp->comp.ack_deadline = 0;
+		qp->comp.rto_deadline = 0;
 		if (qp->state == DPR_QPS_SQD && qp->req.index == qp->sq.prod &&
 		    qp->attr.en_sqd_async_notify)
 			dpr_verbs_event(tp->ctx, DPR_EVENT_SQ_DRAINED, qp->qpn);
-	} else if (qp->attr.timeout != 0 && !qp->comp.rnr_wait) {
-		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
-		qp->comp.attempt_start = tp->now;
+	} else if (!qp->comp.rnr_wait) {
+		if (qp->attr.timeout != 0) {
+			ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
+			qp->comp.attempt_start = tp->now;
+		}
+		if (tp->conf.rto_min_ns != UINT32_MAX)
+			rto_timer_set(tp, qp, tp->now + rto_ns(qp));
 	}
 	qp_work(qp);
 }
@@ -82,8 +114,13 @@ retry(struct dpr_tqp *qp, uint32_t psn, bool count)
 		return;
 	/* one replay at a time: a slow responder (rxe under emulation) that
 	 * is sent a new window for every gap of the last one collapses under
-	 * the backlog of replays, never catching up */
-	if (qp->comp.replaying && dpr_psn_lt(qp->comp.psn, qp->comp.retry_end))
+	 * the backlog of replays, never catching up -- unless the gap is in
+	 * what the replay has resent already (past the point it went back
+	 * to, below the highest resent): then the resend itself was lost,
+	 * and only going back again recovers it before a timeout */
+	if (qp->comp.replaying && dpr_psn_lt(qp->comp.psn, qp->comp.retry_end) &&
+	    !(count && dpr_psn_gt(psn, qp->comp.retry_psn) &&
+	      dpr_psn_lt(psn, qp->req.resend_hi)))
 		return;
 	if (count) {
 		if (qp->comp.retry_cnt == 0) {
@@ -96,6 +133,8 @@ retry(struct dpr_tqp *qp, uint32_t psn, bool count)
 	qp->comp.retry_psn = psn;
 	qp->comp.replaying = true;
 	qp->comp.retry_end = qp->req.psn;
+	qp->req.resend_hi = psn;
+	qp->comp.rtt_sent = 0;          /* (Karn: no sample across a resend) */
 	dpr_req_retry(qp, psn);
 	qp_work(qp);
 }
@@ -216,6 +255,10 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		qp->comp.rnr_psn = psn;
 		qp->comp.retried = false;
 		qp->comp.replaying = false;
+		/* the timer is the RNR wait's; the others start again with
+		 * the resend */
+		qp->comp.ack_deadline = 0;
+		qp->comp.rto_deadline = 0;
 		QP_STAT(qp, rnr_waits);
 		dpr_timer_arm(tp, &qp->timer, tp->now + dpr_rnr_timer_ns(syn));
 		return;
@@ -354,14 +397,27 @@ rx_atomic_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
  * nothing, and one attempt lasts at most DPR_ACK_TIMEOUT_STRETCH timeouts.
  */
 static void
-responder_alive(struct dpr_tqp *qp, uint32_t psn)
+responder_alive(struct dpr_tqp *qp, uint32_t psn, bool read)
 {
 	struct dpr_transport *tp = qp->tp;
 	uint64_t t = ack_timeout_ns(qp->attr.timeout), deadline;
 
-	if (t == 0 || qp->comp.rnr_wait || !qp->timer.armed ||
-	    dpr_psn_lt(psn, qp->comp.psn))
+	if (t == 0 || qp->comp.rnr_wait || qp->comp.ack_deadline == 0)
 		return;
+	/* a response to a PSN already acknowledged is no sign of work --
+	 * but one of the READ being completed is: the responder sending it
+	 * again from where it was asked to (its earlier responses, still on
+	 * their way, came first) */
+	if (dpr_psn_lt(psn, qp->comp.psn)) {
+		const struct dpr_send_wqe *w;
+
+		if (!read || qp->comp.index == qp->sq.prod)
+			return;
+		w = sq_wqe(qp, qp->comp.index);
+		if (w->opcode != DPR_WR_RDMA_READ || !w->started ||
+		    dpr_psn_lt(psn, w->first_psn))
+			return;
+	}
 	deadline = RTE_MIN(tp->now + t,
 			   qp->comp.attempt_start + DPR_ACK_TIMEOUT_STRETCH * t);
 	if (deadline > qp->comp.ack_deadline)
@@ -377,13 +433,89 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		QP_STAT(qp, dup_response_rx);
 		return;
 	}
-	responder_alive(qp, h->psn);
+	responder_alive(qp, h->psn, (pi->mask & DPR_READ_MASK) != 0);
+	/* READ responses, new or again, are the responder streaming: while
+	 * they come, going back would only make it start over (it answers a
+	 * READ request again from the PSN asked for, and what it had queued
+	 * still arrives first): the retransmission timeout waits for their
+	 * silence (the ACK timeout, which only progress restarts, bounds it) */
+	if ((pi->mask & DPR_READ_MASK) && qp->comp.rto_deadline != 0)
+		qp->comp.rto_deadline = qp->tp->now + rto_ns(qp);
 	if (pi->opcode == DPR_OP_RC_ACK)
 		rx_ack(qp, h);
 	else if (pi->mask & DPR_READ_MASK)
 		rx_read_response(qp, m, pi, h);
 	else if (pi->opcode == DPR_OP_RC_ATOMIC_ACK)
 		rx_atomic_ack(qp, h);
+}
+
+/*
+ * The adaptive retransmission timeout: nothing made progress for an RTO
+ * (rto_ns(): SRTT + 4 RTTVAR, backed off), and the IBA local ACK timeout
+ * (perftest asks for 67 ms) is far off. Without spending retry_cnt (the
+ * local ACK timeout runs beside it and alone counts retries, so a peer
+ * that is gone ends as it did):
+ * - the first RTO since the last progress sends the newest request again,
+ *   alone, with AckReq: a tail probe. If everything arrived and only the
+ *   ACK went missing, the responder answers the duplicate with an ACK of
+ *   it all (IBA 9.7.5.1.2); if the tail went missing, it is out of
+ *   sequence there and the NAK sends the requester back (C9-97). An RTO
+ *   that came too early costs one packet. Where the newest request is a
+ *   READ or an atomic there is no probe (answers to it would come out of
+ *   order, which the completer takes for lost responses), and where the
+ *   oldest is one nothing is asked again yet: a READ request asked again
+ *   makes the responder start its responses over from there, while those
+ *   it had queued still come first.
+ * - the next one (the probe too went unanswered: a go-back-N responder
+ *   that already NAKed its gap drops what is past it without a word)
+ *   goes back to the oldest request not acknowledged, as the ACK timeout
+ *   would.
+ */
+/* Is the newest request sent a SEND or WRITE packet? */
+static bool
+tail_is_plain(struct dpr_tqp *qp)
+{
+	uint32_t last = dpr_psn_add(qp->req.psn_hi, -1), i;
+
+	for (i = qp->comp.index; i != qp->sq.prod; i++) {
+		const struct dpr_send_wqe *w = sq_wqe(qp, i);
+
+		if (!w->started)
+			break;
+		if (dpr_psn_ge(last, w->first_psn) && dpr_psn_le(last, w->last_psn))
+			return !wr_is_rd_atomic(w->opcode);
+	}
+	return false;
+}
+
+void
+dpr_comp_rto(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_send_wqe *w;
+	uint32_t psn;
+
+	qp->comp.rto_deadline = 0;
+	if ((qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) ||
+	    !qp->mac_resolved || qp->comp.rnr_wait)
+		return;
+	QP_STAT(qp, rto_timeouts);
+	qp->comp.rtt_sent = 0;          /* (Karn) */
+	/* what the probe's answer says is acted on: the pass before is
+	 * over (retried stays: the same point is not counted twice) */
+	qp->comp.replaying = false;
+	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
+	psn = w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
+		resume_psn(qp, w) : qp->comp.psn;
+	if (qp->comp.rto_backoff != 0) {
+		qp->comp.retried = false;
+		retry(qp, psn, false);
+	} else if (tail_is_plain(qp) && (w == NULL || !wr_is_rd_atomic(w->opcode))) {
+		dpr_req_resend(qp, dpr_psn_add(qp->req.psn_hi, -1));
+	}
+	if (qp->comp.rto_backoff < UINT8_MAX)
+		qp->comp.rto_backoff++;
+	rto_timer_set(tp, qp, tp->now + rto_ns(qp));
 }
 
 void

@@ -231,6 +231,7 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	qp->rcq = ia->recv_cq;
 	qp->sq_sig_all = ia->sq_sig_all;
 	qp->state = DPR_QPS_RESET;
+	dpr_req_window_set(qp, tp->conf.max_unacked);
 	qp->pd->refs++;
 	qp->scq->refs++;
 	qp->rcq->refs++;
@@ -565,6 +566,7 @@ reset_queues(struct dpr_tqp *qp)
 	qp->rq.prod = 0;
 	qp->rq.cons = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
+	dpr_req_window_set(qp, qp->tp->conf.max_unacked);
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	free(qp->resp.res);
 	memset(&qp->resp, 0, sizeof(qp->resp));
@@ -795,11 +797,24 @@ dpr_qp_timer_fire(struct dpr_tqp *qp)
 		qp_work(qp);
 		return;
 	}
-	/* early: the deadline moved on since the entry was made */
-	if (qp->comp.ack_deadline > qp->tp->now) {
-		dpr_timer_arm(qp->tp, &qp->timer, qp->comp.ack_deadline);
+	/* the retransmission timeout first: when it falls before the
+	 * ACK timeout (and so on the way to it) */
+	if (qp->comp.rto_deadline != 0 && qp->comp.rto_deadline <= qp->tp->now &&
+	    (qp->comp.ack_deadline == 0 || qp->comp.ack_deadline > qp->tp->now))
+		dpr_comp_rto(qp);
+	/* early: the deadlines moved on since the entry was made */
+	if (qp->comp.ack_deadline == 0 || qp->comp.ack_deadline > qp->tp->now) {
+		uint64_t next = qp->comp.ack_deadline;
+
+		if (qp->comp.rto_deadline != 0 && (next == 0 || qp->comp.rto_deadline < next))
+			next = qp->comp.rto_deadline;
+		if (next != 0 && (!qp->timer.armed || next < qp->timer.deadline))
+			dpr_timer_arm(qp->tp, &qp->timer, next);
 		return;
 	}
+	/* the local ACK timeout: both timers start again with the resend */
+	qp->comp.ack_deadline = 0;
+	qp->comp.rto_deadline = 0;
 	dpr_comp_timeout(qp);
 }
 

@@ -173,79 +173,82 @@ count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
 	struct dpr_transport *tp = qp->tp;
 
 	QP_STAT(qp, req_packets);
-	if (dpr_psn_lt(psn, qp->req.psn_hi))
+	if (dpr_psn_lt(psn, qp->req.psn_hi)) {
 		QP_STAT(qp, retransmits);
-	if (dpr_psn_ge(last, qp->req.psn_hi))
-		qp->req.psn_hi = dpr_psn_add(last, 1);
-	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0) {
-		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
-		qp->comp.attempt_start = tp->now;
+		if (!dpr_psn_lt(psn, qp->req.resend_hi))
+			qp->req.resend_hi = dpr_psn_add(psn, 1);
 	}
+	if (dpr_psn_ge(last, qp->req.psn_hi)) {
+		qp->req.psn_hi = dpr_psn_add(last, 1);
+		/* (a READ's first response ends its sample: the round trip,
+		 * not the whole transfer) */
+		rtt_sample_start(qp, psn);
+	}
+	timers_start(tp, qp);
 }
 
-/* One packet of @p w. @return 0, or -ENOBUFS/-ENOMEM to try later. */
+/*
+ * The packet of @p w at byte @p off of its message (a READ: the request
+ * for what is left from there; an atomic: the whole), its headers into
+ * @p h and payload into @p segs. *@p paylen, *@p last: its payload and
+ * whether it ends the message. @return 0, or -EACCES with the QP in error
+ * (a key deregistered since the WQE started).
+ */
 static int
-send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+build_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t off,
+	     struct dpr_wire_hdrs *h, struct dpr_wire_seg *segs,
+	     unsigned int *nseg, uint32_t *paylen, bool *last)
 {
-	struct dpr_transport *tp = qp->tp;
-	struct dpr_wire_seg segs[MAX_SEGS_PER_PKT];
-	struct dpr_wire_hdrs h = {
-		.pkey = DPR_DEFAULT_PKEY,
-		.dqpn = qp->attr.dest_qp_num,
-		/* a packet's PSN follows from its place in the WQE */
-		.psn = dpr_psn_add(w->first_psn, wr_is_atomic(w->opcode) ? 0 :
-				   (int32_t)(w->offset >> qp->pmtu_shift)),
-	};
-	unsigned int nseg = 0;
-	uint32_t paylen = 0;
-	bool first = true, last = true;
-	int rc;
+	bool first = true;
 
+	*nseg = 0;
+	*paylen = 0;
+	*last = true;
+	h->pkey = DPR_DEFAULT_PKEY;
+	h->dqpn = qp->attr.dest_qp_num;
+	/* a packet's PSN follows from its place in the WQE */
+	h->psn = dpr_psn_add(w->first_psn, wr_is_atomic(w->opcode) ? 0 :
+			     (int32_t)(off >> qp->pmtu_shift));
 	if (w->opcode == DPR_WR_RDMA_READ) {
 		/* one request for what is left: the responder answers it with
 		 * npkts(left) PSNs, the span start_wqe() reserved */
-		h.reth.va = w->remote_addr + w->offset;
-		h.reth.rkey = w->rkey;
-		h.reth.len = w->length - w->offset;
-		h.ackreq = true;
+		h->reth.va = w->remote_addr + off;
+		h->reth.rkey = w->rkey;
+		h->reth.len = w->length - off;
+		h->ackreq = true;
 	} else if (wr_is_atomic(w->opcode)) {
-		h.atomic.va = w->remote_addr;
-		h.atomic.rkey = w->rkey;
+		h->atomic.va = w->remote_addr;
+		h->atomic.rkey = w->rkey;
 		if (w->opcode == DPR_WR_ATOMIC_CMP_AND_SWP) {
-			h.atomic.compare = w->compare_add;
-			h.atomic.swap_add = w->swap;
+			h->atomic.compare = w->compare_add;
+			h->atomic.swap_add = w->swap;
 		} else {
-			h.atomic.swap_add = w->compare_add;
+			h->atomic.swap_add = w->compare_add;
 		}
-		h.ackreq = true;
+		h->ackreq = true;
 	} else {
-		paylen = RTE_MIN(qp->pmtu, w->length - w->offset);
-		first = w->offset == 0;
-		last = w->offset + paylen >= w->length;
+		*paylen = RTE_MIN(qp->pmtu, w->length - off);
+		first = off == 0;
+		*last = off + *paylen >= w->length;
 		if (first && (w->opcode == DPR_WR_RDMA_WRITE ||
 			      w->opcode == DPR_WR_RDMA_WRITE_WITH_IMM)) {
-			h.reth.va = w->remote_addr;
-			h.reth.rkey = w->rkey;
-			h.reth.len = w->length;
+			h->reth.va = w->remote_addr;
+			h->reth.rkey = w->rkey;
+			h->reth.len = w->length;
 		}
-		h.imm = w->imm;
-		/* AckReq on the last packet, and every ack_every packets of a
-		 * long message so that the window keeps moving (rxe: 64) */
-		h.ackreq = last || ++qp->req.noack_pkts >= tp->conf.ack_every;
-		if (h.ackreq)
-			qp->req.noack_pkts = 0;
-		h.se = last && (w->flags & DPR_SEND_SOLICITED);
-		if (paylen != 0 && (w->flags & DPR_SEND_INLINE)) {
-			segs[0].addr = w->inline_data + w->offset;
+		h->imm = w->imm;
+		h->se = *last && (w->flags & DPR_SEND_SOLICITED);
+		if (*paylen != 0 && (w->flags & DPR_SEND_INLINE)) {
+			segs[0].addr = w->inline_data + off;
 			segs[0].iova = (rte_iova_t)(uintptr_t)segs[0].addr;
-			segs[0].len = paylen;
+			segs[0].len = *paylen;
 			segs[0].shinfo = NULL;
-			nseg = 1;
-		} else if (paylen != 0 && cached_seg(qp, w, w->offset, paylen, segs)) {
-			nseg = 1;
-		} else if (paylen != 0 &&
-			   dpr_sge_gather(qp, w->sge, w->num_sge, w->offset, paylen,
-					  segs, RTE_DIM(segs), &nseg) != 0) {
+			*nseg = 1;
+		} else if (*paylen != 0 && cached_seg(qp, w, off, *paylen, segs)) {
+			*nseg = 1;
+		} else if (*paylen != 0 &&
+			   dpr_sge_gather(qp, w->sge, w->num_sge, off, *paylen,
+					  segs, MAX_SEGS_PER_PKT, nseg) != 0) {
 			/* a key deregistered since the WQE started */
 			dpr_qp_complete_send(qp, w, DPR_WC_LOC_PROT_ERR);
 			qp->comp.index++;
@@ -254,24 +257,49 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 			return -EACCES;
 		}
 	}
-	h.opcode = req_opcode(w, first, last);
+	h->opcode = req_opcode(w, first, *last);
 	if (qp->type == DPR_QPT_UC) {
 		/* UC's SEND and WRITE opcodes are RC's in the UC class */
-		h.opcode |= 0x20;
-		h.ackreq = false;
+		h->opcode |= 0x20;
+		h->ackreq = false;
 	}
+	return 0;
+}
 
+/* One packet of @p w. @return 0, or -ENOBUFS/-ENOMEM to try later. */
+static int
+send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_wire_seg segs[MAX_SEGS_PER_PKT];
+	struct dpr_wire_hdrs h = { 0 };
+	unsigned int nseg;
+	uint32_t paylen;
+	bool last;
+	int rc;
+
+	if (txq_room(tp) == 0)
+		return -ENOBUFS;
+	rc = build_packet(qp, w, w->offset, &h, segs, &nseg, &paylen, &last);
+	if (rc != 0)
+		return rc;
+	if (w->opcode != DPR_WR_RDMA_READ && !wr_is_atomic(w->opcode) &&
+	    qp->type != DPR_QPT_UC) {
+		/* AckReq on the last packet, and every ack_every packets of a
+		 * long message so that the window keeps moving (rxe: 64) */
+		h.ackreq = last || ++qp->req.noack_pkts >= qp->req.ack_every;
+		if (h.ackreq)
+			qp->req.noack_pkts = 0;
+	}
 	rc = dpr_xmit(tp, qp, &h, segs, nseg);
 	if (rc != 0)
 		return rc;
 	req_img_refresh(qp);
 	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
-	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode)) {
+	if (w->opcode == DPR_WR_RDMA_READ || wr_is_atomic(w->opcode))
 		w->offset = w->length;
-		last = true;
-	} else {
+	else
 		w->offset += paylen;
-	}
 	if (qp->type == DPR_QPT_UC) {
 		/* nothing comes back: the window moves with what is sent,
 		 * and a message is complete once its last packet is queued */
@@ -288,6 +316,55 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		qp->req.index++;
 	}
 	return 0;
+}
+
+/*
+ * The packet that carries @p psn again, once, with AckReq, whatever the
+ * requester's position: a probe (dpr_comp_rto()) or a selective
+ * retransmission. A READ's is the request for what has not arrived; an
+ * atomic's, the atomic (the responder replays its result).
+ * @return 0, -ENOENT (no started WQE holds @p psn), or what dpr_xmit()
+ * and build_packet() say.
+ */
+int
+dpr_req_resend(struct dpr_tqp *qp, uint32_t psn)
+{
+	struct dpr_wire_seg segs[MAX_SEGS_PER_PKT];
+	struct dpr_wire_hdrs h = { 0 };
+	unsigned int nseg;
+	uint32_t i, paylen, off;
+	bool last;
+	int rc;
+
+	for (i = qp->comp.index; i != qp->sq.prod; i++) {
+		struct dpr_send_wqe *w = sq_wqe(qp, i);
+
+		if (!w->started)
+			break;
+		if (w->state == WQE_DONE || dpr_psn_gt(psn, w->last_psn))
+			continue;
+		if (dpr_psn_lt(psn, w->first_psn))
+			break;
+		if (w->opcode == DPR_WR_RDMA_READ)
+			off = w->read_done;
+		else if (wr_is_atomic(w->opcode))
+			off = 0;
+		else
+			off = (uint32_t)dpr_psn_diff(psn, w->first_psn) << qp->pmtu_shift;
+		if (txq_room(qp->tp) == 0)
+			return -ENOBUFS;
+		rc = build_packet(qp, w, off, &h, segs, &nseg, &paylen, &last);
+		if (rc != 0)
+			return rc;
+		h.ackreq = true;
+		rc = dpr_xmit(qp->tp, qp, &h, segs, nseg);
+		if (rc != 0)
+			return rc;
+		req_img_refresh(qp);
+		count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /* BTH and extension header bytes of SEND and WRITE packets, by opcode */
@@ -373,8 +450,8 @@ static uint32_t
 req_fast(struct dpr_tqp *qp, uint32_t budget)
 {
 	struct dpr_transport *tp = qp->tp;
-	const uint32_t max_unacked = tp->conf.max_unacked;
-	const uint32_t ack_every = tp->conf.ack_every;
+	const uint32_t max_unacked = qp->req.window;
+	const uint32_t ack_every = qp->req.ack_every;
 	const uint32_t pmtu = qp->pmtu, shift = qp->pmtu_shift;
 	const uint32_t zc_min = tp->conf.zero_copy_min ? tp->conf.zero_copy_min :
 		UINT32_MAX;
@@ -392,6 +469,7 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	 * compiler load them again every packet) */
 	uint32_t idx = qp->req.index, req_psn = qp->req.psn;
 	uint32_t psn_hi = qp->req.psn_hi, noack = qp->req.noack_pkts;
+	const uint32_t psn_hi0 = psn_hi;
 	uint32_t head = tp->txq_head, sent, retx = 0;
 	uint16_t ip_id = qp->encap.ip_id;
 	uint64_t copied = 0;
@@ -500,9 +578,11 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			idx++;
 		}
 		/* count_send() */
-		if (dpr_psn_lt(psn, psn_hi))
+		if (dpr_psn_lt(psn, psn_hi)) {
 			retx++;
-		else
+			if (!dpr_psn_lt(psn, qp->req.resend_hi))
+				qp->req.resend_hi = dpr_psn_add(psn, 1);
+		} else
 			psn_hi = dpr_psn_add(psn, 1);
 queued_new:
 		tp->txq[head++ & tp->txq_mask] = m;
@@ -568,10 +648,12 @@ queued_new:
 	tp->stats.req_packets += sent;
 	qp->stats.retransmits += retx;
 	tp->stats.retransmits += retx;
-	if (!qp->timer.armed && !qp->comp.rnr_wait && qp->attr.timeout != 0) {
-		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
-		qp->comp.attempt_start = tp->now;
-	}
+	/* (the run's first new request is timed, when none is: the one
+	 * count_send() would time) */
+	if (qp->comp.rtt_sent == 0 && retx < sent)
+		rtt_sample_start(qp, psn_hi0);
+	if ((qp->comp.ack_deadline | qp->comp.rto_deadline) == 0)
+		timers_start(tp, qp);
 	return budget - sent;
 }
 
@@ -591,8 +673,8 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 		 * puts it back to work). Its ACK timer runs as if the first
 		 * packet had gone, so a peer that never answers ARP/ND ends
 		 * in RETRY_EXC_ERR as a lost path does (dpr_comp_timeout()). */
-		if (qp->req.index != qp->sq.prod && !qp->timer.armed &&
-		    qp->attr.timeout != 0) {
+		if (qp->req.index != qp->sq.prod && qp->comp.ack_deadline == 0 &&
+		    !qp->comp.rnr_wait && qp->attr.timeout != 0) {
 			ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
 			qp->comp.attempt_start = tp->now;
 		}
@@ -610,16 +692,16 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 		}
 		if (w->state == WQE_POSTED) {
 			/* SQD: what has started finishes, nothing new starts;
-			 * the window: at most max_unacked PSNs outstanding */
+			 * the window: at most req.window PSNs outstanding */
 			if (qp->state == DPR_QPS_SQD ||
 			    (uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >=
-			    tp->conf.max_unacked || !start_wqe(qp, w))
+			    qp->req.window || !start_wqe(qp, w))
 				return false;
 		}
 		if (!wr_is_rd_atomic(w->opcode) &&
 		    (uint32_t)dpr_psn_diff(dpr_psn_add(w->first_psn,
 				(int32_t)(w->offset >> qp->pmtu_shift)), qp->comp.psn) >=
-		    tp->conf.max_unacked)
+		    qp->req.window)
 			return false;
 		if (budget == 0 || txq_room(tp) == 0)
 			return true;
@@ -628,6 +710,17 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 		budget--;
 	}
 	return false;
+}
+
+void
+dpr_req_window_set(struct dpr_tqp *qp, uint32_t w)
+{
+	w = RTE_MAX(w, 1u);
+	qp->req.window = w;
+	/* AckReq four times a window at least (rxe's every 64 where the
+	 * window is larger) */
+	qp->req.ack_every = qp->tp->conf.ack_every < w / 4 ? qp->tp->conf.ack_every :
+		w / 4 != 0 ? w / 4 : 1;
 }
 
 void

@@ -379,6 +379,16 @@ duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 		if (pi->opcode == DPR_OP_RC_READ_REQUEST && res->type == RES_READ &&
 		    dpr_psn_ge(h->psn, res->first_psn) &&
 		    dpr_psn_le(h->psn, res->last_psn)) {
+			/* its responses from there are still to go out (a
+			 * requester's probe while they wait their turn):
+			 * they will; starting over would only send again
+			 * what it has, and a slow stream probed again and
+			 * again would never end */
+			if (res->to_send && !res->replay &&
+			    dpr_psn_ge(h->psn, dpr_psn_add(res->first_psn,
+					(int32_t)(res->sent / qp->pmtu)))) {
+				return;
+			}
 			/* re-served from the request (which may ask for the
 			 * tail of the original), not re-queued as new */
 			res->first_psn = h->psn;

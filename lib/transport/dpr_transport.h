@@ -85,6 +85,9 @@ struct dpr_transport_conf {
 	/** The port's active RoCE MTU, bytes (0: 1024): the longest UD
 	 * message (a UD QP has no path MTU of its own) */
 	uint32_t port_mtu;
+	/** The least adaptive retransmission timeout, ns (0: 1 ms;
+	 * UINT32_MAX: none, only the IBA local ACK timeout retransmits) */
+	uint32_t rto_min_ns;
 };
 
 /** GID @p index of @p c, or NULL where there is none (out of the table,
@@ -185,6 +188,7 @@ struct dpr_qp_init_attr {
 	_(req_packets) \
 	_(retransmits) \
 	_(local_ack_timeouts) \
+	_(rto_timeouts) \
 	_(rnr_waits) \
 	_(ack_rx) \
 	_(nak_seq_rx) \

@@ -24,6 +24,10 @@ extern int dpr_logtype_transport;
 
 /* ---------------------------------------------------------------- timers */
 
+struct dpr_tqp;
+/* The QP's in-flight cap becomes @p w PSNs (at least 1). */
+void dpr_req_window_set(struct dpr_tqp *qp, uint32_t w);
+
 /** A one-shot timer on the transport's wheel. */
 struct dpr_timer {
 	uint64_t deadline;             /**< ns */
@@ -165,6 +169,15 @@ struct dpr_tqp {
 		uint32_t noack_pkts;
 		uint32_t rd_atomic;    /**< READ/atomic WQEs outstanding */
 		uint32_t psn_hi;       /**< one past the highest PSN sent */
+		/* the in-flight cap, PSNs (req_window_set()), and AckReq at
+		 * least every ack_every packets within it: a window of W
+		 * packets that asked for no ACK would wait for a timeout */
+		uint32_t window;
+		uint32_t ack_every;
+		/** one past the highest PSN sent again since the last
+		 * go-back (dpr_comp.c's retry(): a NAK for a PSN the replay
+		 * has resent says that resend was lost) */
+		uint32_t resend_hi;
 		/* the last local key checked: most WQEs of a QP use one MR */
 		struct dpr_mr_cache lkey;
 	} req;
@@ -188,11 +201,26 @@ struct dpr_tqp {
 		 * responses that make no progress stretch it to at most
 		 * DPR_ACK_TIMEOUT_STRETCH timeouts from here. */
 		uint64_t attempt_start;
-		/** When the local ACK timeout falls due. The wheel's entry
-		 * may be earlier: a later deadline only moves this mark (no
-		 * re-arm per ACK), and the entry moves here when it fires
-		 * early (dpr_qp_timer_fire()). */
+		/** When the local ACK timeout falls due (0: not running).
+		 * The wheel's entry may be earlier: a later deadline only
+		 * moves this mark (no re-arm per ACK), and the entry moves
+		 * here when it fires early (dpr_qp_timer_fire()). */
 		uint64_t ack_deadline;
+		/** When the adaptive retransmission timeout falls due (0:
+		 * not running): the RTT the QP measured, not the IBA local
+		 * ACK timeout, says when what is outstanding is lost
+		 * (dpr_comp_rto()); it sends again without spending
+		 * retry_cnt, which the ACK timeout alone counts. */
+		uint64_t rto_deadline;
+		uint8_t rto_backoff;   /**< RTOs since the last progress */
+		/* the RTT: one request in flight timed at a time (rtt_sent
+		 * 0: none; a retransmission spoils the sample, as Karn's
+		 * algorithm has it) and RFC 6298's smoothing */
+		uint32_t rtt_psn;
+		uint64_t rtt_sent;
+		uint32_t srtt;         /**< ns; 0: no sample yet */
+		uint32_t rttvar;       /**< ns */
+		uint32_t min_rtt;      /**< ns, the least seen */
 	} comp;
 	struct {                       /* responder (dpr_resp.c) */
 		uint32_t psn;          /**< next expected PSN */
@@ -540,6 +568,8 @@ void dpr_timer_cancel(struct dpr_transport *tp, struct dpr_timer *t);
 void dpr_wheel_run(struct dpr_transport *tp, uint64_t now);
 uint64_t dpr_wheel_next(const struct dpr_wheel *w);
 uint64_t dpr_rnr_timer_ns(uint8_t code);
+/* (the first RTO, before the QP has timed a request) */
+#define DPR_RTO_INITIAL_NS 10000000ull
 
 /* dpr_xmit.c */
 int dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
@@ -572,11 +602,13 @@ bool dpr_qp_path_resolve(struct dpr_tqp *qp);
 /* dpr_req.c */
 bool dpr_req_run(struct dpr_tqp *qp, uint32_t budget);
 void dpr_req_retry(struct dpr_tqp *qp, uint32_t psn);
+int dpr_req_resend(struct dpr_tqp *qp, uint32_t psn);
 
 /* dpr_comp.c */
 void dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
 void dpr_comp_timeout(struct dpr_tqp *qp);
+void dpr_comp_rto(struct dpr_tqp *qp);
 
 /* dpr_ud.c */
 bool dpr_ud_req_run(struct dpr_tqp *qp, uint32_t budget);
@@ -607,11 +639,65 @@ void dpr_resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status,
  * the wheel is touched only when the timer is not armed or must fire
  * sooner than it would. */
 static inline void
+qp_timer_by(struct dpr_transport *tp, struct dpr_tqp *qp, uint64_t deadline)
+{
+	if (!qp->timer.armed || deadline < qp->timer.deadline)
+		dpr_timer_arm(tp, &qp->timer, deadline);
+}
+
+static inline void
 ack_timer_set(struct dpr_transport *tp, struct dpr_tqp *qp, uint64_t deadline)
 {
 	qp->comp.ack_deadline = deadline;
-	if (!qp->timer.armed || deadline < qp->timer.deadline)
-		dpr_timer_arm(tp, &qp->timer, deadline);
+	qp_timer_by(tp, qp, deadline);
+}
+
+/* The adaptive retransmission timeout of @p qp (comp.rto_deadline): the
+ * first one before an RTT is measured, then RFC 6298's SRTT + 4 RTTVAR,
+ * at least the transport's floor, doubled per RTO since the last
+ * progress; never past the local ACK timeout, which is the QP's own. */
+static inline uint64_t
+rto_ns(const struct dpr_tqp *qp)
+{
+	const struct dpr_transport_conf *c = &qp->tp->conf;
+	uint64_t rto = qp->comp.srtt == 0 ? DPR_RTO_INITIAL_NS :
+		(uint64_t)qp->comp.srtt + RTE_MAX(4ull * qp->comp.rttvar, 1000ull);
+	uint64_t ack = ack_timeout_ns(qp->attr.timeout);
+
+	rto = RTE_MAX(rto, (uint64_t)c->rto_min_ns) << RTE_MIN(qp->comp.rto_backoff, 16);
+	return ack != 0 && rto > ack ? ack : rto;
+}
+
+static inline void
+rto_timer_set(struct dpr_transport *tp, struct dpr_tqp *qp, uint64_t deadline)
+{
+	qp->comp.rto_deadline = deadline;
+	qp_timer_by(tp, qp, deadline);
+}
+
+/* Requests went out: the ACK and retransmission timers run, if they do
+ * not yet (an RNR wait has the timer to itself). */
+static inline void
+timers_start(struct dpr_transport *tp, struct dpr_tqp *qp)
+{
+	if (qp->comp.rnr_wait)
+		return;
+	if (qp->comp.ack_deadline == 0 && qp->attr.timeout != 0) {
+		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));
+		qp->comp.attempt_start = tp->now;
+	}
+	if (qp->comp.rto_deadline == 0 && qp->tp->conf.rto_min_ns != UINT32_MAX)
+		rto_timer_set(tp, qp, tp->now + rto_ns(qp));
+}
+
+/* A new request (@p psn) went out: time it unless one already is. */
+static __rte_always_inline void
+rtt_sample_start(struct dpr_tqp *qp, uint32_t psn)
+{
+	if (qp->comp.rtt_sent == 0) {
+		qp->comp.rtt_psn = psn;
+		qp->comp.rtt_sent = qp->tp->now | 1;
+	}
 }
 
 #endif /* TRANSPORT_PRIVATE_H */

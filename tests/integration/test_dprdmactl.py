@@ -275,7 +275,7 @@ def test_counters_doc():
     rst = ctl("counters", "--rst").stdout
     with open(DOC) as f:
         t.check(f.read() == rst, "doc/counters.rst is `dprdmactl counters --rst` "
-                "(regenerate it: dprdmactl counters --rst > doc/counters.rst)")
+                "(regenerate it: tools/counters-rst.sh)")
     help_ = ctl_json("counters")
     cmds = {"port": "/dprdma/port/stats,0", "transport": "/dprdma/transport/stats,0",
             "lcore": "/dprdma/lcore/stats,1", "statistic": "/dprdma/statistic,0",

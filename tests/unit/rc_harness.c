@@ -93,6 +93,7 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.hold = h->f.hold;
 		c.resolve_arg = h->f.resolve != NULL ? h->f.resolve_arg[i] : h;
 		c.zero_copy_min = h->f.zero_copy_min;
+		c.rto_min_ns = h->f.rto_min_ns;
 		c.slow_only = h->f.slow_only;
 		s->tp = dpr_transport_create(&c);
 		s->pd = dpr_pd_alloc(s->ctx, 0);
@@ -388,7 +389,10 @@ stale_ack(struct rc_harness *h, int from, uint32_t i)
 }
 
 /* Side @p to is a DUP_ACK peer: answer request @p m with an ACK of the
- * PSN before the first request its QP saw in this mode. */
+ * last PSN its QP had taken when the first request came in this mode
+ * (what it truly had: a requester believes an ACK, so one of a PSN never
+ * received would complete work that never arrived -- a lie, not a stale
+ * answer). */
 static void
 dup_ack(struct rc_harness *h, int to, const struct rte_mbuf *m)
 {
@@ -412,7 +416,7 @@ dup_ack(struct rc_harness *h, int to, const struct rte_mbuf *m)
 		if (i == RTE_DIM(h->stale))
 			return;
 		h->stale[i].qpn = qi.dest_qpn;
-		h->stale[i].psn = dpr_psn_add(req.psn, -1);
+		h->stale[i].psn = dpr_psn_add(qi.resp_psn, -1);
 		h->n_stale++;
 	}
 	stale_ack(h, to, i);

@@ -32,6 +32,8 @@ struct rc_faults {
 	dpr_resolve_cb resolve;
 	dpr_hold_cb hold;
 	void *resolve_arg[2];
+	/** the transports' least RTO, ns (0: theirs; UINT32_MAX: none) */
+	uint32_t rto_min_ns;
 };
 
 /** How a side behaves on the link (rc_peer_mode). */

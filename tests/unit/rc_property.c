@@ -653,6 +653,7 @@ main(int argc, char **argv)
 		{ "trace", required_argument, NULL, 't' },
 		{ "silent-after", required_argument, NULL, 'S' },
 		{ "dup-acks-after", required_argument, NULL, 'D' },
+		{ "rto-min-us", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -697,6 +698,12 @@ main(int argc, char **argv)
 			break_mode = RC_PEER_DUP_ACK;
 			break_after = strtoull(optarg, NULL, 0);
 			break;
+		case 'R': {
+			unsigned long us = strtoul(optarg, NULL, 0);
+
+			f.rto_min_ns = us == 0 ? UINT32_MAX : (uint32_t)(us * 1000);
+			break;
+		}
 		default:
 			fprintf(stderr, "usage: see the top of tests/unit/rc_property.c\n");
 			return 2;
