@@ -29,7 +29,7 @@ packages=(
 	iproute2 procps iputils-ping iputils-arping tshark python3-scapy nftables
 	# rdma-core's Python bindings and its own tests (the pyverbs suite)
 	python3-pyverbs
-	valgrind gdb python3-docutils python3-prometheus-client curl
+	valgrind gdb python3-docutils python3-sphinx python3-prometheus-client curl
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs
 	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf
