@@ -334,6 +334,10 @@ def test_drain(a, streaming):
             "SIGTERM under WRITE traffic: the program saw DEVICE_FATAL, %d "
             "flush completions (the 4 SENDs waiting on RNR among them; every "
             "WQE completed, no other error), and exited 0" % res["flushed"])
+    try:        # (ends by itself: stop()'s signal would end the drain)
+        a.proc.wait(5 + 15)
+    except subprocess.TimeoutExpired:
+        pass
     rc = a.stop(timeout=30)
     took = time.time() - t0
     t.check(rc == 0 and "stopped cleanly" in a.output() and
@@ -351,6 +355,14 @@ def test_drain_timeouts():
     wait_clients(d, 1)
     t0 = time.time()
     d.proc.send_signal(15)
+    # wait for it to end by itself: stop() signals a daemon still running,
+    # and a second signal ends the drain at once ("signalled again"): this
+    # check failed whenever the daemon saw the first signal before the
+    # second came (took 0.0 s)
+    try:
+        d.proc.wait(2 + 15)
+    except subprocess.TimeoutExpired:
+        pass
     rc = d.stop(timeout=30)
     took = time.time() - t0
     t.check(rc == 0 and "dropped (time is up)" in d.output() and 1.5 < took < 2 + 15,
