@@ -35,6 +35,12 @@ run, on the same machine, so the ratios hold where absolute figures vary):
   tcp      kernel TCP between two namespaces over a veth pair: iperf3
            (bandwidth), iperf3 -l 64 (64 B message rate), sockperf
            ping-pong 64 B (latency)
+  loss     two dprdmad whose ports each drop 0, 0.01%, 0.1%, 1%, 3% of
+           what they send (--faults): 64 KiB WRITE, READ, SEND goodput with
+           selective repeat auto and off, packets sent again per packet
+           lost, 64 B WRITE latency at 0.1%; kernel TCP (iperf3) through
+           the same loss made by nftables on a veth pair; the median of
+           --runs fresh pairs a point (--only-loss: this stage alone)
   instructions  tools/count-instructions.py: instructions per message of a
            whole worker on each side (callgrind), in the report beside the
            ratios (not with --quick or --no-instructions)
@@ -172,17 +178,29 @@ class Pair:
     (single) one dprdmad whose worker owns CPU 1, both clients on it: their
     frames loop back inside the worker, and CPU 0 is left to the clients."""
 
-    def __init__(self, workers=1, idle="busy", single=False):
+    def __init__(self, workers=1, idle="busy", single=False, extra=(), conf=None):
         unlink(MEMIF)
+        more = list(extra)
+        if conf is not None:
+            path = "/tmp/dprdma-bench-%d.conf" % PID
+            with open(path, "w") as f:
+                f.write(conf)
+            more += ["-f", path]
         if workers == 1:
             la, lb = "0@1,1@1", "0@0,1@0"
         else:
             la = lb = "0@0,1@0,2@1"
+        seed = ",seed=7"
         self.a = t.Daemon(eal("bench-a", la, "server") +
-                          ["--", "--ip", "10.96.0.1/24", "--idle", idle], prefix="bench-a")
+                          ["--", "--ip", "10.96.0.1/24", "--idle", idle] +
+                          [x + seed if x.startswith("loss=") else x for x in more],
+                          prefix="bench-a")
+        seed = ",seed=8"
         self.b = self.a if single else \
             t.Daemon(eal("bench-b", lb, "client") +
-                     ["--", "--ip", "10.96.0.2/24", "--idle", idle], prefix="bench-b")
+                     ["--", "--ip", "10.96.0.2/24", "--idle", idle] +
+                     [x + seed if x.startswith("loss=") else x for x in more],
+                     prefix="bench-b")
         time.sleep(1)
 
     def stop(self):
@@ -432,11 +450,12 @@ def lat2_raw(n):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def lat2_rc(n):
+def lat2_rc(n, pair_fn=lambda: Pair(idle="busy"), setup=lambda: None):
     """write_lat 64 B between the built-in clients of a fresh pair of
-    dprdmad: the client status (lat_*_ns)."""
-    pair = Pair(idle="busy")
+    dprdmad (pair_fn(), then setup()): the client status (lat_*_ns)."""
+    pair = pair_fn()
     try:
+        setup()
         mr = 1 << 20
         ca, cb = builtin_connect(1, mr)
         t.telemetry("bench-a", "/dprdma/client/write_lat,0,64,%d,0,%d,%d"
@@ -444,7 +463,7 @@ def lat2_rc(n):
         t.telemetry("bench-b", "/dprdma/client/write_lat,0,64,%d,1,%d,%d"
                     % (n, ca["mr_va"] + mr // 2, ca["rkey"]))
         t.wait_for(lambda: not t.telemetry("bench-b", "/dprdma/client/status")["active"],
-                   120, "write_lat to end")
+                   300, "write_lat to end")
         s = t.telemetry("bench-b", "/dprdma/client/status")
         if s["errors"] or s.get("lat_samples") != n:
             sys.exit("bench: write_lat between two dprdmad: %d errors, %s samples"
@@ -604,6 +623,166 @@ def stage_rxe():
     finally:
         rxepeer.teardown()
     return res, kvm
+
+
+# ----------------------------------------------------------------- loss
+
+LOSS = [0, 0.0001, 0.001, 0.01, 0.03]
+
+
+def loss_pair(sr):
+    """A fresh pair whose ports both run the fault adapter (losing nothing
+    until set_loss()), selective repeat auto or off on both."""
+    return Pair(idle="busy", extra=["--faults", "loss=0"],
+                conf="[transport]\nselective_repeat = %s\n" % sr)
+
+
+def set_loss(p):
+    for pfx in ("bench-a", "bench-b"):
+        if t.telemetry(pfx, "/dprdma/port/faults/set,0,loss=%g" % p) is None:
+            sys.exit("bench: cannot set the loss of %s's port" % pfx)
+
+
+def lost_and_resent():
+    lost = resent = 0
+    for pfx in ("bench-a", "bench-b"):
+        fa = t.telemetry(pfx, "/dprdma/port/faults,0")
+        lost += fa["lost"] if fa else 0
+        resent += t.telemetry(pfx, "/dprdma/transport/stats,0")["retransmits"]
+    return lost, resent
+
+
+def stage_loss():
+    """Goodput of 64 KiB WRITE, READ and SEND between two dprdmad whose
+    ports drop a share of what they send (the fault adapter, set at run
+    time), with selective repeat (the default between dprdma boxes) and
+    with it off (go-back-N, what every other peer gets); packets sent
+    again per packet lost; 64 B WRITE latency at 0.1% loss. Every loss
+    rate on the same pair as its loss-free baseline (a memif link instance
+    can be 3 times faster than the next for its whole life: a ratio across
+    pairs would measure the links); the median of ARGS.runs fresh pairs.
+    Kernel TCP through the same loss in stage_tcp_loss()."""
+    res = {}
+    ops = ("write", "read", "send")
+    rates = LOSS
+    if ARGS.quick:
+        ops, rates = ("write",), [0, 0.01]
+    samples = {}
+    for run in range(ARGS.runs):
+        for sr in ("auto", "off"):
+            pair = loss_pair(sr)
+            try:
+                for p in rates:
+                    set_loss(p)
+                    for op in ops:
+                        progress("loss %g%%, selective repeat %s: RC %s 64 KiB "
+                                 "(pair %d of %d)" % (p * 100, sr, op.upper(),
+                                                      run + 1, ARGS.runs))
+                        before = lost_and_resent()
+                        ca, cb = builtin_connect()
+                        st = builtin_run(op, 65536, ca, cb)
+                        after = lost_and_resent()
+                        lost, resent = after[0] - before[0], after[1] - before[1]
+                        g = st["mbit_per_s"] / 1e3
+                        base = samples[(sr, 0, op)][-1][1] if p else g
+                        print("      %.4g Gbit/s (%.3g of loss-free on this pair), "
+                              "%d lost, %d sent again" % (g, g / base, lost, resent),
+                              flush=True)
+                        samples.setdefault((sr, p, op), []).append(
+                            (g / base, g, lost, resent))
+            finally:
+                pair.stop()
+    for k, v in samples.items():
+        v = sorted(v)
+        ratio, g, lost, resent = v[len(v) // 2]
+        res[k] = record("loss", "dprdma SR %s" % k[0], k[2], 65536, loss=k[1],
+                        gbit_per_s=g, vs_loss_free=ratio, lost=lost, resent=resent,
+                        resent_per_lost=resent / lost if lost else None,
+                        note="median of %d pairs, each against its own loss-free run"
+                        % ARGS.runs)
+    for p in (0, 0.001):
+        progress("write_lat 64 B between two dprdmad, %g%% loss, selective repeat"
+                 % (p * 100))
+        st = lat2_rc(ARGS.lat_iters, lambda: loss_pair("auto"),
+                     lambda: set_loss(p))
+        res[("lat", p)] = record("loss", "dprdma SR auto", "write_lat", 64, loss=p,
+                                 lat_p50_us=st["lat_p50_ns"] / 1e3,
+                                 lat_p99_us=st["lat_p99_ns"] / 1e3)
+    return res
+
+
+def stage_tcp_loss():
+    """Kernel TCP (iperf3) between two namespaces whose veth ends each drop
+    a share of what they send (nftables numgen: this kernel has no
+    netem), at the loss rates of stage_loss()."""
+    res = {}
+    rates = [0, 0.01] if ARGS.quick else LOSS
+    a, b = t.Netns("dprbench-la-%d" % PID), t.Netns("dprbench-lb-%d" % PID)
+    try:
+        t.veth_pair(a, "lossa", b, "lossb")
+        t.run(a.cmd(["ip", "addr", "add", "10.98.0.1/24", "dev", "lossa"]))
+        t.run(b.cmd(["ip", "addr", "add", "10.98.0.2/24", "dev", "lossb"]))
+        # one MSS per packet: nftables sees the stack's packets before GSO
+        # cuts them, and a 64 KiB GSO packet dropped whole is not what 1%
+        # loss on a wire is
+        for ns, ifname in ((a, "lossa"), (b, "lossb")):
+            ns.sh("ip link set dev %s gso_max_segs 1" % ifname)
+        secs = str(int(max(2, ARGS.seconds)))
+        for p in rates:
+            for ns in (a, b):
+                ns.sh("nft flush ruleset")
+                if p:
+                    ns.sh("nft add table inet loss; nft add chain inet loss out "
+                          "'{ type filter hook output priority 0; }'; nft add rule "
+                          "inet loss out numgen random mod 1000000 lt %d drop"
+                          % int(p * 1e6))
+            progress("kernel TCP, iperf3 through %g%% loss each way" % (p * 100))
+            srv = subprocess.Popen(a.cmd(["iperf3", "-s", "-1", "-p", "5303"]),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            r = t.run(b.cmd(["iperf3", "-c", "10.98.0.1", "-p", "5303", "-t", secs,
+                             "-J"]), timeout=120)
+            srv.wait(30)
+            bps = json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"]
+            res[p] = record("loss", "kernel TCP", "stream", 131072, loss=p,
+                            gbit_per_s=bps / 1e9)
+    finally:
+        b.close()
+        a.close()
+    return res
+
+
+def loss_table(loss, tcp):
+    lines = ["", "| through loss (each box drops a share of what it sends) | "
+             "Gbit/s | vs loss-free | goal |", "|---|---|---|---|"]
+    goal_sr = {0.001: ">= 0.95", 0.01: ">= 0.8", 0.03: ">= 0.6"}
+    for (sr, p, op), r in sorted((k, v) for k, v in loss.items() if k[0] != "lat"):
+        ratio = r["vs_loss_free"]
+        if sr == "auto":
+            goal = goal_sr.get(p, "(context)") if op == "write" else "(context)"
+        else:
+            tr = tcp[p]["gbit_per_s"] / tcp[0]["gbit_per_s"] if p in tcp else None
+            goal = ">= %.2f (kernel TCP's)" % tr if tr is not None else "-"
+        rp = r.get("resent_per_lost")
+        lines.append("| RC %s 64 KiB, %g%% loss, selective repeat %s%s | %.3g | %.3g | %s |"
+                     % (op.upper(), p * 100, sr,
+                        ", %.2f sent again per lost" % rp if rp else "",
+                        r["gbit_per_s"], ratio, goal))
+    for p in sorted(tcp):
+        lines.append("| kernel TCP (iperf3), %g%% loss | %.3g | %.3g | (baseline) |"
+                     % (p * 100, tcp[p]["gbit_per_s"],
+                        tcp[p]["gbit_per_s"] / tcp[0]["gbit_per_s"]))
+    if ("lat", 0.001) in loss:
+        l0, l1 = loss[("lat", 0)], loss[("lat", 0.001)]
+        lines.append("| 64 B WRITE p99 latency at 0.1%% loss vs loss-free, usec "
+                     "| %.3g vs %.3g | %.3g | <= 5 |" % (l1["lat_p99_us"], l0["lat_p99_us"],
+                                                      l1["lat_p99_us"] / l0["lat_p99_us"]))
+    rp = [r["resent_per_lost"] for k, r in loss.items()
+          if k[0] == "auto" and r.get("resent_per_lost")]
+    if rp:
+        lines.append("| packets sent again per packet lost, selective repeat, worst "
+                     "point | %.3g | - | <= 1.5 |" % max(rp))
+    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------- reports
@@ -766,6 +945,10 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="1 s points, fewer sizes, best of 1: a check that it all runs")
     ap.add_argument("--no-rxe", action="store_true", help="skip the rxe guest")
+    ap.add_argument("--no-loss", action="store_true",
+                    help="skip the loss stage (goodput through loss, SR on and off, TCP)")
+    ap.add_argument("--only-loss", action="store_true",
+                    help="the loss stage alone (and its TCP baseline)")
     ap.add_argument("--no-instructions", action="store_true",
                     help="skip the instruction counts (--quick skips them too)")
     ap.add_argument("--out", help="output directory (build/bench/<time>)")
@@ -785,6 +968,13 @@ def main():
     outdir = ARGS.out or os.path.join(BUILD, "bench", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
+    if ARGS.only_loss:
+        loss, tcp_loss = stage_loss(), stage_tcp_loss()
+        table = loss_table(loss, tcp_loss)
+        with open(os.path.join(outdir, "loss.md"), "w") as f:
+            f.write(table)
+        print("\n" + table)
+        return
     raw_runs = stage_raw({}, "at the start")
     dp = stage_dprdma(sizes)
     gen = stage_gen()
@@ -793,6 +983,8 @@ def main():
     lat2 = stage_lat2()
     workers = stage_workers()
     tcp = stage_tcp(outdir)
+    loss = stage_loss() if not ARGS.no_loss else None
+    tcp_loss = stage_tcp_loss() if not ARGS.no_loss else None
     raw = record_raw(stage_raw(raw_runs, "again at the end"))
     rxe = None
     if not ARGS.no_rxe and shutil.which("qemu-system-x86_64"):
@@ -808,6 +1000,8 @@ def main():
         w.writeheader()
         w.writerows(ROWS)
     table = ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe)
+    if loss:
+        table += loss_table(loss, tcp_loss)
     if instr:
         table += instruction_table(instr)
     with open(os.path.join(outdir, "ratios.md"), "w") as f:

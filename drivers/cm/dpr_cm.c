@@ -50,6 +50,7 @@
 #include <rte_ring_elem.h>
 #include <rte_telemetry.h>
 
+#include "cm_private.h"
 #include "dpr_cm.h"
 #include "dpr_ratelimit.h"
 #include "dpr_cm_mad.h"
@@ -151,17 +152,6 @@ struct cm_stats {
 #define _(n) uint64_t n;
 	CM_STATS(_)
 #undef _
-};
-
-/* A MAD between the main lcore and worker 0 (the rings' element). */
-struct cm_mad {
-	uint16_t port;
-	uint8_t sgid_index;
-	uint8_t pad;
-	uint32_t qpn;                   /* the peer's QP (1) */
-	uint32_t qkey;
-	uint8_t gid[16];                /* rx: the source; tx: the destination */
-	uint8_t mad[DPR_MAD_LEN];
 };
 
 /* QP1 of one port: made and driven on worker 0. */
@@ -1074,6 +1064,8 @@ rx_mad(const struct cm_mad *r)
 	struct cm_id *id;
 	struct dpr_shm_cm_conn c;
 
+	if (dpr_cm_caps_rx(r))
+		return;
 	cm.st.mads_rx++;
 	e = dpr_cm_decode(r->mad, sizeof(r->mad), &m);
 	switch (e) {
@@ -1274,6 +1266,7 @@ dpr_cm_poll(void)
 	for (int k = 0; k < 256 && rte_ring_sc_dequeue_elem(cm.rx, &r, sizeof(r)) == 0; k++)
 		rx_mad(&r);
 	run_timers();
+	dpr_cm_caps_poll(now_ms());
 	if (now_ms() - cm.last_reap > 1000) {
 		cm.last_reap = now_ms();
 		reap_channels();
@@ -1296,6 +1289,8 @@ dpr_cm_next_timeout_ms(void)
 			next = RTE_MIN(next, cm.ids[i]->deadline_ms);
 		else if (cm.ids[i] != NULL && cm.ids[i]->owner == NULL)
 			next = RTE_MIN(next, cm.ids[i]->linger_ms);
+	if (cm.started)
+		next = RTE_MIN(next, dpr_cm_caps_next_ms());
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= now ? 0 : (int)RTE_MIN(next - now, 60000ull);
@@ -1700,6 +1695,33 @@ dpr_cm_owner_gone(void *owner)
 		}
 }
 
+/* ------------------------------------- for the other files (cm_private.h) */
+
+uint64_t
+dpr_cm_now_ms(void)
+{
+	return now_ms();
+}
+
+void
+dpr_cm_mad_send(int pi, uint8_t sgid_index, const uint8_t gid[16],
+		const uint8_t *mad)
+{
+	mad_send(pi, sgid_index, gid, mad);
+}
+
+int
+dpr_cm_route(const uint8_t *gid, uint8_t *sgid_index)
+{
+	return route(gid, sgid_index);
+}
+
+uint64_t
+dpr_cm_node_guid(uint16_t pi)
+{
+	return pi < cm.n_ports ? cm.gsi[pi].node_guid : 0;
+}
+
 /* ------------------------------------------------- start and stop */
 
 int
@@ -1748,6 +1770,13 @@ dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 		g[6] = p.mac.addr_bytes[4];
 		g[7] = p.mac.addr_bytes[5];
 	}
+	rc = dpr_cm_caps_start(conf, cm.wake_fd);
+	if (rc != 0) {
+		snprintf(err, errlen, "RDMA CM: no memory for the peers' "
+			 "capabilities; set [cm] enabled = no to run without it");
+		dpr_cm_stop();
+		return rc;
+	}
 	cm.started = true;
 	return 0;
 }
@@ -1768,6 +1797,7 @@ dpr_cm_stop(void)
 	 * false (it dequeued from a ring freed under it when dprdmad stopped:
 	 * a SEGV in 4 of 20 stops of a busy worker under ASan). */
 	__atomic_store_n(&cm.started, false, __ATOMIC_RELEASE);
+	dpr_cm_caps_stop();
 	if (cm.rx != NULL || cm.tx != NULL)
 		dpr_engine_run_on(0, poll_barrier, NULL);
 	for (uint32_t i = 0; i < CM_MAX_IDS; i++)
@@ -1801,6 +1831,7 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 #define _(n) rte_tel_data_add_dict_u64(d, #n, __atomic_load_n(&cm.st.n, __ATOMIC_RELAXED));
 	CM_STATS(_)
 #undef _
+	dpr_cm_caps_stats(d);
 	return 0;
 }
 
@@ -1875,6 +1906,17 @@ dpr_cm_register_telemetry(void)
 		{ "timeouts", "handshakes or disconnects given up after [cm] max_retries" },
 		{ "events", "events delivered to clients' event channels" },
 		{ "events_lost", "events a client's channel had no room for" },
+		{ "caps_get_tx", "DprdmaCaps Gets sent: a peer asked what it speaks" },
+		{ "caps_get_retried", "DprdmaCaps Gets sent again: no answer yet" },
+		{ "caps_get_rx", "DprdmaCaps Gets received (and answered) from peer boxes" },
+		{ "caps_resp_rx", "answers to our DprdmaCaps Gets" },
+		{ "caps_resp_unsolicited", "DprdmaCaps answers to nothing we asked" },
+		{ "caps_peer_sr", "peers found to speak selective repeat" },
+		{ "caps_peer_iba", "peers found to speak IBA only (go-back-N)" },
+		{ "caps_timeouts", "peers that never answered a DprdmaCaps Get" },
+		{ "caps_bad", "malformed DprdmaCaps MADs dropped" },
+		{ "caps_table_full", "peers not asked: the table of peers was full" },
+		{ "caps_req_dropped", "questions of the workers lost: their ring was full" },
 	};
 
 	dpr_engine_counter_help("cm", cm_help, RTE_DIM(cm_help));
@@ -1882,4 +1924,5 @@ dpr_cm_register_telemetry(void)
 				   "RDMA CM counters: MADs in and out, retries, drops by reason");
 	rte_telemetry_register_cmd("/dprdma/cm/conns", tel_conns,
 				   "RDMA CM IDs: state, addresses, QPs");
+	dpr_cm_caps_register_telemetry();
 }

@@ -9,6 +9,7 @@
  * significant bit, as the spec's tables give them.
  */
 
+#include <errno.h>
 #include <string.h>
 
 #include "dpr_cm_mad.h"
@@ -333,4 +334,58 @@ dpr_cma_hdr_get(const uint8_t *p, struct dpr_cma_hdr *h)
 	memcpy(h->src, p + 4, 16);
 	memcpy(h->dst, p + 20, 16);
 	return true;
+}
+
+/*
+ * DprdmaCaps (dpr_cm_mad.h): the common MAD header (bytes 0-23), the
+ * vendor header of range 2 (24-35 the RMPP header, unused: zero; 36
+ * reserved; 37-39 the OUI), then the data:
+ *
+ *   40      version        DPR_CAPS_VERSION
+ *   41-43   reserved       0
+ *   44-47   caps           DPR_PEER_* bits, big-endian
+ *   48-55   node GUID      as the sender's CM messages carry it
+ *   56-255  reserved       0
+ */
+int
+dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (len < DPR_MAD_LEN || mad[1] != DPR_CAPS_CLASS ||
+	    get24(mad + 37) != DPR_CAPS_OUI)
+		return 1;
+	m->method = mad[3];
+	m->status = get16(mad + 4);
+	m->tid = get64(mad + 8);
+	if (mad[0] != 1 || mad[2] != DPR_CAPS_CLASS_VERSION ||
+	    get16(mad + 16) != DPR_CAPS_ATTR ||
+	    (m->method != DPR_MAD_METHOD_GET &&
+	     m->method != DPR_MAD_METHOD_GET_RESP))
+		return -EINVAL;
+	if (m->status != 0)
+		return 0;               /* an answer from a stack not ours */
+	m->version = mad[40];
+	if (m->version == 0)
+		return -EINVAL;
+	/* a later version keeps these fields where they are */
+	m->caps = get32(mad + 44);
+	memcpy(&m->node_guid, mad + 48, 8);
+	return 0;
+}
+
+void
+dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN])
+{
+	memset(mad, 0, DPR_MAD_LEN);
+	mad[0] = 1;
+	mad[1] = DPR_CAPS_CLASS;
+	mad[2] = DPR_CAPS_CLASS_VERSION;
+	mad[3] = m->method;
+	put16(mad + 4, m->status);
+	put64(mad + 8, m->tid);
+	put16(mad + 16, DPR_CAPS_ATTR);
+	put24(mad + 37, DPR_CAPS_OUI);
+	mad[40] = DPR_CAPS_VERSION;
+	put32(mad + 44, m->caps);
+	memcpy(mad + 48, &m->node_guid, 8);
 }

@@ -168,4 +168,38 @@ void dpr_cma_hdr_put(uint8_t *pdata, const struct dpr_cma_hdr *h);
 /** Read it. @return false when it is not version 0 with IPv4 or IPv6. */
 bool dpr_cma_hdr_get(const uint8_t *pdata, struct dpr_cma_hdr *h);
 
+/*
+ * dprdma's own MAD (doc/architecture.rst, "Selective repeat"): a box asks
+ * a peer's QP1 what it can do beyond IBA (DPR_PEER_* bits of
+ * dpr_transport.h) with a Get, and tells its own in the same message; the
+ * peer answers with a GetResp carrying its own. A vendor class with an
+ * OUI (IBA 13.4.2, class range 0x30-0x4F): stacks that do not know it
+ * answer a Get with a status of "unsupported" (Linux's ib_mad) or not at
+ * all, and both mean "IBA only". The OUI is a locally administered
+ * company ID (IEEE's CID: the X bit set), not one IEEE assigned.
+ */
+#define DPR_CAPS_CLASS 0x30
+#define DPR_CAPS_CLASS_VERSION 1
+#define DPR_CAPS_OUI 0x06d9d4u
+#define DPR_CAPS_ATTR 0xff01            /* DprdmaCaps */
+#define DPR_CAPS_VERSION 1
+#define DPR_MAD_METHOD_GET 0x01
+#define DPR_MAD_METHOD_GET_RESP 0x81
+
+/** A DprdmaCaps Get or GetResp. */
+struct dpr_caps_msg {
+	uint8_t method;         /**< DPR_MAD_METHOD_GET or _GET_RESP */
+	uint16_t status;        /**< the MAD status: 0, or why the peer did
+	                             not answer (it does not know the class) */
+	uint64_t tid;
+	uint8_t version;        /**< DPR_CAPS_VERSION of the sender */
+	uint32_t caps;          /**< the sender's DPR_PEER_* bits */
+	uint64_t node_guid;     /**< the sender's, network order */
+};
+
+/** Decode the @p len bytes of a MAD: @return 0 (ours: @p m filled), 1 (a
+ * class or OUI of someone else's) or -EINVAL (ours, malformed). */
+int dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m);
+void dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN]);
+
 #endif /* DPR_CM_MAD_H */

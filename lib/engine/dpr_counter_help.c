@@ -99,6 +99,12 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "ud_too_long", "UD datagrams dropped: longer than the receive" },
 	{ "bad_qkey", "UD datagrams dropped: wrong Q_Key" },
 	{ "uc_dropped", "UC packets dropped (out of sequence or no receive)" },
+	{ "sack_tx", "selective acknowledgements sent (requests held past a gap, to a peer that reads them)" },
+	{ "sack_rx", "selective acknowledgements received and acted on" },
+	{ "sack_ignored", "selective acknowledgements dropped: selective repeat off here, or malformed" },
+	{ "sr_held", "requests held past a gap until it filled (selective repeat)" },
+	{ "sr_hold_full", "requests past a gap dropped: too far ahead, or the worker holds its most already ([transport] sr_hold)" },
+	{ "sr_resends", "packets sent again selectively (a hole a SACK showed, or the oldest at a timeout)" },
 	{ "tx_payload_copied", "frames whose payload was copied into the frame" },
 	{ "tx_payload_attached", "frames whose payload was attached from the MR (zero copy)" },
 };

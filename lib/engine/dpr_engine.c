@@ -458,6 +458,27 @@ neigh_changed(void *arg, const union dpr_gid *ip, const struct rte_ether_addr *m
 		dpr_transport_path_update(ra->w->tp[ra->pi], ip, mac);
 }
 
+static dpr_peer_caps_fn peer_caps_fn;
+
+void
+dpr_engine_set_peer_caps(dpr_peer_caps_fn fn)
+{
+	__atomic_store_n(&peer_caps_fn, fn, __ATOMIC_RELEASE);
+}
+
+/* Does the box at @p gid speak selective repeat, ...: whoever asks peers
+ * says (dpr_engine_set_peer_caps()); nobody asking, IBA alone. */
+static int
+peer_caps(void *arg, const union dpr_gid *gid, uint8_t sgid_index)
+{
+	struct dpr_resolve_arg *ra = arg;
+	dpr_peer_caps_fn fn = __atomic_load_n(&peer_caps_fn, __ATOMIC_ACQUIRE);
+
+	if (fn == NULL)
+		return -ENOTSUP;
+	return fn(ra->pi, gid, sgid_index);
+}
+
 static const struct dpr_neigh_ops neigh_ops = {
 	.emit = neigh_emit,
 	.changed = neigh_changed,
@@ -884,9 +905,15 @@ dpr_engine_start(const struct dpr_config *conf,
 				.owner = i,
 				.zero_copy_min = p->zero_copy_min,
 				.port_mtu = dpr_active_mtu(p->mtu),
-				.max_unacked = tk->max_inflight,
+				.max_unacked = tk->max_inflight != 0 ? tk->max_inflight :
+					DPR_MAX_INFLIGHT_DEFAULT,
 				.rto_min_ns = tk->rto_min_us == 0 ? UINT32_MAX :
 					tk->rto_min_us * 1000u,
+				.sr = tk->selective_repeat == DPR_SRK_OFF ?
+					DPR_SR_OFF : DPR_SR_PEER,
+				.peer_caps = peer_caps,
+				.peer_arg = &w->rarg[pi],
+				.sr_hold_max = tk->sr_hold,
 			};
 
 			w->rarg[pi].w = w;

@@ -52,10 +52,24 @@ struct dpr_engine_conf {
 /** The [transport] section: how RC requesters recover from loss. */
 struct dpr_transport_knobs {
 	unsigned int max_inflight;   /**< packets a QP has unacknowledged at
-	                                  most; 0 = the default (512) */
+	                                  most; 0 = DPR_MAX_INFLIGHT_DEFAULT */
 	unsigned int rto_min_us;     /**< the least adaptive retransmission
 	                                  timeout; 0 = none (only the IBA
 	                                  local ACK timeout retransmits) */
+	unsigned int selective_repeat; /**< enum dpr_sr_knob */
+	unsigned int sr_hold;        /**< request frames a worker's responders
+	                                  hold past gaps, per port */
+};
+
+/* A window of 512 held the loss-free 64 KiB WRITE to 1.9 GB/s between two
+ * boxes over memif, 1024 gives 3.3 GB/s (doc/benchmarking.rst); it is
+ * also the most a selective-repeat peer keeps (SR_WIN). */
+#define DPR_MAX_INFLIGHT_DEFAULT 1024
+
+/** [transport] selective_repeat */
+enum dpr_sr_knob {
+	DPR_SRK_AUTO,   /**< with the peers that say they speak it */
+	DPR_SRK_OFF,    /**< go-back-N with everyone, and say so */
 };
 
 /** One port, as the engine's keys of [portN] configure it. */
@@ -228,6 +242,17 @@ void dpr_engine_verbs_unlock(void);
  */
 typedef int (*dpr_qp_owner_fn)(uint16_t pi, uint32_t qpn, char *buf, size_t len);
 void dpr_engine_set_qp_owner(dpr_qp_owner_fn fn);
+
+/**
+ * What the box at @p gid can do (DPR_PEER_* bits of dpr_transport.h), as
+ * the transports of port @p pi ask it (dpr_peer_caps_cb): set by the
+ * driver that asks peers (drivers/cm, on QP1), NULL when none does (every
+ * peer then speaks only IBA). Called on the workers: it must not block.
+ */
+union dpr_gid;
+typedef int (*dpr_peer_caps_fn)(uint16_t pi, const union dpr_gid *gid,
+		uint8_t sgid_index);
+void dpr_engine_set_peer_caps(dpr_peer_caps_fn fn);
 
 /** A counter and what raises it, for operators (/dprdma/counters/help). */
 struct dpr_counter_help {

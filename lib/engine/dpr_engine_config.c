@@ -69,16 +69,27 @@ engine_defaults(void *area, int port __rte_unused)
 #define T_OFF(f) offsetof(struct dpr_transport_knobs, f)
 #define T_SZ(f) sizeof(((struct dpr_transport_knobs *)0)->f)
 
+static const char *const sr_names[] = { "auto", "off", NULL };
+
 static const struct dpr_conf_key transport_keys[] = {
 	{ "max_inflight", DPR_CONF_UINT, T_OFF(max_inflight), T_SZ(max_inflight),
 	  0, 1u << 22,
 	  .help = "packets an RC QP has sent and not yet seen acknowledged, at "
-		  "most; 0 = the default, 512" },
+		  "most; 0 = the default, 1024 (also the most with "
+		  "selective_repeat = auto)" },
 	{ "rto_min_us", DPR_CONF_UINT, T_OFF(rto_min_us), T_SZ(rto_min_us),
 	  0, 10000000,
 	  .help = "the least adaptive retransmission timeout (RTT + 4 x its "
 		  "deviation, measured per QP); 0 = none: only the IBA local "
 		  "ACK timeout of the QP retransmits" },
+	{ "selective_repeat", DPR_CONF_ENUM, T_OFF(selective_repeat),
+	  T_SZ(selective_repeat), .names = sr_names,
+	  .help = "auto: RC QPs to a peer box that says it speaks selective "
+		  "repeat (asked on QP1, needs [cm] enabled) resend only what "
+		  "was lost; off: go-back-N with every peer, as IBA" },
+	{ "sr_hold", DPR_CONF_UINT, T_OFF(sr_hold), T_SZ(sr_hold), 64, 65536,
+	  .help = "request frames a worker holds past gaps for selective "
+		  "repeat, per port (mbufs added to the pool)" },
 };
 
 static void
@@ -88,6 +99,8 @@ transport_defaults(void *area, int port __rte_unused)
 
 	t->max_inflight = 0;
 	t->rto_min_us = 1000;
+	t->selective_repeat = DPR_SRK_AUTO;
+	t->sr_hold = 2048;
 }
 
 static struct dpr_conf_room transport_room = {

@@ -22,16 +22,20 @@ unsigned int
 dpr_port_pool_size(const struct dpr_config *conf, uint16_t n_ports,
 		   unsigned int n_workers)
 {
+	const struct dpr_transport_knobs *tk = dpr_transport_knobs(conf);
 	unsigned int n = 0, p;
 
 	if (dpr_engine_conf(conf)->mbufs != 0)
 		return dpr_engine_conf(conf)->mbufs;
 	/* every ring full, every TX buffer full, every transport's TX queue
-	 * full of two-segment frames, every worker's cache full */
+	 * full of two-segment frames, every worker's selective-repeat hold
+	 * full, every worker's cache full */
 	for (p = 0; p < n_ports && p < DPR_MAX_PORTS; p++)
 		n += n_workers * (dpr_port_conf(conf, p)->rx_desc +
 				  dpr_port_conf(conf, p)->tx_desc +
-				  2 * DPR_MAX_BURST + 2 * DPR_TX_RING);
+				  2 * DPR_MAX_BURST + 2 * DPR_TX_RING +
+				  (tk->selective_repeat == DPR_SRK_OFF ? 0 :
+				   tk->sr_hold));
 	n += n_workers * MBUF_CACHE * 2 + 1024;
 	/* rte_mempool is most memory-efficient at 2^k - 1 */
 	return rte_align32pow2(n) - 1;

@@ -466,7 +466,7 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	U(mac_resolved); U(on_work); U(timer_armed); U(timer_left_ns);
 	U(rq_posted); U(rq_consumed); U(resp_psn); U(resp_msn);
 	U(max_dest_rd_atomic); U(res_unsent); U(ack_pending); U(nak_pending);
-	U(nak_syndrome); U(nak_psn);
+	U(nak_syndrome); U(nak_psn); U(sr); U(sr_held);
 #undef U
 	if (q.sq_completed != q.sq_posted) {
 		char wr_id[24];

@@ -296,6 +296,31 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 	}
 }
 
+/*
+ * A selective acknowledgement (dprdma's; doc/architecture.rst, "Selective
+ * repeat"): an ACK of its PSN, then the runs the responder holds past the
+ * gap -- what is missing below them is sent again (dpr_sr.c). Only a peer
+ * we told that we read them sends them: with selective repeat off here
+ * (and from anyone else) they are counted and dropped, nothing believed.
+ */
+static void
+rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
+	const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	if (qp->tp->conf.sr == DPR_SR_OFF ||
+	    (h->aeth.syndrome & DPR_AETH_TYPE_MASK) != DPR_AETH_ACK ||
+	    pi->paylen % sizeof(struct dpr_sack_block) != 0 ||
+	    pi->paylen > DPR_SACK_MAX_BLOCKS * sizeof(struct dpr_sack_block)) {
+		QP_STAT(qp, sack_ignored);
+		return;
+	}
+	QP_STAT(qp, sack_rx);
+	if (ack_through(qp, h->psn))
+		progress(qp);
+	if (qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD)
+		dpr_sr_rx_sack(qp, m, pi, h);
+}
+
 static void
 rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
@@ -447,6 +472,8 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		rx_read_response(qp, m, pi, h);
 	else if (pi->opcode == DPR_OP_RC_ATOMIC_ACK)
 		rx_atomic_ack(qp, h);
+	else if (pi->opcode == DPR_OP_DPR_SACK)
+		rx_sack(qp, m, pi, h);
 }
 
 /*
@@ -507,7 +534,11 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
 	psn = w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
 		resume_psn(qp, w) : qp->comp.psn;
-	if (qp->comp.rto_backoff != 0) {
+	if (qp->comp.rto_backoff != 0 && qp->sr_tx != NULL) {
+		/* a responder that holds what arrived past a gap (it sent
+		 * SACKs): the oldest hole again, not the window */
+		dpr_sr_rto(qp, psn);
+	} else if (qp->comp.rto_backoff != 0) {
 		qp->comp.retried = false;
 		retry(qp, psn, false);
 	} else if (tail_is_plain(qp) && (w == NULL || !wr_is_rd_atomic(w->opcode))) {

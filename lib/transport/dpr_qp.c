@@ -320,6 +320,7 @@ dpr_qp_destroy(struct dpr_tqp *qp)
 	struct dpr_transport *tp = qp->tp;
 
 	qp_unlink(qp);
+	dpr_sr_reset(qp);
 	TAILQ_REMOVE(&tp->all, qp, all_link);
 	dpr_qpn_free(tp->ctx, qp->qpn);
 	if (qp->srq != NULL)
@@ -446,6 +447,8 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 	info->nak_pending = qp->resp.nak_pending;
 	info->nak_syndrome = qp->resp.nak_syn;
 	info->nak_psn = qp->resp.nak_psn;
+	info->sr = qp->sr == SR_YES;
+	info->sr_held = qp->sr_rx != NULL ? qp->sr_rx->n : 0;
 	info->stats = qp->stats;
 }
 
@@ -571,6 +574,8 @@ reset_queues(struct dpr_tqp *qp)
 	free(qp->resp.res);
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->comm_established = false;
+	dpr_sr_reset(qp);
+	qp->sr = SR_UNKNOWN;
 }
 
 int
@@ -658,8 +663,14 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 	}
 	if (mask & DPR_QP_EN_SQD_ASYNC_NOTIFY)
 		qp->attr.en_sqd_async_notify = a->en_sqd_async_notify;
-	if (mask & (DPR_QP_AV | DPR_QP_DEST_QPN))
+	if (mask & (DPR_QP_AV | DPR_QP_DEST_QPN)) {
 		build_encap(qp);
+		/* whether the peer reads SACKs: asked now (a probe leaves if
+		 * nobody knows yet), so that it is known by the first gap */
+		qp->sr = SR_UNKNOWN;
+		if (qp->type == DPR_QPT_RC)
+			(void)dpr_sr_decide(qp);
+	}
 
 	qp->state = next;
 	if (next == DPR_QPS_SQD && qp->comp.index == qp->req.index &&
@@ -781,6 +792,8 @@ dpr_qp_error(struct dpr_tqp *qp, const char *why)
 	/* responses not yet sent are dropped; an error NAK still goes out */
 	qp->resp.res_unsent = 0;
 	qp->resp.ack_pending = false;
+	qp->resp.sack_pending = false;
+	dpr_sr_reset(qp);
 	if (qp->resp.nak_pending)
 		qp_work(qp);
 }

@@ -45,6 +45,11 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 		tp->conf.max_unacked = 512;
 	if (tp->conf.max_unacked > (1u << 22))
 		tp->conf.max_unacked = 1u << 22;
+	/* a selective-repeat responder keeps a window of SR_WIN PSNs: a
+	 * requester never has more in flight (with go-back-N peers too: it
+	 * may learn what its peer speaks after it sent) */
+	if (tp->conf.sr != DPR_SR_OFF && tp->conf.max_unacked > SR_WIN)
+		tp->conf.max_unacked = SR_WIN;
 	if (tp->conf.ack_every == 0)
 		tp->conf.ack_every = 64;
 	if (tp->conf.qp_burst == 0)

@@ -329,12 +329,7 @@ send_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 int
 dpr_req_resend(struct dpr_tqp *qp, uint32_t psn)
 {
-	struct dpr_wire_seg segs[MAX_SEGS_PER_PKT];
-	struct dpr_wire_hdrs h = { 0 };
-	unsigned int nseg;
-	uint32_t i, paylen, off;
-	bool last;
-	int rc;
+	uint32_t i;
 
 	for (i = qp->comp.index; i != qp->sq.prod; i++) {
 		struct dpr_send_wqe *w = sq_wqe(qp, i);
@@ -345,26 +340,39 @@ dpr_req_resend(struct dpr_tqp *qp, uint32_t psn)
 			continue;
 		if (dpr_psn_lt(psn, w->first_psn))
 			break;
-		if (w->opcode == DPR_WR_RDMA_READ)
-			off = w->read_done;
-		else if (wr_is_atomic(w->opcode))
-			off = 0;
-		else
-			off = (uint32_t)dpr_psn_diff(psn, w->first_psn) << qp->pmtu_shift;
-		if (txq_room(qp->tp) == 0)
-			return -ENOBUFS;
-		rc = build_packet(qp, w, off, &h, segs, &nseg, &paylen, &last);
-		if (rc != 0)
-			return rc;
-		h.ackreq = true;
-		rc = dpr_xmit(qp->tp, qp, &h, segs, nseg);
-		if (rc != 0)
-			return rc;
-		req_img_refresh(qp);
-		count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
-		return 0;
+		return dpr_req_resend_wqe(qp, w, psn);
 	}
 	return -ENOENT;
+}
+
+int
+dpr_req_resend_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t psn)
+{
+	struct dpr_wire_seg segs[MAX_SEGS_PER_PKT];
+	struct dpr_wire_hdrs h = { 0 };
+	unsigned int nseg;
+	uint32_t paylen, off;
+	bool last;
+	int rc;
+
+	if (w->opcode == DPR_WR_RDMA_READ)
+		off = w->read_done;
+	else if (wr_is_atomic(w->opcode))
+		off = 0;
+	else
+		off = (uint32_t)dpr_psn_diff(psn, w->first_psn) << qp->pmtu_shift;
+	if (txq_room(qp->tp) == 0)
+		return -ENOBUFS;
+	rc = build_packet(qp, w, off, &h, segs, &nseg, &paylen, &last);
+	if (rc != 0)
+		return rc;
+	h.ackreq = true;
+	rc = dpr_xmit(qp->tp, qp, &h, segs, nseg);
+	if (rc != 0)
+		return rc;
+	req_img_refresh(qp);
+	count_send(qp, h.psn, w->opcode == DPR_WR_RDMA_READ ? w->last_psn : h.psn);
+	return 0;
 }
 
 /* BTH and extension header bytes of SEND and WRITE packets, by opcode */

@@ -103,6 +103,7 @@ rnr_nak(struct dpr_tqp *qp, uint32_t psn)
 	set_nak(qp, DPR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f), psn);
 	/* the packets behind it are covered by this NAK */
 	qp->resp.sent_psn_nak = true;
+	qp->resp.rnr_gap = true;
 }
 
 static void
@@ -417,7 +418,6 @@ dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
 {
 	struct dpr_transport *tp = qp->tp;
-	uint32_t in = qp->resp.in_msg;
 	int32_t d;
 
 	if (!qp->comm_established) {
@@ -425,10 +425,16 @@ dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		if (qp->state == DPR_QPS_RTR)
 			dpr_verbs_event(tp->ctx, DPR_EVENT_COMM_EST, qp->qpn);
 	}
-	/* IBA 9.7.5.1.1 (C9-97): ahead of the expected PSN: one NAK per gap */
 	d = dpr_psn_diff(h->psn, qp->resp.psn);
 	if (d > 0) {
 		QP_STAT(qp, out_of_seq_rx);
+		/* with a peer that reads SACKs: held until the gap fills
+		 * (not past an RNR NAK: the requester waits, then goes back) */
+		if (!qp->resp.rnr_gap && qp->type == DPR_QPT_RC && sr_on(qp)) {
+			dpr_sr_hold(qp, m, pi, h, d);
+			return;
+		}
+		/* IBA 9.7.5.1.1 (C9-97): one NAK per gap */
 		if (!qp->resp.sent_psn_nak) {
 			qp->resp.sent_psn_nak = true;
 			set_nak(qp, DPR_AETH_NAK | DPR_NAK_PSN_SEQ_ERR, qp->resp.psn);
@@ -439,7 +445,19 @@ dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		duplicate(qp, pi, h);
 		return;
 	}
+	dpr_resp_rx_expected(qp, m, pi, h);
+	if (qp->sr_rx != NULL && qp->sr_rx->n != 0)
+		dpr_sr_drain(qp, h->psn);
+}
+
+void
+dpr_resp_rx_expected(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		     const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+{
+	uint32_t in = qp->resp.in_msg;
+
 	qp->resp.sent_psn_nak = false;
+	qp->resp.rnr_gap = false;
 	if (qp->resp.nak_pending && qp->resp.nak_psn == h->psn &&
 	    (qp->resp.nak_syn & DPR_AETH_TYPE_MASK) == DPR_AETH_NAK)
 		qp->resp.nak_pending = false;   /* the gap has filled */
@@ -472,7 +490,7 @@ bool
 dpr_resp_has_output(const struct dpr_tqp *qp)
 {
 	return qp->resp.res_unsent != 0 || qp->resp.nak_pending ||
-		qp->resp.ack_pending;
+		qp->resp.ack_pending || qp->resp.sack_pending;
 }
 
 /* Responses of one READ, from where it stands. @return false to stop. */
@@ -582,6 +600,15 @@ dpr_resp_send(struct dpr_tqp *qp, uint32_t budget)
 		else
 			QP_STAT(qp, nak_err_tx);
 		QP_STAT(qp, resp_packets);
+	} else if ((qp->resp.sack_pending ||
+		    (qp->resp.ack_pending && qp->sr_rx != NULL && qp->sr_rx->n != 0)) &&
+		   qp->state != DPR_QPS_ERR) {
+		/* requests held past a gap: a SACK says which, and stands for
+		 * the cumulative ACK */
+		if (dpr_sr_send_sack(qp) != 0)
+			return true;
+		qp->resp.sack_pending = false;
+		qp->resp.ack_pending = false;
 	} else if (qp->resp.ack_pending && qp->state != DPR_QPS_ERR) {
 		/* one cumulative ACK for everything received so far */
 		if (dpr_xmit_ack(qp, DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID,

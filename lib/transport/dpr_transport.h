@@ -43,6 +43,25 @@ typedef int (*dpr_resolve_cb)(void *arg, const union dpr_gid *gid,
 typedef void (*dpr_hold_cb)(void *arg, const union dpr_gid *gid,
 		struct rte_mbuf *m);
 
+/** What the box at @p gid can do, as it told us (DPR_PEER_* bits; asked
+ * from our GID @p sgid_index): @return them (0: nothing of ours),
+ * -EAGAIN while it is not known yet (the asker is probing it: ask again
+ * later), or -ENOTSUP where it never will be (nobody to ask). Called with
+ * peer_arg. */
+typedef int (*dpr_peer_caps_cb)(void *arg, const union dpr_gid *gid,
+		uint8_t sgid_index);
+/** It reads DPR_OP_DPR_SACK: its requester sends again what a SACK says
+ * is missing, so our responder may hold what arrives past a gap. */
+#define DPR_PEER_SR 0x1
+
+/** Selective repeat of RC QPs (doc/architecture.rst). */
+enum dpr_sr_mode {
+	DPR_SR_OFF,     /**< strict go-back-N with every peer */
+	DPR_SR_PEER,    /**< with the peers that say they read SACKs
+	                     (peer_caps); go-back-N with the others */
+	DPR_SR_ON,      /**< with every peer (a test's two transports) */
+};
+
 /* The transport's TX queue by default: a staging area between the frames
  * built in a loop and the engine's TX buffer, no deeper than a few bursts
  * (a deep one holds mbufs the RX rings need, and queues ACKs behind
@@ -88,6 +107,15 @@ struct dpr_transport_conf {
 	/** The least adaptive retransmission timeout, ns (0: 1 ms;
 	 * UINT32_MAX: none, only the IBA local ACK timeout retransmits) */
 	uint32_t rto_min_ns;
+	/** Selective repeat (enum dpr_sr_mode; 0: off) and who says which
+	 * peers speak it (DPR_SR_PEER) */
+	uint8_t sr;
+	dpr_peer_caps_cb peer_caps;
+	void *peer_arg;
+	/** Request frames the responders of this transport hold past a gap
+	 * at most, all QPs together (0: 2048): mbufs taken from the pool
+	 * until the gap fills */
+	uint32_t sr_hold_max;
 };
 
 /** GID @p index of @p c, or NULL where there is none (out of the table,
@@ -213,7 +241,13 @@ struct dpr_qp_init_attr {
 	_(ud_no_wqe) \
 	_(ud_too_long) \
 	_(bad_qkey) \
-	_(uc_dropped)
+	_(uc_dropped) \
+	_(sack_tx) \
+	_(sack_rx) \
+	_(sack_ignored) \
+	_(sr_held) \
+	_(sr_hold_full) \
+	_(sr_resends)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */
@@ -307,6 +341,9 @@ struct dpr_qp_info {
 	bool nak_pending;
 	uint8_t nak_syndrome;
 	uint32_t nak_psn;
+	/* selective repeat */
+	bool sr;                      /**< on with this peer */
+	uint32_t sr_held;             /**< requests held past a gap */
 	struct dpr_qp_stats stats;
 };
 

@@ -125,6 +125,38 @@ struct dpr_resp_res {
 	uint64_t orig;
 };
 
+/* ---------------------------------------------------- selective repeat */
+
+/* PSNs a responder holds requests for past a gap, and a requester keeps
+ * track of what it sent again (a power of two; more than the default
+ * in-flight cap, 512) */
+#define SR_WIN 1024
+#define SR_WIN_MASK (SR_WIN - 1)
+/* a hole is lost once this many PSNs past it have arrived (reordering
+ * shorter than that is not taken for loss: RFC 6675's DupThresh) */
+#define SR_DUPTHRESH 3
+
+enum sr_peer { SR_UNKNOWN, SR_YES, SR_NO };
+
+/* The responder's requests held past a gap, by PSN (allocated at the
+ * QP's first gap with a peer that reads SACKs). */
+struct dpr_sr_rx {
+	struct rte_mbuf *m[SR_WIN];
+	uint64_t map[SR_WIN / 64];     /**< a bit per slot held */
+	uint32_t n;                    /**< held */
+};
+
+/* The requester's record of the holes it sent again (allocated at the
+ * QP's first SACK): slot PSN & SR_WIN_MASK. */
+struct sr_rtx {
+	uint32_t psn;                  /**< the hole's PSN | SR_RTX_VALID */
+	uint32_t mark;                 /**< req.psn_hi when it was sent again */
+};
+struct dpr_sr_tx {
+	struct sr_rtx rtx[SR_WIN];
+};
+#define SR_RTX_VALID 0x80000000u
+
 /* ----------------------------------------------------------------- QP */
 
 struct dpr_tqp {
@@ -247,7 +279,20 @@ struct dpr_tqp {
 		bool nak_pending;
 		uint8_t nak_syn;
 		uint32_t nak_psn;
+		/* selective repeat: a SACK to send (requests held past a
+		 * gap, or one arrived there); the gap is an RNR NAK's (what
+		 * comes past it is dropped: the requester goes back after
+		 * its wait, as IBA has it) */
+		bool sack_pending;
+		bool rnr_gap;
 	} resp;
+
+	/* selective repeat (dpr_sr.c): whether the peer reads SACKs
+	 * (enum sr_peer), the requests held past a gap, the holes sent
+	 * again */
+	uint8_t sr;
+	struct dpr_sr_rx *sr_rx;
+	struct dpr_sr_tx *sr_tx;
 
 	struct dpr_srq *srq;           /**< receives from it, not rq */
 	/* the SRQ WQE the message in progress took (a copy) */
@@ -294,6 +339,7 @@ struct dpr_transport {
 	uint64_t mbuf_rearm;            /**< rearm_data of a fresh mbuf */
 	struct rte_mbuf *stash[32];
 	uint32_t n_stash;
+	uint32_t sr_held;               /**< requests its QPs hold past gaps */
 	struct dpr_transport_stats stats;
 };
 
@@ -603,12 +649,44 @@ bool dpr_qp_path_resolve(struct dpr_tqp *qp);
 bool dpr_req_run(struct dpr_tqp *qp, uint32_t budget);
 void dpr_req_retry(struct dpr_tqp *qp, uint32_t psn);
 int dpr_req_resend(struct dpr_tqp *qp, uint32_t psn);
+/* dpr_req_resend() of @p psn, which started WQE @p w holds (a READ: the
+ * request for what has not arrived; an atomic: itself) */
+int dpr_req_resend_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t psn);
 
 /* dpr_comp.c */
 void dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
 void dpr_comp_timeout(struct dpr_tqp *qp);
 void dpr_comp_rto(struct dpr_tqp *qp);
+
+/* dpr_sr.c */
+/* Does @p qp's peer read SACKs? Asked of the transport's peer_caps once
+ * known (at RTR, and at a gap while it is not). */
+bool dpr_sr_decide(struct dpr_tqp *qp);
+static inline bool
+sr_on(struct dpr_tqp *qp)
+{
+	return qp->sr == SR_YES || (qp->sr == SR_UNKNOWN && dpr_sr_decide(qp));
+}
+/* A request @p d PSNs past the expected one, of a QP with selective
+ * repeat: held (a SEND or WRITE packet) or dropped, a SACK owed. */
+void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h,
+		 int32_t d);
+/* After the expected request @p done_psn: the ones held next in line,
+ * in order. */
+void dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn);
+/* The SACK owed. @return 0, or -ENOBUFS/-ENOMEM to try again. */
+int dpr_sr_send_sack(struct dpr_tqp *qp);
+/* A SACK arrived (comp.rx). */
+void dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
+/* Everything held let go, the record of holes forgotten (ERR, RESET,
+ * destroy). */
+void dpr_sr_reset(struct dpr_tqp *qp);
+/* The adaptive RTO of a QP whose peer reads SACKs: the oldest hole sent
+ * again, and every hole may go again at the next SACK. */
+void dpr_sr_rto(struct dpr_tqp *qp, uint32_t psn);
 
 /* dpr_ud.c */
 bool dpr_ud_req_run(struct dpr_tqp *qp, uint32_t budget);
@@ -624,6 +702,11 @@ void dpr_uc_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 /* dpr_resp.c */
 void dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);
+/* A request with the expected PSN (dpr_resp_rx() after its checks, and
+ * a held one when its turn comes). */
+void dpr_resp_rx_expected(struct dpr_tqp *qp, const struct rte_mbuf *m,
+			  const struct dpr_pkt_info *pi,
+			  const struct dpr_wire_hdrs *h);
 bool dpr_resp_send(struct dpr_tqp *qp, uint32_t budget);
 bool dpr_resp_has_output(const struct dpr_tqp *qp);
 /* A WRITE packet's payload into the MR at resp.write_va (@p mr, or its

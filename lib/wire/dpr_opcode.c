@@ -9,7 +9,8 @@
  * Offsets and lengths are computed here from the mask, in the wire order
  * of IBTA 9.2: BTH, DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt,
  * IETH, (CNP body), payload. RD opcodes (0x40-0x5F) are not listed: no
- * RoCE device implements Reliable Datagram.
+ * RoCE device implements Reliable Datagram. Of the manufacturer-specific
+ * ones (0xC0-0xFF), dprdma's selective acknowledgement.
  */
 
 #include "dpr_wire.h"
@@ -136,6 +137,11 @@ const struct dpr_opcode_info dpr_opcode[256] = {
 	   UD | DPR_DETH_MASK | SEND_ONLY | DPR_IMMDT_MASK),
 
 	OP(DPR_OP_CNP, "CNP", DPR_CNP_MASK | DPR_CNP_PKT_MASK),
+
+	/* dprdma's own (manufacturer-specific opcodes 0xC0-0xFF): a
+	 * responder's ACK with the runs it holds past a gap as payload */
+	OP(DPR_OP_DPR_SACK, "DPRDMA_SACK",
+	   RC_RESP | DPR_AETH_MASK | DPR_PAYLOAD_MASK | DPR_ONLY_MASK),
 };
 
 const char *

@@ -282,7 +282,26 @@ enum dpr_opcode {
 	DPR_OP_UD_SEND_ONLY = 0x64,
 	DPR_OP_UD_SEND_ONLY_IMM = 0x65,
 	DPR_OP_CNP = 0x81,
+	/** dprdma's selective acknowledgement, a manufacturer-specific
+	 * opcode (IBA 9.2.1: 0xC0-0xFF): sent only to a peer that said on
+	 * QP1 that it reads it (doc/architecture.rst, "Selective repeat") */
+	DPR_OP_DPR_SACK = 0xc0,
 };
+
+/**
+ * The payload of a DPR_OP_DPR_SACK frame: after the BTH, whose PSN is the
+ * cumulative acknowledgement (every PSN up to it arrived, as an ACK's),
+ * and the AETH (an ACK's syndrome and MSN), up to DPR_SACK_MAX_BLOCKS of
+ * these, in PSN order from the cumulative point on: runs of requests that
+ * arrived past it, first and last PSN inclusive, each in the low 24 bits
+ * of a big-endian word whose top 8 bits are zero.
+ */
+struct dpr_sack_block {
+	rte_be32_t first;
+	rte_be32_t last;
+} __rte_packed;
+
+#define DPR_SACK_MAX_BLOCKS 16
 
 /** Header @p t of a packet whose BTH is at @p bth, or NULL if absent. */
 static inline void *
@@ -663,6 +682,14 @@ struct dpr_pkt_info {
  *   DPR_WIRE_OK, or the reason the frame must be dropped.
  */
 enum dpr_wire_err dpr_wire_parse(const struct rte_mbuf *m,
+		struct dpr_pkt_info *pi, uint32_t max_payload);
+
+/**
+ * dpr_wire_parse() of a frame that it accepted before and that was kept
+ * unchanged since (a request held past a gap): the same description,
+ * without computing the ICRC again.
+ */
+enum dpr_wire_err dpr_wire_parse_again(const struct rte_mbuf *m,
 		struct dpr_pkt_info *pi, uint32_t max_payload);
 
 /**

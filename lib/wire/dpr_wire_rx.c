@@ -43,9 +43,9 @@ dpr_wire_mbuf_wrap(struct rte_mbuf *m, void *buf, uint16_t len)
 	rte_mbuf_refcnt_set(m, 1);
 }
 
-enum dpr_wire_err
-dpr_wire_parse(const struct rte_mbuf *m, struct dpr_pkt_info *pi,
-	       uint32_t max_payload)
+static __rte_always_inline enum dpr_wire_err
+parse(const struct rte_mbuf *m, struct dpr_pkt_info *pi, uint32_t max_payload,
+      bool check_icrc)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	const uint32_t seg = rte_pktmbuf_data_len(m);
@@ -189,9 +189,23 @@ dpr_wire_parse(const struct rte_mbuf *m, struct dpr_pkt_info *pi,
 		return DPR_WIRE_ERR_IP_LEN;
 	pi->icrc = (uint32_t)icrc_p[0] | (uint32_t)icrc_p[1] << 8 |
 		(uint32_t)icrc_p[2] << 16 | (uint32_t)icrc_p[3] << 24;
-	if (dpr_icrc_mbuf(m, pi) != pi->icrc)
+	if (check_icrc && dpr_icrc_mbuf(m, pi) != pi->icrc)
 		return DPR_WIRE_ERR_BAD_ICRC;
 	return DPR_WIRE_OK;
+}
+
+enum dpr_wire_err
+dpr_wire_parse(const struct rte_mbuf *m, struct dpr_pkt_info *pi,
+	       uint32_t max_payload)
+{
+	return parse(m, pi, max_payload, true);
+}
+
+enum dpr_wire_err
+dpr_wire_parse_again(const struct rte_mbuf *m, struct dpr_pkt_info *pi,
+		     uint32_t max_payload)
+{
+	return parse(m, pi, max_payload, false);
 }
 
 /* Every header field of the BTH at @p bth, whose opcode is described by

@@ -3,8 +3,9 @@
 # Copyright (c) 2026 The dprdma authors
 """tools/bench.py --quick --no-rxe runs through: every stage leaves its rows
 in results.csv with figures above zero, the latency samples behind the CDF
-exist, both workers of the 2-worker daemon carried traffic, ratios.md holds
-each goal's line, and the three plots are PNG images. No speed is asserted:
+exist, both workers of the 2-worker daemon carried traffic, the loss stage
+lost and resent packets, ratios.md holds each goal's line, and the three
+plots are PNG images. No speed is asserted:
 the figures are whatever this machine gives."""
 
 import csv
@@ -55,8 +56,22 @@ def main():
             "2 workers per daemon: both carried traffic (%s)" % by["workers"][0]["note"])
     with open(os.path.join(out, "ratios.md")) as f:
         md = f.read()
-    for goal in (">= 0.8", ">= 40", ">= 3", "<= 0.2", "<= 1.5", "scaling not measured"):
+    for goal in (">= 0.8", ">= 40", ">= 3", "<= 0.2", "<= 1.5", "scaling not measured",
+                 "(kernel TCP's)", "<= 5"):
         t.check(goal in md, "ratios.md states the goal %r" % goal)
+    # through loss: SR auto and off, loss-free and 1%, and TCP at both;
+    # the 64 B latencies at 0 and 0.1%
+    loss = by.get("loss", [])
+    bw = [x for x in loss if x.get("gbit_per_s")]
+    t.check(len(bw) == 6 and all(float(x["gbit_per_s"]) > 0 for x in bw) and
+            len([x for x in loss if x.get("lat_p99_us")]) == 2,
+            "stage loss: 6 goodput rows and 2 latency rows (%s)"
+            % [(x["system"], x["loss"], x.get("gbit_per_s")) for x in loss])
+    lossy = [x for x in bw if x["system"] == "dprdma SR auto" and float(x["loss"]) > 0]
+    t.check(len(lossy) == 1 and float(lossy[0]["resent"]) > 0 and
+            float(lossy[0]["lost"]) > 0,
+            "1%% loss was real: %s lost, %s sent again" %
+            (lossy[0]["lost"], lossy[0]["resent"]) if lossy else "no lossy row")
     for png in ("bandwidth.png", "msgrate.png", "latency_cdf.png"):
         with open(os.path.join(out, png), "rb") as f:
             head = f.read(8)

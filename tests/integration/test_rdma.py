@@ -20,7 +20,11 @@ per-worker and the handover counters must show it.
 With --faults, both daemons wrap their port in the fault-injecting adapter
 (1% loss, 1% reordering, 0.1% duplication, 0.1% corruption, seeded):
 everything must still complete with the same data, and the counters must
-show that faults were injected and repaired by retransmission."""
+show that faults were injected and repaired by retransmission. The two
+boxes find on QP1 that both speak selective repeat: both must have sent
+SACKs, and sent again no more than a few times what was lost. With
+--faults --gbn, B says it does not (selective_repeat = off): both must
+go back N, and neither may have sent a SACK."""
 
 import os
 import re
@@ -40,6 +44,7 @@ SIZES = [0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20]
 
 
 FAULTS = "--faults" in sys.argv[1:]
+GBN = "--gbn" in sys.argv[1:]
 WORKERS2 = "--workers2" in sys.argv[1:]
 AFPACKET = "--afpacket" in sys.argv[1:] or WORKERS2
 NS = {}
@@ -54,9 +59,11 @@ def daemon(prefix, role, ip, seed, worker_cpu=1):
     if FAULTS:
         # payload attached from the MR as on a NIC that DMAs (memif copies
         # frames, so by default it is copied): both ways stay exercised
-        with open(ATTACH_CONF, "w") as f:
+        with open(ATTACH_CONF + prefix, "w") as f:
             f.write("[engine]\ntx_payload = attach\n")
-        extra = ["-f", ATTACH_CONF,
+            if GBN and prefix == PB:
+                f.write("[transport]\nselective_repeat = off\n")
+        extra = ["-f", ATTACH_CONF + prefix,
                  "--faults", "loss=0.01,reorder=0.01,dup=0.001,corrupt=0.001,"
                  "seed=%d" % seed]
     if AFPACKET:
@@ -144,6 +151,41 @@ def send_checked(qp, size, seed, op="send", count=1):
     t.wait_for(lambda: cmd(PA, "/dprdma/client/status")["recv_done"]
                >= before + count, 30, "the receives of %s %d B" % (op, size))
     return crc, cmd(PA, "/dprdma/client/checksum,%d,%d" % (8 << 20, size))["crc32"]
+
+
+def check_selective_repeat():
+    """What each box learnt of the other on QP1, and what its QPs did."""
+    sacks = {}
+    for p, peer in ((PA, "10.80.0.2"), (PB, "10.80.0.1")):
+        peers = t.telemetry(p, "/dprdma/cm/peers")
+        tr = t.telemetry(p, "/dprdma/transport/stats,0")
+        fa = t.telemetry(p, "/dprdma/port/faults,0")
+        t.log("%s peers %r; sack_tx %d sack_rx %d sack_ignored %d sr_held %d "
+              "sr_resends %d retransmits %d, its port lost %d"
+              % (p, peers, tr["sack_tx"], tr["sack_rx"], tr["sack_ignored"],
+                 tr["sr_held"], tr["sr_resends"], tr["retransmits"], fa["lost"]))
+        # (with --gbn B knows A speaks it, and does not itself)
+        want = "iba" if GBN and p == PA else "selective-repeat"
+        t.check(len(peers) == 1 and peers[0].startswith("port 0 %s %s (answered"
+                                                        % (peer, want)),
+                "%s knows its peer speaks %s: %r" % (p, want, peers))
+        sacks[p] = tr["sack_tx"]
+        if not GBN:
+            # the peer's loss is what this box resends (its own SACKs and
+            # ACKs lost count too: a lost SACK is repaired by the next)
+            lost = t.telemetry(PB if p == PA else PA, "/dprdma/port/faults,0")["lost"]
+            t.check(0 < tr["retransmits"] <= 3 * (lost + fa["lost"]),
+                    "%s: %d packets sent again for %d lost on the wire, "
+                    "%d of them selectively" % (p, tr["retransmits"],
+                                                lost + fa["lost"], tr["sr_resends"]))
+    if GBN:
+        t.check(sacks[PA] == 0 and sacks[PB] == 0,
+                "no SACK either way: B said it goes back N, A did with it, "
+                "and B does with everyone")
+    else:
+        t.check(sacks[PA] > 0 and sacks[PB] > 0,
+                "both boxes held frames past gaps and sent SACKs (%d, %d)"
+                % (sacks[PA], sacks[PB]))
 
 
 def stop_pair(a, b):
@@ -351,6 +393,7 @@ def main():
                     ho += ls["handover_tx"]
             t.check(ho > 0, "%d frames handed over to their QP's worker" % ho)
         if FAULTS:
+            check_selective_repeat()
             t.check(retrans > 0 and invalid > 0,
                     "the faults were real: %d packets retransmitted, %d "
                     "corrupted frames refused by the ICRC check" %
@@ -365,7 +408,7 @@ def main():
         for d in (b, a):
             if d is not None:
                 d.kill()
-        for f in (SOCK, CAPTURE, ATTACH_CONF):
+        for f in (SOCK, CAPTURE, ATTACH_CONF + PA, ATTACH_CONF + PB):
             if os.path.exists(f):
                 os.unlink(f)
         for ns in NS.values():

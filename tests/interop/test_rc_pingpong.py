@@ -134,6 +134,16 @@ def main():
         t.check(tr["nak_seq_tx"] + tr["dup_request_rx"] + tr["out_of_seq_rx"] > 0,
                 "the guest's losses showed at dprdmad (%d sequence NAKs, %d "
                 "duplicates)" % (tr["nak_seq_tx"], tr["dup_request_rx"]))
+        # rxe speaks IBA only: dprdmad asked its QP1 (DprdmaCaps), learnt
+        # so, and went back N with it, never sending it a SACK
+        peers = t.telemetry(PREFIX, "/dprdma/cm/peers")
+        cm = t.telemetry(PREFIX, "/dprdma/cm/stats")
+        t.log("peers %r; caps_get_tx %d caps_resp_rx %d caps_timeouts %d"
+              % (peers, cm["caps_get_tx"], cm["caps_resp_rx"], cm["caps_timeouts"]))
+        t.check(peers and all(" iba (" in x for x in peers) and
+                tr["sack_tx"] == 0 and tr["sr_held"] == 0,
+                "rxe is taken for IBA only (%s) and sees go-back-N: no SACK, "
+                "nothing held" % ", ".join(peers))
         kit("peer-exec.sh", "p1", "/sbin/tc qdisc del dev eth0 root", check=False)
         stop_clean(d)
         d = None

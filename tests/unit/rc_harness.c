@@ -11,7 +11,7 @@
 #include "rc_harness.h"
 
 const char *const rc_kind_names[K_NUM] = {
-	"request", "ack", "nak", "read_response", "atomic_ack",
+	"request", "ack", "nak", "read_response", "atomic_ack", "sack",
 };
 const char *const rc_fault_names[F_NUM] = {
 	"lost", "reordered", "duplicated", "corrupted",
@@ -94,6 +94,7 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.resolve_arg = h->f.resolve != NULL ? h->f.resolve_arg[i] : h;
 		c.zero_copy_min = h->f.zero_copy_min;
 		c.rto_min_ns = h->f.rto_min_ns;
+		c.sr = h->f.sr;
 		c.slow_only = h->f.slow_only;
 		s->tp = dpr_transport_create(&c);
 		s->pd = dpr_pd_alloc(s->ctx, 0);
@@ -309,6 +310,8 @@ kind_of(const struct rte_mbuf *m)
 			K_ACK : K_NAK;
 	if (op == DPR_OP_RC_ATOMIC_ACK)
 		return K_ATOMIC_ACK;
+	if (op == DPR_OP_DPR_SACK)
+		return K_SACK;
 	if (op >= DPR_OP_RC_READ_RESPONSE_FIRST && op <= DPR_OP_RC_READ_RESPONSE_ONLY)
 		return K_READ_RESP;
 	return K_REQUEST;

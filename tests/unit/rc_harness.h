@@ -34,6 +34,8 @@ struct rc_faults {
 	void *resolve_arg[2];
 	/** the transports' least RTO, ns (0: theirs; UINT32_MAX: none) */
 	uint32_t rto_min_ns;
+	/** selective repeat (enum dpr_sr_mode): DPR_SR_ON, both speak it */
+	uint8_t sr;
 };
 
 /** How a side behaves on the link (rc_peer_mode). */
@@ -52,7 +54,7 @@ enum rc_peer {
 	RC_PEER_SCRIPT,
 };
 
-enum rc_kind { K_REQUEST, K_ACK, K_NAK, K_READ_RESP, K_ATOMIC_ACK, K_NUM };
+enum rc_kind { K_REQUEST, K_ACK, K_NAK, K_READ_RESP, K_ATOMIC_ACK, K_SACK, K_NUM };
 enum rc_fault { F_LOSS, F_REORDER, F_DUP, F_CORRUPT, F_NUM };
 
 extern const char *const rc_kind_names[K_NUM];

@@ -9,7 +9,7 @@
  *   dprdma-rc-property [--messages N] [--seed S] [--qps Q] [--max-size B]
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
  *                      [--zero-copy MIN] [--slow-only] [--trace FILE]
- *                      [--silent-after N | --dup-acks-after N]
+ *                      [--silent-after N | --dup-acks-after N] [--sr]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -32,6 +32,10 @@
  * new is posted then, and every message in flight must still complete,
  * with success, RETRY_EXC_ERR (the first failure of a QP) or WR_FLUSH_ERR
  * (the rest of it), within the same bounds.
+ *
+ * With --sr both transports speak selective repeat (dpr_sr.c): requests
+ * past a gap are held and SACKed, only the holes sent again; everything
+ * above holds as it does for go-back-N.
  *
  * The oracle of the fast path: --trace FILE writes every frame each side's
  * transport emits (its bytes' CRC and length) and every completion, in
@@ -654,6 +658,7 @@ main(int argc, char **argv)
 		{ "silent-after", required_argument, NULL, 'S' },
 		{ "dup-acks-after", required_argument, NULL, 'D' },
 		{ "rto-min-us", required_argument, NULL, 'R' },
+		{ "sr", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -682,6 +687,7 @@ main(int argc, char **argv)
 		case 'c': f.corrupt = atof(optarg); break;
 		case 'z': f.zero_copy_min = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'w': f.slow_only = true; break;
+		case 'P': f.sr = DPR_SR_ON; break;
 		case '6': f.ipv6 = true; break;
 		case 't':
 			trace = fopen(optarg, "w");

@@ -9,6 +9,7 @@
  * it, each re-encoded byte for byte; then MADs that must be refused.
  */
 
+#include <errno.h>
 #include <string.h>
 
 #include <pcap/pcap.h>
@@ -172,7 +173,49 @@ test_round_trips(void)
 	return TEST_SUCCESS;
 }
 
+/* DprdmaCaps: what it says survives the bytes; a CM MAD, another vendor's
+ * OUI and a stack's "unsupported" answer are told apart. */
+static int
+test_caps(void)
+{
+	struct dpr_caps_msg in = {
+		.method = DPR_MAD_METHOD_GET, .tid = 0x1122334455667788ull,
+		.caps = 0x1, .node_guid = 0xa1b2c3d4e5f60718ull,
+	}, out;
+	struct dpr_cm_msg cmm = { .attr = DPR_CM_RTU, .local_id = 1 };
+	uint8_t mad[DPR_MAD_LEN];
+
+	dpr_caps_encode(&in, mad);
+	CHECK_EQ(mad[1], 0x30, "a vendor class of range 2");
+	CHECK(mad[37] == 0x06 && mad[38] == 0xd9 && mad[39] == 0xd4, "the OUI");
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &out), 0, "ours");
+	CHECK(out.method == in.method && out.tid == in.tid && out.caps == 1 &&
+	      out.node_guid == in.node_guid && out.version == DPR_CAPS_VERSION &&
+	      out.status == 0, "its fields");
+	CHECK_EQ(dpr_cm_decode(mad, DPR_MAD_LEN, &cmm), DPR_CM_ERR_mad_class,
+		 "not a CM MAD");
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN - 1, &out), 1, "short: not ours");
+	/* what Linux's ib_mad answers a class nobody registered */
+	mad[3] = DPR_MAD_METHOD_GET_RESP;
+	mad[4] = 0x00;
+	mad[5] = 0x0c;
+	memset(mad + 40, 0, 16);
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &out), 0, "an answer");
+	CHECK(out.status == 0x0c && out.caps == 0, "with a status: IBA only");
+	mad[5] = 0;
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &out), -EINVAL, "version 0");
+	mad[39] = 0xd5;
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &out), 1, "another OUI");
+	dpr_caps_encode(&in, mad);
+	mad[3] = 0x02;          /* Set */
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &out), -EINVAL, "a Set");
+	dpr_cm_encode(&cmm, mad);
+	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &out), 1, "a CM MAD");
+	return TEST_SUCCESS;
+}
+
 static const struct dpr_test_case cm_mad_cases[] = {
+	DPR_TEST_CASE(test_caps),
 	DPR_TEST_CASE(test_capture_decodes_and_reencodes),
 	DPR_TEST_CASE(test_refused),
 	DPR_TEST_CASE(test_round_trips),

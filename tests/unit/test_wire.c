@@ -101,7 +101,12 @@ test_opcode_table(void)
 		CHECK_EQ(oi->offset[DPR_HDR_PAYLOAD], len, "%s payload offset", nm);
 		roles = m & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK | DPR_CNP_PKT_MASK);
 		CHECK(rte_is_power_of_2(roles), "%s has one transport", nm);
-		CHECK_EQ((op >> 5) == 0, !!(m & DPR_RC_MASK), "%s RC range", nm);
+		/* the manufacturer-specific range (IBA 9.2.1, 0xC0-0xFF):
+		 * dprdma's own, sent only to peers that speak them */
+		CHECK_EQ(op >= 0xc0, strncmp(nm, "DPRDMA_", 7) == 0,
+			 "%s: the vendor range is dprdma's", nm);
+		if (op < 0xc0)
+			CHECK_EQ((op >> 5) == 0, !!(m & DPR_RC_MASK), "%s RC range", nm);
 		CHECK_EQ((op >> 5) == 1, !!(m & DPR_UC_MASK), "%s UC range", nm);
 		CHECK_EQ((op >> 5) == 3, !!(m & DPR_UD_MASK), "%s UD range", nm);
 		CHECK(!(m & DPR_CNP_PKT_MASK) || !(m & (DPR_REQ_MASK | DPR_ACK_MASK)),
@@ -129,7 +134,8 @@ test_opcode_table(void)
 			 "%s invalidate", nm);
 		CHECK_EQ(!!(m & DPR_PAYLOAD_MASK),
 			 (strstr(nm, "SEND") || strstr(nm, "WRITE") ||
-			  strstr(nm, "RESPONSE")) != 0, "%s payload", nm);
+			  strstr(nm, "RESPONSE") || strstr(nm, "SACK")) != 0,
+			 "%s payload", nm);
 		CHECK_EQ(!!(m & DPR_RETH_MASK),
 			 (strstr(nm, "WRITE_FIRST") || strstr(nm, "WRITE_ONLY") ||
 			  strstr(nm, "READ_REQUEST")) != 0, "%s RETH", nm);
@@ -141,7 +147,7 @@ test_opcode_table(void)
 			  strstr(nm, "WITH_IMMEDIATE")) != 0 &&
 			 !strstr(nm, "SEND_LAST"), "%s consumes a receive WQE", nm);
 	}
-	CHECK_EQ(n, 23 + 12 + 2 + 1, "RC 23, UC 12, UD 2, CNP");
+	CHECK_EQ(n, 23 + 12 + 2 + 1 + 1, "RC 23, UC 12, UD 2, CNP, SACK");
 	/* known answers (IBTA table 35 and the header sizes of 9.3) */
 	CHECK_EQ(dpr_opcode[DPR_OP_RC_WRITE_ONLY_IMM].length, 32, "BTH RETH ImmDt");
 	CHECK_EQ(dpr_opcode[DPR_OP_RC_ATOMIC_ACK].length, 24, "BTH AETH AtomicAckETH");
