@@ -759,11 +759,15 @@ rto_timer_set(struct dpr_transport *tp, struct dpr_tqp *qp, uint64_t deadline)
 }
 
 /* Requests went out: the ACK and retransmission timers run, if they do
- * not yet (an RNR wait has the timer to itself). */
+ * not yet (an RNR wait has the timer to itself). Not on a UC QP: nothing
+ * comes back to stop them, and a packet sent again in the middle of a
+ * message makes the responder drop the rest of it (UC, IBA 9.7.5.2): the
+ * RTO's probe did, a UC message lost in a loss-free ib_send_bw -c UC
+ * whenever the sender waited on a full TX ring for 1 ms. */
 static inline void
 timers_start(struct dpr_transport *tp, struct dpr_tqp *qp)
 {
-	if (qp->comp.rnr_wait)
+	if (qp->comp.rnr_wait || qp->type == DPR_QPT_UC)
 		return;
 	if (qp->comp.ack_deadline == 0 && qp->attr.timeout != 0) {
 		ack_timer_set(tp, qp, tp->now + ack_timeout_ns(qp->attr.timeout));

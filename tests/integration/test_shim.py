@@ -399,8 +399,13 @@ def pair_run(prog, args, sa, sb, timeout=60, env=None):
                              ["127.0.0.1"], env=dropin_env(sb, env),
                              capture_output=True, text=True, timeout=timeout)
         sout, _ = srv.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as e:
         srv.kill()
+        sout, _ = srv.communicate()
+        got = e.output if isinstance(e.output, str) else (e.output or b"").decode()
+        for name, out in (("server", sout), ("client", got)):
+            sys.stdout.write("".join("  %s| %s\n" % (name, x)
+                                     for x in (out or "").splitlines()))
         t.fail("%s %s: timed out" % (prog, " ".join(args)))
     cout = cli.stdout + cli.stderr
     for name, out in (("server", sout), ("client", cout)):
