@@ -11,8 +11,10 @@
  * of MR regions.
  *
  *   /dprdma/client/setup,QPS,MR_BYTES      -> gid, mr_va, rkey, qpns, psns
- *          (the lists when they fit a telemetry string), qpn_first, qpn_last,
- *          qpns_consecutive
+ *          (the lists when they fit a telemetry string: QPNs are random,
+ *          about 14 do)
+ *   /dprdma/client/qpns,FROM,COUNT         -> qpns, psns of QPs FROM..,
+ *          as many of COUNT as fit, and how many (count)
  *   /dprdma/client/connect,QP,RQPN,RPSN,RIP
  *   /dprdma/client/connect_range,QP,COUNT,RQPN,RPSN,RPSN_STEP,RIP
  *          QPs QP..QP+COUNT-1 to RQPN+i, PSN RPSN+i*RPSN_STEP (dprdma-gen's)
@@ -258,17 +260,43 @@ port_mtu(const struct dpr_port_info *pi)
 		m >= 1024 ? DPR_MTU_1024 : m >= 512 ? DPR_MTU_512 : DPR_MTU_256;
 }
 
+/* Add the QPNs and first PSNs of client QPs @p from.. (at most @p count)
+ * as two telemetry strings: @return how many fit. */
+static uint32_t
+list_qps(struct client_cmd *c, const struct dpr_client *cl, uint32_t from,
+	 uint32_t count)
+{
+	char q[RTE_TEL_MAX_STRING_LEN], p[RTE_TEL_MAX_STRING_LEN];
+	size_t uq = 0, up = 0;
+	uint32_t i, n = 0;
+
+	for (i = from; i < cl->n_qps && n < count; i++, n++) {
+		char a[16], b[16];
+		int la = snprintf(a, sizeof(a), "%s%u", n ? "," : "", dpr_qp_num(cl->qp[i]));
+		int lb = snprintf(b, sizeof(b), "%s%u", n ? "," : "", cl->psn[i]);
+
+		if (uq + (size_t)la >= sizeof(q) || up + (size_t)lb >= sizeof(p))
+			break;
+		memcpy(q + uq, a, (size_t)la + 1);
+		memcpy(p + up, b, (size_t)lb + 1);
+		uq += (size_t)la;
+		up += (size_t)lb;
+	}
+	q[uq] = p[up] = '\0';
+	cmd_str(c, "qpns", "%s", q);
+	cmd_str(c, "psns", "%s", p);
+	return n;
+}
+
 static int
 cmd_setup(struct client_cmd *c)
 {
 	struct dpr_verbs_ctx *ctx = dpr_engine_verbs(0);
 	struct dpr_port_info port;
 	struct dpr_client *cl;
-	char list[192], psns[192], ip[INET_ADDRSTRLEN];
-	size_t u1 = 0, u2 = 0;
+	char ip[INET_ADDRSTRLEN];
 	uint64_t v[2];
 	uint32_t i, depth;
-	bool consecutive = true;
 
 	if (args(c->arg, v, 2) != 2 || v[0] == 0 || v[0] > CLIENT_MAX_QPS ||
 	    v[1] < 4096 || v[1] > CLIENT_MAX_MR) {
@@ -311,14 +339,6 @@ cmd_setup(struct client_cmd *c)
 		dpr_qp_modify(cl->qp[i], &a, DPR_QP_STATE | DPR_QP_PKEY_INDEX |
 			      DPR_QP_PORT | DPR_QP_ACCESS_FLAGS);
 		cl->psn[i] = arc4random() & DPR_PSN_MASK;
-		if (u1 < sizeof(list))
-			u1 += snprintf(list + u1, sizeof(list) - u1, "%s%u",
-				       i ? "," : "", dpr_qp_num(cl->qp[i]));
-		if (u2 < sizeof(psns))
-			u2 += snprintf(psns + u2, sizeof(psns) - u2, "%s%u",
-				       i ? "," : "", cl->psn[i]);
-		if (i != 0 && dpr_qp_num(cl->qp[i]) != dpr_qp_num(cl->qp[i - 1]) + 1)
-			consecutive = false;
 	}
 	dpr_engine_port_info(0, &port);
 	inet_ntop(AF_INET, &port.ip, ip, sizeof(ip));
@@ -326,19 +346,30 @@ cmd_setup(struct client_cmd *c)
 	cmd_u64(c, "mr_va", cl->mr->iova);
 	cmd_u64(c, "rkey", cl->mr->rkey);
 	cmd_u64(c, "mr_size", cl->size);
-	/* (a list cut short by the string's size is left out) */
-	if (u1 < sizeof(list) && u2 < sizeof(psns)) {
-		cmd_str(c, "qpns", "%s", list);
-		cmd_str(c, "psns", "%s", psns);
-	}
-	cmd_u64(c, "qpn_first", dpr_qp_num(cl->qp[0]));
-	cmd_u64(c, "qpn_last", dpr_qp_num(cl->qp[cl->n_qps - 1]));
-	cmd_u64(c, "qpns_consecutive", consecutive);
+	/* (lists cut short by a telemetry string are left out: qpns) */
+	if (list_qps(c, cl, 0, cl->n_qps) < cl->n_qps)
+		c->n_kv -= 2;
 	return 0;
 nomem:
 	client_destroy();
 	cmd_str(c, "error", "out of memory: fewer QPs or a smaller MR");
 	return -ENOMEM;
+}
+
+static int
+cmd_qpns(struct client_cmd *c)
+{
+	struct dpr_client *cl = client;
+	uint64_t v[2];
+
+	if (cl == NULL || args(c->arg, v, 2) != 2 || v[0] >= cl->n_qps ||
+	    v[1] == 0) {
+		cmd_str(c, "error", "expected FROM,COUNT after setup");
+		return -EINVAL;
+	}
+	cmd_u64(c, "count", list_qps(c, cl, (uint32_t)v[0],
+				     (uint32_t)RTE_MIN(v[1], (uint64_t)UINT32_MAX)));
+	return 0;
 }
 
 /* Client QP @p qi to RTR and RTS against QP @p rqpn of @p ip, whose first
@@ -896,6 +927,7 @@ dpr_client_worker_poll(void *arg __rte_unused, unsigned int worker,
 		return tel_cmd(cmd_ ## name, params, d); \
 	}
 TEL_CMD(setup)
+TEL_CMD(qpns)
 TEL_CMD(connect)
 TEL_CMD(connect_range)
 TEL_CMD(fill)
@@ -918,6 +950,9 @@ dpr_client_register_telemetry(void)
 	done = true;
 	rte_telemetry_register_cmd("/dprdma/client/setup", tel_setup,
 		"Built-in client: PD, CQ, MR, QPs. Parameters: QPS,MR_BYTES");
+	rte_telemetry_register_cmd("/dprdma/client/qpns", tel_qpns,
+		"QPNs and first PSNs of client QPs, as many as fit. "
+		"Parameters: FROM,COUNT");
 	rte_telemetry_register_cmd("/dprdma/client/connect", tel_connect,
 		"Connect a client QP. Parameters: QP,RQPN,RPSN,RIPV4");
 	rte_telemetry_register_cmd("/dprdma/client/connect_range", tel_connect_range,

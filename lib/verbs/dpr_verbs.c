@@ -15,6 +15,15 @@
  * it takes 2^17 guesses with the default limits (each wrong one costs the
  * guessing QP: a remote access error moves it to ERR). Peers treat keys
  * as opaque 32-bit values, so the layout is ours to choose.
+ *
+ * A QPN is laid out the same way in its 24 bits: the slot index in the
+ * low bits (12 for the default 4096 QPs), random bits above it (never all
+ * zero: QPNs 0 and 1 are the SMI's and the GSI's), drawn anew on every
+ * creation and never the slot's previous QPN; and the slot itself is
+ * drawn at random among the free ones. rxe and ConnectX hand out QPNs in
+ * sequence, so a peer (or an off-path attacker, ReDMArk) that saw one
+ * knows the next; here, with few QPs in use, the next QPN is any of
+ * about 2^24. Lookup stays one array index and one compare.
  */
 
 #include <errno.h>
@@ -25,7 +34,8 @@
 
 #include "dpr_verbs.h"
 
-#define QPN_BASE 0x11   /* 0 and 1 are special (SMI, GSI); rxe starts here */
+/* the most QPs: at least one random bit above the index */
+#define QP_MAX ((1u << 23) - 1)
 
 /* A FIFO of free slot indexes. */
 struct slot_fifo {
@@ -44,7 +54,9 @@ struct dpr_verbs_ctx {
 	uint32_t *mr_keys;          /**< the last key each slot had */
 	uint32_t mr_idx_bits;       /**< low key bits holding the index */
 	struct slot_fifo mr_free;
-	void **qps;                 /**< by qpn - QPN_BASE */
+	void **qps;                 /**< by QPN slot (its low bits) */
+	uint32_t *qpns;             /**< the QPN each slot has (or last had) */
+	uint32_t qp_idx_bits;       /**< low QPN bits holding the slot */
 	void *gsi;                  /**< QP1, when the CM made it */
 	struct slot_fifo qp_free;
 	uint64_t mr_gen;            /**< MRs deregistered so far */
@@ -78,11 +90,41 @@ fifo_get(struct slot_fifo *f, uint32_t *slot)
 	return true;
 }
 
+/* A free slot drawn at random (@p r): it changes places with the oldest. */
+static bool
+fifo_get_any(struct slot_fifo *f, uint32_t r, uint32_t *slot)
+{
+	uint32_t p;
+
+	if (f->count == 0)
+		return false;
+	p = (f->head + r % f->count) % f->cap;
+	*slot = f->slots[p];
+	f->slots[p] = f->slots[f->head];
+	f->head = (f->head + 1) % f->cap;
+	f->count--;
+	return true;
+}
+
 static void
 fifo_put(struct slot_fifo *f, uint32_t slot)
 {
 	f->slots[(f->head + f->count) % f->cap] = slot;
 	f->count++;
+}
+
+/* 32 random bits: arc4random(), or a seeded sequence (xorshift64*) where
+ * a test's runs must draw the same keys and QPNs
+ * (dpr_verbs_seed_keys()). */
+static uint32_t
+draw(struct dpr_verbs_ctx *ctx)
+{
+	if (ctx->key_seed == 0)
+		return arc4random();
+	ctx->key_seed ^= ctx->key_seed >> 12;
+	ctx->key_seed ^= ctx->key_seed << 25;
+	ctx->key_seed ^= ctx->key_seed >> 27;
+	return (uint32_t)((ctx->key_seed * 2685821657736338717ULL) >> 32);
 }
 
 void
@@ -117,14 +159,18 @@ dpr_verbs_create(const struct dpr_verbs_limits *l)
 	/* key index: 24 bits; QPN: 24 bits */
 	if (ctx->lim.max_mr > (1u << 24) - 1)
 		ctx->lim.max_mr = (1u << 24) - 1;
-	if (ctx->lim.max_qp > (1u << 24) - QPN_BASE)
-		ctx->lim.max_qp = (1u << 24) - QPN_BASE;
+	if (ctx->lim.max_qp > QP_MAX)
+		ctx->lim.max_qp = QP_MAX;
 	while ((1u << ctx->mr_idx_bits) <= ctx->lim.max_mr)
 		ctx->mr_idx_bits++;
+	while ((1u << ctx->qp_idx_bits) <= ctx->lim.max_qp)
+		ctx->qp_idx_bits++;
 	ctx->mrs = calloc(ctx->lim.max_mr, sizeof(*ctx->mrs));
 	ctx->mr_keys = calloc(ctx->lim.max_mr, sizeof(*ctx->mr_keys));
 	ctx->qps = calloc(ctx->lim.max_qp, sizeof(*ctx->qps));
+	ctx->qpns = calloc(ctx->lim.max_qp, sizeof(*ctx->qpns));
 	if (ctx->mrs == NULL || ctx->mr_keys == NULL || ctx->qps == NULL ||
+	    ctx->qpns == NULL ||
 	    fifo_init(&ctx->mr_free, ctx->lim.max_mr) != 0 ||
 	    fifo_init(&ctx->qp_free, ctx->lim.max_qp) != 0) {
 		dpr_verbs_destroy(ctx);
@@ -142,6 +188,7 @@ dpr_verbs_destroy(struct dpr_verbs_ctx *ctx)
 	free(ctx->mrs);
 	free(ctx->mr_keys);
 	free(ctx->qps);
+	free(ctx->qpns);
 	free(ctx->mr_free.slots);
 	free(ctx->qp_free.slots);
 	free(ctx);
@@ -252,16 +299,7 @@ dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	if (owner != NULL)
 		mr->owner = *owner;
 	do {
-		uint32_t r = arc4random();
-
-		if (ctx->key_seed != 0) {
-			/* xorshift64*: a test's runs draw the same keys */
-			ctx->key_seed ^= ctx->key_seed >> 12;
-			ctx->key_seed ^= ctx->key_seed << 25;
-			ctx->key_seed ^= ctx->key_seed >> 27;
-			r = (uint32_t)((ctx->key_seed * 2685821657736338717ULL) >> 32);
-		}
-		mr->lkey = r << ctx->mr_idx_bits | (slot + 1);
+		mr->lkey = draw(ctx) << ctx->mr_idx_bits | (slot + 1);
 	} while (mr->lkey == ctx->mr_keys[slot]);
 	ctx->mr_keys[slot] = mr->lkey;
 	mr->rkey = mr->lkey;
@@ -406,7 +444,8 @@ dpr_cq_poll(struct dpr_cq *cq, struct dpr_cqe *out, int n)
 int
 dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn)
 {
-	uint32_t slot;
+	const uint32_t hi_max = (1u << (24 - ctx->qp_idx_bits)) - 1;
+	uint32_t slot, q;
 
 	if (*qpn == DPR_QPN_GSI) {
 		if (ctx->gsi != NULL)
@@ -414,24 +453,29 @@ dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn)
 		ctx->gsi = obj;
 		return 0;
 	}
-	if (!fifo_get(&ctx->qp_free, &slot))
+	if (!fifo_get_any(&ctx->qp_free, draw(ctx), &slot))
 		return -ENOMEM;
+	do {
+		q = (1 + draw(ctx) % hi_max) << ctx->qp_idx_bits | slot;
+	} while (q == ctx->qpns[slot] && hi_max > 1);
+	ctx->qpns[slot] = q;
 	ctx->qps[slot] = obj;
 	ctx->use.qp++;
-	*qpn = slot + QPN_BASE;
+	*qpn = q;
 	return 0;
 }
 
 void
 dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 {
-	uint32_t slot = qpn - QPN_BASE;
+	const uint32_t slot = qpn & ((1u << ctx->qp_idx_bits) - 1);
 
 	if (qpn == DPR_QPN_GSI) {
 		ctx->gsi = NULL;
 		return;
 	}
-	if (qpn < QPN_BASE || slot >= ctx->lim.max_qp || ctx->qps[slot] == NULL)
+	if (slot >= ctx->lim.max_qp || ctx->qpns[slot] != qpn ||
+	    ctx->qps[slot] == NULL)
 		return;
 	ctx->qps[slot] = NULL;
 	fifo_put(&ctx->qp_free, slot);
@@ -441,9 +485,9 @@ dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 void *
 dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 {
-	uint32_t slot = qpn - QPN_BASE;
+	const uint32_t slot = qpn & ((1u << ctx->qp_idx_bits) - 1);
 
-	if (__builtin_expect(qpn < QPN_BASE || slot >= ctx->lim.max_qp, 0))
+	if (__builtin_expect(slot >= ctx->lim.max_qp || ctx->qpns[slot] != qpn, 0))
 		return qpn == DPR_QPN_GSI ? ctx->gsi : NULL;
 	return ctx->qps[slot];
 }

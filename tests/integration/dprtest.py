@@ -224,6 +224,20 @@ def telemetry_path(prefix):
     return "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
 
 
+def client_qpns(prefix, n):
+    """The QPNs and first PSNs of the built-in client's n QPs, as ints:
+    setup lists them only when they fit one telemetry string (QPNs are
+    random), /dprdma/client/qpns pages through them."""
+    qpns, psns = [], []
+    while len(qpns) < n:
+        r = telemetry(prefix, "/dprdma/client/qpns,%d,%d" % (len(qpns), n - len(qpns)))
+        if not r or r.get("rc") != 0 or not r.get("count"):
+            fail("/dprdma/client/qpns on %s: %r" % (prefix, r))
+        qpns += [int(x) for x in r["qpns"].split(",")]
+        psns += [int(x) for x in r["psns"].split(",")]
+    return qpns, psns
+
+
 def telemetry(prefix, command, timeout=10):
     """One telemetry command, straight over the socket; returns the value
     of the reply (the dict or list under the command's name)."""

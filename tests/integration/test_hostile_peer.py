@@ -98,7 +98,7 @@ class Peer:
         from scapy.contrib.roce import BTH
         self.Ether, self.IP, self.UDP, self.Raw, self.BTH = Ether, IP, UDP, Raw, BTH
         self.mac_a, self.mac_b = mac_a, mac_b
-        self.qpns = [int(x) for x in setup["qpns"].split(",")]
+        self.qpns = setup["qpn_list"]
         self.va, self.rkey = setup["mr_va"], setup["rkey"]
         self.sock = conf.L2socket(iface=IFB)
         self.got = []
@@ -445,6 +445,7 @@ def main():
                       "net_af_packet0,iface=" + IFA, "--", "--ip",
                       IP_A + "/24", "--idle", "yield"], prefix=PREFIX, ns=na)
         setup = cmd("/dprdma/client/setup,%d,%d" % (NQP, MR))
+        setup["qpn_list"], setup["psn_list"] = t.client_qpns(PREFIX, NQP)
         mtu = None
         for i in range(NQP - 1):    # the last QP stays unconnected
             r = cmd("/dprdma/client/connect,%d,%d,%d,%s" %

@@ -278,6 +278,69 @@ test_verbs_objects(void)
 	return TEST_SUCCESS;
 }
 
+/* QPNs not predictable from earlier ones (lib/verbs/dpr_verbs.c): 10,000
+ * creations, up to 250 QPs alive at a time as a program holds them. The
+ * steps between consecutive QPNs repeat only by chance; guessing the next
+ * QPN within 2^15 either side of the last one (a search of 2^16) does no
+ * better than chance (1 in 256: 39 expected; 78 allowed); every live QPN
+ * is found, a freed one and its neighbours are not; QPNs 0 and 1 are
+ * never handed out; one slot never gets its previous QPN back. */
+static int
+test_qpns(void)
+{
+	static uint32_t q[10000];
+	static int obj[250];
+	struct dpr_verbs_limits lim;
+	struct dpr_verbs_ctx *ctx;
+	uint32_t live[250], i, j, near = 0, same_step = 0;
+
+	dpr_verbs_default_limits(&lim);
+	ctx = dpr_verbs_create(&lim);
+	CHECK(ctx != NULL, "ctx");
+	for (i = 0; i < 10000; i++) {
+		const uint32_t k = i % 250;
+
+		if (i >= 250) {
+			dpr_qpn_free(ctx, live[k]);
+			CHECK(dpr_qpn_lookup(ctx, live[k]) == NULL, "freed at once");
+		}
+		q[i] = 0;
+		CHECK_EQ(dpr_qpn_alloc(ctx, &obj[k], &q[i]), 0, "alloc %u", i);
+		CHECK(q[i] > 1 && q[i] < (1u << 24) && q[i] != 0xffffff,
+		      "QPN %#x is an ordinary one", q[i]);
+		CHECK(dpr_qpn_lookup(ctx, q[i]) == &obj[k], "lookup %#x", q[i]);
+		CHECK(dpr_qpn_lookup(ctx, q[i] ^ 1u << 20) == NULL &&
+		      dpr_qpn_lookup(ctx, q[i] + 1) != &obj[k], "neighbours of %#x",
+		      q[i]);
+		live[k] = q[i];
+		if (i > 0 && ((q[i] - q[i - 1] + (1u << 15)) & 0xffffff) < (1u << 16))
+			near++;
+	}
+	for (i = 2; i < 10000; i++) {
+		const uint32_t step = (q[i] - q[i - 1]) & 0xffffff;
+
+		for (j = i < 302 ? 2 : i - 300; j < i; j++)
+			same_step += ((q[j] - q[j - 1]) & 0xffffff) == step;
+	}
+	CHECK(near <= 78, "%u of 9,999 next QPNs within 2^15 of the last", near);
+	/* 300 earlier steps for each of 10,000: 3e6 pairs, 0.18 expected */
+	CHECK(same_step <= 3, "%u steps repeated", same_step);
+	CHECK(dpr_qpn_lookup(ctx, 0) == NULL && dpr_qpn_lookup(ctx, 1) == NULL,
+	      "QPNs 0 and 1 are no QP's (no QP1 made)");
+	dpr_verbs_destroy(ctx);
+
+	lim.max_qp = 1;
+	ctx = dpr_verbs_create(&lim);
+	for (i = 0; i < 1000; i++) {
+		q[i] = 0;
+		CHECK_EQ(dpr_qpn_alloc(ctx, &obj[0], &q[i]), 0, "alloc");
+		CHECK(i == 0 || q[i] != q[i - 1], "the slot's previous QPN again");
+		dpr_qpn_free(ctx, q[i]);
+	}
+	dpr_verbs_destroy(ctx);
+	return TEST_SUCCESS;
+}
+
 static int cq_events;
 static void
 count_cq_event(void *arg, enum dpr_event_type t, uint32_t h)
@@ -2043,6 +2106,7 @@ test_payload_copy(void)
 static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_payload_copy),
 	DPR_TEST_CASE(test_verbs_objects),
+	DPR_TEST_CASE(test_qpns),
 	DPR_TEST_CASE(test_cq_overflow),
 	DPR_TEST_CASE(test_state_machine),
 	DPR_TEST_CASE(test_send_recv),
