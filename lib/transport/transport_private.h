@@ -128,8 +128,9 @@ struct dpr_resp_res {
 /* ---------------------------------------------------- selective repeat */
 
 /* PSNs a responder holds requests for past a gap, and a requester keeps
- * track of what it sent again (a power of two; more than the default
- * in-flight cap, 512) */
+ * track of what it sent again (a power of two): the most a requester has
+ * in flight while selective repeat is on (dpr_transport_create() caps
+ * max_unacked there; dprdmad's default window is this too) */
 #define SR_WIN 1024
 #define SR_WIN_MASK (SR_WIN - 1)
 /* a hole is lost once this many PSNs past it have arrived (reordering
