@@ -70,15 +70,24 @@ map_clear(uint64_t *map, uint32_t slot)
 	map[slot >> 6] &= ~(1ull << (slot & 63));
 }
 
-/* Slot @p slot let go (its frame freed). */
-static void
-release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
+/* The frame held in slot @p slot, taken out of the hold. */
+static struct rte_mbuf *
+take(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
 {
-	rte_pktmbuf_free(r->m[slot]);
+	struct rte_mbuf *m = r->m[slot];
+
 	r->m[slot] = NULL;
 	map_clear(r->map, slot);
 	r->n--;
 	qp->tp->sr_held--;
+	return m;
+}
+
+/* Slot @p slot let go (its frame freed). */
+static void
+release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
+{
+	rte_pktmbuf_free(take(qp, r, slot));
 }
 
 void
@@ -147,24 +156,20 @@ release_between(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t from)
 void
 dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn)
 {
-	struct dpr_transport *tp = qp->tp;
 	struct dpr_sr_rx *r = qp->sr_rx;
 
 	release_between(qp, r, done_psn);
 	while (r->n != 0 && (qp->state == DPR_QPS_RTR || qp->state == DPR_QPS_RTS ||
 			     qp->state == DPR_QPS_SQD)) {
 		const uint32_t psn = qp->resp.psn, slot = psn & SR_WIN_MASK;
-		struct rte_mbuf *m = r->m[slot];
+		struct rte_mbuf *m;
 		struct dpr_pkt_info pi;
 		struct dpr_wire_hdrs h;
 
-		if (m == NULL)
+		if (r->m[slot] == NULL)
 			break;
 		/* taken out first: what it does may reset the QP */
-		r->m[slot] = NULL;
-		map_clear(r->map, slot);
-		r->n--;
-		tp->sr_held--;
+		m = take(qp, r, slot);
 		if (dpr_wire_parse_again(m, &pi, 4096) == DPR_WIRE_OK) {
 			dpr_wire_decode(m, &pi, &h);
 			if (h.psn == psn)       /* (held by its PSN: it is) */
@@ -253,6 +258,14 @@ dpr_sr_send_sack(struct dpr_tqp *qp)
 	return 0;
 }
 
+/* PSN @p p was sent again, before the PSNs from req.psn_hi on. */
+static inline void
+mark_resent(const struct dpr_tqp *qp, struct dpr_sr_tx *t, uint32_t p)
+{
+	t->rtx[p & SR_WIN_MASK].psn = p | SR_RTX_VALID;
+	t->rtx[p & SR_WIN_MASK].mark = qp->req.psn_hi;
+}
+
 /* Send @p p, a hole of WQE @p w, again; record it. @return 0, or what
  * dpr_req_resend_wqe() said. */
 static int
@@ -263,8 +276,7 @@ resend_hole(struct dpr_tqp *qp, struct dpr_sr_tx *t, struct dpr_send_wqe *w,
 
 	if (rc != 0)
 		return rc;
-	t->rtx[p & SR_WIN_MASK].psn = p | SR_RTX_VALID;
-	t->rtx[p & SR_WIN_MASK].mark = qp->req.psn_hi;
+	mark_resent(qp, t, p);
 	qp->comp.rtt_sent = 0;          /* (Karn: no sample across a resend) */
 	QP_STAT(qp, sr_resends);
 	return 0;
@@ -389,8 +401,7 @@ dpr_sr_rto(struct dpr_tqp *qp, uint32_t psn)
 	 * next SACK, and the oldest goes now */
 	memset(t->rtx, 0, sizeof(t->rtx));
 	if (dpr_req_resend(qp, psn) == 0) {
-		t->rtx[psn & SR_WIN_MASK].psn = psn | SR_RTX_VALID;
-		t->rtx[psn & SR_WIN_MASK].mark = qp->req.psn_hi;
+		mark_resent(qp, t, psn);
 		QP_STAT(qp, sr_resends);
 	}
 }
