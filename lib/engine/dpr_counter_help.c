@@ -105,6 +105,9 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "sr_held", "requests held past a gap until it filled (selective repeat)" },
 	{ "sr_hold_full", "requests past a gap dropped: too far ahead, or the worker holds its most already ([transport] sr_hold)" },
 	{ "sr_resends", "packets sent again selectively (a hole a SACK showed, or the oldest at a timeout)" },
+	{ "sr_read_placed", "READ responses placed past a missing one (selective repeat)" },
+	{ "sr_read_asks", "READ requests for a range of responses that went missing (selective repeat)" },
+	{ "read_patches", "ranges of a READ answered again, before the rest of it (a selective-repeat requester's hole)" },
 	{ "tx_payload_copied", "frames whose payload was copied into the frame" },
 	{ "tx_payload_attached", "frames whose payload was attached from the MR (zero copy)" },
 };

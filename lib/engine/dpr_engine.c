@@ -907,6 +907,7 @@ dpr_engine_start(const struct dpr_config *conf,
 				.port_mtu = dpr_active_mtu(p->mtu),
 				.max_unacked = tk->max_inflight != 0 ? tk->max_inflight :
 					DPR_MAX_INFLIGHT_DEFAULT,
+				.min_unacked = tk->min_inflight,
 				.rto_min_ns = tk->rto_min_us == 0 ? UINT32_MAX :
 					tk->rto_min_us * 1000u,
 				.sr = tk->selective_repeat == DPR_SRK_OFF ?

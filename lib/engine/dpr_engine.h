@@ -53,6 +53,9 @@ struct dpr_engine_conf {
 struct dpr_transport_knobs {
 	unsigned int max_inflight;   /**< packets a QP has unacknowledged at
 	                                  most; 0 = DPR_MAX_INFLIGHT_DEFAULT */
+	unsigned int min_inflight;   /**< 0: the window is max_inflight;
+	                                  else twice the QP's measured BDP
+	                                  plus this */
 	unsigned int rto_min_us;     /**< the least adaptive retransmission
 	                                  timeout; 0 = none (only the IBA
 	                                  local ACK timeout retransmits) */

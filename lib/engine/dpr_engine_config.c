@@ -77,6 +77,12 @@ static const struct dpr_conf_key transport_keys[] = {
 	  .help = "packets an RC QP has sent and not yet seen acknowledged, at "
 		  "most; 0 = the default, 1024 (also the most with "
 		  "selective_repeat = auto)" },
+	{ "min_inflight", DPR_CONF_UINT, T_OFF(min_inflight), T_SZ(min_inflight),
+	  0, 1u << 22,
+	  .help = "what an RC QP keeps in flight on top of twice its "
+		  "measured bandwidth-delay product (its delivery rate x its "
+		  "least RTT), up to max_inflight in all; 0 = no measuring: "
+		  "every window is max_inflight" },
 	{ "rto_min_us", DPR_CONF_UINT, T_OFF(rto_min_us), T_SZ(rto_min_us),
 	  0, 10000000,
 	  .help = "the least adaptive retransmission timeout (RTT + 4 x its "
@@ -98,6 +104,7 @@ transport_defaults(void *area, int port __rte_unused)
 	struct dpr_transport_knobs *t = area;
 
 	t->max_inflight = 0;
+	t->min_inflight = 128;
 	t->rto_min_us = 1000;
 	t->selective_repeat = DPR_SRK_AUTO;
 	t->sr_hold = 2048;

@@ -464,6 +464,7 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	U(retry_cnt); U(retry_left); U(rnr_retry); U(rnr_left); U(timeout);
 	U(rnr_wait); U(retried); U(replaying); U(retry_psn); U(retry_end);
 	U(mac_resolved); U(on_work); U(timer_armed); U(timer_left_ns);
+	U(window); U(srtt_ns); U(min_rtt_ns); U(rate_pps);
 	U(rq_posted); U(rq_consumed); U(resp_psn); U(resp_msn);
 	U(max_dest_rd_atomic); U(res_unsent); U(ack_pending); U(nak_pending);
 	U(nak_syndrome); U(nak_psn); U(sr); U(sr_held);

@@ -425,6 +425,10 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 
 		info->timer_left_ns = d > tp->now ? d - tp->now : 0;
 	}
+	info->window = qp->req.window;
+	info->srtt_ns = qp->comp.srtt;
+	info->min_rtt_ns = qp->comp.min_rtt;
+	info->rate_pps = ((uint64_t)qp->comp.dr_rate * 1000000000ull) >> 20;
 	if (qp->comp.index != qp->sq.prod) {
 		const struct dpr_send_wqe *w = &qp->sq.wqe[qp->comp.index & qp->sq.mask];
 
@@ -852,6 +856,7 @@ wqe_fill(struct dpr_send_wqe *w, const struct dpr_send_wr *wr, uint32_t opcode,
 	w->started = false;
 	w->offset = 0;
 	w->read_done = 0;
+	w->answered = false;
 	w->remote_addr = READ_SHARED(wr->remote_addr);
 	w->rkey = READ_SHARED(wr->rkey);
 }

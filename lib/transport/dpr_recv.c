@@ -50,6 +50,8 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	 * may learn what its peer speaks after it sent) */
 	if (tp->conf.sr != DPR_SR_OFF && tp->conf.max_unacked > SR_WIN)
 		tp->conf.max_unacked = SR_WIN;
+	if (tp->conf.min_unacked > tp->conf.max_unacked)
+		tp->conf.min_unacked = tp->conf.max_unacked;
 	if (tp->conf.ack_every == 0)
 		tp->conf.ack_every = 64;
 	if (tp->conf.qp_burst == 0)

@@ -375,6 +375,36 @@ dpr_req_resend_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t psn)
 	return 0;
 }
 
+int
+dpr_req_read_range(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t psn,
+		   uint32_t npkts)
+{
+	const uint32_t off = (uint32_t)dpr_psn_diff(psn, w->first_psn) << qp->pmtu_shift;
+	struct dpr_wire_hdrs h = {
+		.opcode = DPR_OP_RC_READ_REQUEST,
+		.pkey = DPR_DEFAULT_PKEY,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = psn,
+		.ackreq = true,
+		.reth = {
+			.va = w->remote_addr + off,
+			.rkey = w->rkey,
+			.len = (uint32_t)RTE_MIN((uint64_t)npkts << qp->pmtu_shift,
+						 (uint64_t)(w->length - off)),
+		},
+	};
+	int rc;
+
+	if (txq_room(qp->tp) == 0)
+		return -ENOBUFS;
+	rc = dpr_xmit(qp->tp, qp, &h, NULL, 0);
+	if (rc != 0)
+		return rc;
+	req_img_refresh(qp);
+	count_send(qp, psn, dpr_psn_add(psn, (int32_t)npkts - 1));
+	return 0;
+}
+
 /* BTH and extension header bytes of SEND and WRITE packets, by opcode */
 static const uint8_t req_hdr_len[DPR_OP_RC_WRITE_ONLY_IMM + 1] = {
 	[DPR_OP_RC_SEND_FIRST] = 12, [DPR_OP_RC_SEND_MIDDLE] = 12,
@@ -463,7 +493,7 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	const uint32_t pmtu = qp->pmtu, shift = qp->pmtu_shift;
 	const uint32_t zc_min = tp->conf.zero_copy_min ? tp->conf.zero_copy_min :
 		UINT32_MAX;
-	const uint32_t comp_psn = qp->comp.psn, prod = qp->sq.prod;
+	const uint32_t comp_psn = req_window_base(qp), prod = qp->sq.prod;
 	const bool rts = qp->state == DPR_QPS_RTS;
 	/* the most payload a frame of the mbuf's room carries with the
 	 * longest headers (RETH and immediate; the headers are written 64
@@ -669,6 +699,7 @@ bool
 dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 {
 	struct dpr_transport *tp = qp->tp;
+	uint32_t base;
 
 	if (qp->type == DPR_QPT_UD)
 		return dpr_ud_req_run(qp, budget);
@@ -691,6 +722,7 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 	/* the usual packets first, the rest (and what stopped them) here */
 	if (likely(qp->tmpl_fresh && qp->type == DPR_QPT_RC && !tp->conf.slow_only))
 		budget = req_fast(qp, budget);
+	base = req_window_base(qp);
 	while (qp->req.index != qp->sq.prod) {
 		struct dpr_send_wqe *w = sq_wqe(qp, qp->req.index);
 
@@ -699,16 +731,23 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 			continue;
 		}
 		if (w->state == WQE_POSTED) {
+			uint32_t out = (uint32_t)dpr_psn_diff(qp->req.psn, base);
+
+			/* with selective repeat a READ's responses are placed
+			 * by PSN within the window: all of its span fits, or
+			 * it waits (unless it is all there is) */
+			if (w->opcode == DPR_WR_RDMA_READ && qp->sr == SR_YES && out != 0 &&
+			    w->length != 0)
+				out += (w->length - 1) >> qp->pmtu_shift;
 			/* SQD: what has started finishes, nothing new starts;
 			 * the window: at most req.window PSNs outstanding */
-			if (qp->state == DPR_QPS_SQD ||
-			    (uint32_t)dpr_psn_diff(qp->req.psn, qp->comp.psn) >=
-			    qp->req.window || !start_wqe(qp, w))
+			if (qp->state == DPR_QPS_SQD || out >= qp->req.window ||
+			    !start_wqe(qp, w))
 				return false;
 		}
 		if (!wr_is_rd_atomic(w->opcode) &&
 		    (uint32_t)dpr_psn_diff(dpr_psn_add(w->first_psn,
-				(int32_t)(w->offset >> qp->pmtu_shift)), qp->comp.psn) >=
+				(int32_t)(w->offset >> qp->pmtu_shift)), base) >=
 		    qp->req.window)
 			return false;
 		if (budget == 0 || txq_room(tp) == 0)

@@ -306,6 +306,7 @@ rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	res->va = h->reth.va;
 	res->rkey = h->reth.rkey;
 	res->length = h->reth.len;
+	res->streaming = true;
 	qp->resp.psn = dpr_psn_add(res->last_psn, 1);
 	/* C9-148: a READ counts as done for the MSN once accepted; its
 	 * responses, however long they wait behind others, carry this MSN */
@@ -362,6 +363,63 @@ rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	qp_work(qp);
 }
 
+/*
+ * A duplicate READ request of @p res from byte @p off on (IBA 9.7.5.1.2:
+ * the requester lacks responses from there): one asking for the rest of
+ * the READ (every requester going back, go-back-N) sends the READ again
+ * from there; one asking for a part inside it (a requester with
+ * selective repeat: a hole of its responses) has that part sent first,
+ * and the READ's own responses, if they still go out, go on where they
+ * were. Either is answered from the request as it first came: a
+ * duplicate chooses where in it, never another address or key.
+ */
+static void
+read_again(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t off,
+	   uint32_t len)
+{
+	uint32_t end = RTE_MIN((uint64_t)res->length, (uint64_t)off + len);
+
+	/* its responses from there are still to go out (a requester's probe
+	 * while they wait their turn): they will; starting over would only
+	 * send again what it has, and a slow stream probed again and again
+	 * would never end */
+	if (res->streaming && off >= res->sent)
+		return;
+	if (end >= res->length) {
+		res->start = off;
+		res->sent = off;
+		res->streaming = true;
+		QP_STAT(qp, read_replays);
+	} else {
+		struct dpr_res_patch *p;
+
+		/* (what its own run has still to send, it sends) */
+		if (res->streaming && end > res->sent)
+			end = res->sent;
+		if (end <= off)
+			return;
+
+		if (res->npatch == DPR_RES_PATCHES) {
+			/* (more holes at once than kept: the last one grows
+			 * to cover this one too) */
+			p = &res->patch[DPR_RES_PATCHES - 1];
+			p->start = p->off = RTE_MIN(p->off, off);
+			p->end = RTE_MAX(p->end, end);
+		} else {
+			p = &res->patch[res->npatch++];
+			p->start = p->off = off;
+			p->end = end;
+		}
+		QP_STAT(qp, read_patches);
+	}
+	if (!res->to_send) {
+		res->to_send = true;
+		res->replay = true;
+		qp->resp.res_unsent++;
+	}
+	qp_work(qp);
+}
+
 /* IBA 9.7.5.1.2: a request already executed (C9-104..C9-106). */
 static void
 duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
@@ -380,27 +438,8 @@ duplicate(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 		if (pi->opcode == DPR_OP_RC_READ_REQUEST && res->type == RES_READ &&
 		    dpr_psn_ge(h->psn, res->first_psn) &&
 		    dpr_psn_le(h->psn, res->last_psn)) {
-			/* its responses from there are still to go out (a
-			 * requester's probe while they wait their turn):
-			 * they will; starting over would only send again
-			 * what it has, and a slow stream probed again and
-			 * again would never end */
-			if (res->to_send && !res->replay &&
-			    dpr_psn_ge(h->psn, dpr_psn_add(res->first_psn,
-					(int32_t)(res->sent / qp->pmtu)))) {
-				return;
-			}
-			/* re-served from the request (which may ask for the
-			 * tail of the original), not re-queued as new */
-			res->first_psn = h->psn;
-			res->va = h->reth.va;
-			res->rkey = h->reth.rkey;
-			res->length = h->reth.len;
-			res->last_psn = dpr_psn_add(h->psn,
-				(int32_t)npkts(h->reth.len, qp->pmtu) - 1);
-			res->sent = 0;
-			QP_STAT(qp, read_replays);
-			resend_res(qp, res);
+			read_again(qp, res, (uint32_t)dpr_psn_diff(h->psn, res->first_psn)
+				   << qp->pmtu_shift, h->reth.len);
 			return;
 		}
 		if ((pi->mask & DPR_ATOMIC_MASK) && res->type == RES_ATOMIC &&
@@ -493,20 +532,23 @@ dpr_resp_has_output(const struct dpr_tqp *qp)
 		qp->resp.ack_pending || qp->resp.sack_pending;
 }
 
-/* Responses of one READ, from where it stands. @return false to stop. */
+/* Responses of one run of a READ, bytes *@p off to @p end (FIRST at
+ * @p start). @return false to stop (no room, or the key went: then the
+ * READ is given up and NAKed). */
 static bool
-send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
+send_run(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t start,
+	 uint32_t *off, uint32_t end, uint32_t *budget)
 {
 	struct dpr_transport *tp = qp->tp;
 
 	do {
-		uint32_t paylen = RTE_MIN(qp->pmtu, res->length - res->sent);
-		bool first = res->sent == 0, last = res->sent + paylen >= res->length;
+		uint32_t paylen = RTE_MIN(qp->pmtu, end - *off);
+		bool first = *off == start, last = *off + paylen >= end;
 		struct dpr_wire_hdrs h = {
 			.pkey = DPR_DEFAULT_PKEY,
 			.dqpn = qp->attr.dest_qp_num,
 			.psn = dpr_psn_add(res->first_psn,
-					   (int32_t)(res->sent / qp->pmtu)),
+					   (int32_t)(*off >> qp->pmtu_shift)),
 			.aeth = { DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID, res->msn },
 		};
 		struct dpr_wire_seg seg;
@@ -521,16 +563,18 @@ send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
 		if (paylen != 0) {
 			/* the key again: it may have gone since the request */
 			struct dpr_mr *mr = dpr_mr_check(tp->ctx, res->rkey, qp->pd,
-							 res->va + res->sent, paylen,
+							 res->va + *off, paylen,
 							 DPR_ACCESS_REMOTE_READ);
 
 			if (mr == NULL) {
 				res->to_send = false;
+				res->streaming = false;
+				res->npatch = 0;
 				qp->resp.res_unsent--;
 				nak_access(qp, h.psn);
 				return false;
 			}
-			seg.addr = dpr_mr_ptr(mr, res->va + res->sent);
+			seg.addr = dpr_mr_ptr(mr, res->va + *off);
 			seg.iova = (rte_iova_t)(uintptr_t)seg.addr;
 			seg.len = paylen;
 			dpr_payload_seg(qp, mr, &seg);
@@ -541,10 +585,33 @@ send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
 		QP_STAT(qp, read_resp_tx);
 		QP_STAT(qp, resp_packets);
 		(*budget)--;
-		res->sent += paylen;
+		*off += paylen;
 		if (last)
 			break;
-	} while (res->sent < res->length);
+	} while (*off < end);
+	return true;
+}
+
+/* Responses of one READ: the holes asked for first (the requester waits
+ * on them), then its own run from where it stands. @return false to
+ * stop. */
+static bool
+send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
+{
+	while (res->npatch != 0) {
+		struct dpr_res_patch *p = &res->patch[0];
+
+		if (!send_run(qp, res, p->start, &p->off, p->end, budget))
+			return false;
+		res->npatch--;
+		memmove(&res->patch[0], &res->patch[1],
+			res->npatch * sizeof(res->patch[0]));
+	}
+	if (res->streaming) {
+		if (!send_run(qp, res, res->start, &res->sent, res->length, budget))
+			return false;
+		res->streaming = false;
+	}
 	res->to_send = false;
 	qp->resp.res_unsent--;
 	return true;

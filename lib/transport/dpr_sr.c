@@ -6,10 +6,11 @@
  * Selective repeat between peers that both speak it (doc/architecture.rst,
  * "Selective repeat"): IBA's responder drops everything past a gap and
  * its requester sends the whole window again (go-back-N); here the
- * responder holds the SEND and WRITE packets that arrive past a gap (the
- * frames themselves, by PSN, not placed: they are executed in order when
- * the gap fills, so memory is written in PSN order as IBA's responder
- * writes it and every check of the in-order path applies), tells the
+ * responder holds the requests that arrive past a gap (the frames
+ * themselves, by PSN, not placed: they are executed in order when the gap
+ * fills, so memory is written in PSN order as IBA's responder writes it,
+ * READs and atomics run once each as they would have, and every check of
+ * the in-order path applies), tells the
  * requester which runs it holds (DPR_OP_DPR_SACK), and the requester
  * sends again only the PSNs missing below them. Neither side does so
  * with a peer that did not say it reads SACKs (the transport's
@@ -20,8 +21,11 @@
  * retransmission timeout. A hole sent again is not sent again for the
  * next SACKs unless SR_DUPTHRESH PSNs sent after that resend have arrived
  * while it is still missing (the resend was lost too), or a timeout says
- * so. READ and atomic requests past a gap are not held: the SACKs show
- * them missing and the requester asks again.
+ * so. READ responses past a hole
+ * are placed by the requester as they come (dpr_comp.c); the runs missing
+ * are asked for again as READ requests of just those runs
+ * (dpr_sr_read_holes()), which the responder sends before the rest of
+ * the READ (dpr_resp.c, read_again()).
  */
 
 #include <errno.h>
@@ -107,8 +111,7 @@ dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	qp->resp.sack_pending = true;
 	qp->resp.sent_psn_nak = true;
 	qp_work(qp);
-	if (!(pi->mask & (DPR_SEND_MASK | DPR_WRITE_MASK)))
-		return;         /* a READ or atomic: asked again */
+	(void)pi;
 	if ((uint32_t)d >= SR_WIN || tp->sr_held >= max) {
 		QP_STAT(qp, sr_hold_full);
 		return;
@@ -191,17 +194,17 @@ dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn)
 	}
 }
 
-/* Positions from slot @p s on (cyclic) to the first whose bit is @p v,
- * at most @p lim. */
+/* Positions from slot @p s on (cyclic) to the first whose bit in
+ * @p map | @p or is @p v, at most @p lim. */
 static uint32_t
-run_to(const uint64_t *map, uint32_t s, uint32_t lim, bool v)
+run_to_or(const uint64_t *map, const uint64_t *or, uint32_t s, uint32_t lim, bool v)
 {
 	uint32_t k = 0;
 
 	while (k < lim) {
 		const uint32_t slot = (s + k) & SR_WIN_MASK;
 		const uint32_t bit = slot & 63, avail = 64 - bit;
-		uint64_t x = map[slot >> 6] >> bit;
+		uint64_t x = (map[slot >> 6] | or[slot >> 6]) >> bit;
 
 		/* (looking for a 0: the bits shifted in become 1s past
 		 * avail, where they are not taken) */
@@ -212,6 +215,13 @@ run_to(const uint64_t *map, uint32_t s, uint32_t lim, bool v)
 		k += avail;
 	}
 	return lim;
+}
+
+/* ... in @p map alone */
+static inline uint32_t
+run_to(const uint64_t *map, uint32_t s, uint32_t lim, bool v)
+{
+	return run_to_or(map, map, s, lim, v);
 }
 
 int
@@ -296,6 +306,36 @@ resend_lost(const struct sr_rtx *e, uint32_t high)
 	return dpr_psn_diff(high, e->mark) >= SR_DUPTHRESH;
 }
 
+/* A SACK without runs: the responder has a gap at @p p and dropped
+ * what came past it (its hold was full, or it was too far ahead). The
+ * READs and atomics from @p p on that nothing answered yet are sent
+ * again, each once (the RTO, else): the one at the gap may be lost,
+ * those after it were dropped, and no response of theirs will say so. */
+static void
+sack_gap_only(struct dpr_tqp *qp, uint32_t p)
+{
+	struct dpr_sr_tx *t = dpr_sr_tx_get(qp);
+	uint32_t idx;
+
+	if (t == NULL)
+		return;
+	for (idx = qp->comp.index; idx != qp->sq.prod; idx++) {
+		struct dpr_send_wqe *w = sq_wqe(qp, idx);
+		struct sr_rtx *e;
+
+		if (!w->started)
+			return;
+		if (dpr_psn_lt(w->first_psn, p) || !wr_is_rd_atomic(w->opcode) ||
+		    w->state == WQE_DONE || w->answered)
+			continue;
+		e = &t->rtx[w->first_psn & SR_WIN_MASK];
+		if (e->psn == (w->first_psn | SR_RTX_VALID))
+			continue;
+		if (resend_hole(qp, t, w, w->first_psn) != 0)
+			return;
+	}
+}
+
 void
 dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	       const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
@@ -308,10 +348,15 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	struct dpr_sr_tx *t = qp->sr_tx;
 	const bool timed_out = qp->comp.rto_backoff != 0;
 
-	(void)h;
 	/* an RNR NAK's wait is not cut short */
-	if (n == 0 || qp->comp.rnr_wait)
+	if (qp->comp.rnr_wait)
 		return;
+	if (n == 0) {
+		/* nothing held past the gap: what arrived there was a READ or
+		 * atomic request, dropped; the gap itself is lost */
+		sack_gap_only(qp, dpr_psn_add(h->psn, 1));
+		return;
+	}
 	b = rte_pktmbuf_read(m, pi->payload_off, pi->paylen, buf);
 	if (b == NULL)
 		return;
@@ -363,7 +408,7 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 				/* its request, if no answer to it came yet; the
 				 * rest of its span is its answers' */
 				bool ask = p == w->first_psn && w->state != WQE_DONE &&
-					(w->opcode != DPR_WR_RDMA_READ || w->read_done == 0);
+					(w->opcode != DPR_WR_RDMA_READ || !w->answered);
 
 				p = dpr_psn_add(w->last_psn, 1);
 				if (!ask)
@@ -390,6 +435,149 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		}
 		p = dpr_psn_add(last[j], 1);
 	}
+}
+
+struct dpr_sr_tx *
+dpr_sr_tx_get(struct dpr_tqp *qp)
+{
+	if (qp->sr_tx == NULL)
+		qp->sr_tx = calloc(1, sizeof(*qp->sr_tx));
+	return qp->sr_tx;
+}
+
+static inline bool
+map_test(const uint64_t *map, uint32_t slot)
+{
+	return (map[slot >> 6] >> (slot & 63)) & 1;
+}
+
+bool
+dpr_sr_read_place(struct dpr_tqp *qp, uint32_t psn)
+{
+	struct dpr_sr_tx *t = qp->sr_tx;
+	const uint32_t slot = psn & SR_WIN_MASK;
+
+	if (map_test(t->rmap, slot))
+		return false;
+	map_set(t->rmap, slot);
+	/* (one from an earlier pass, SR_WIN or more above, is no longer) */
+	if (dpr_psn_gt(psn, t->rd_high) || dpr_psn_diff(t->rd_high, psn) >= SR_WIN)
+		t->rd_high = psn;
+	return true;
+}
+
+bool
+dpr_sr_read_take(struct dpr_tqp *qp, uint32_t psn)
+{
+	struct dpr_sr_tx *t = qp->sr_tx;
+	const uint32_t slot = psn & SR_WIN_MASK;
+
+	if (t == NULL || !map_test(t->rmap, slot))
+		return false;
+	map_clear(t->rmap, slot);
+	map_clear(t->amap, slot);
+	return true;
+}
+
+void
+dpr_sr_read_arrived(struct dpr_tqp *qp, uint32_t psn)
+{
+	if (qp->sr_tx != NULL)
+		map_clear(qp->sr_tx->amap, psn & SR_WIN_MASK);
+}
+
+/* Ask for @p n responses of READ @p w from @p p on again. */
+static int
+read_ask(struct dpr_tqp *qp, struct dpr_sr_tx *t, struct dpr_send_wqe *w,
+	 uint32_t p, uint32_t n)
+{
+	int rc = dpr_req_read_range(qp, w, p, n);
+
+	if (rc != 0)
+		return rc;
+	for (uint32_t k = 0; k < n; k++)
+		map_set(t->amap, dpr_psn_add(p, (int32_t)k) & SR_WIN_MASK);
+	qp->comp.rtt_sent = 0;          /* (Karn) */
+	QP_STAT(qp, sr_read_asks);
+	return 0;
+}
+
+void
+dpr_sr_read_holes(struct dpr_tqp *qp, uint32_t limit)
+{
+	struct dpr_sr_tx *t = qp->sr_tx;
+	uint32_t idx = qp->comp.index, base;
+
+	if (t == NULL || idx == qp->sq.prod)
+		return;
+	/* (the maps hold SR_WIN PSNs from the head READ's next) */
+	base = wqe_resume_psn(qp, sq_wqe(qp, idx));
+	if (dpr_psn_diff(limit, base) > SR_WIN)
+		limit = dpr_psn_add(base, SR_WIN);
+	for (; idx != qp->sq.prod; idx++) {
+		struct dpr_send_wqe *w = sq_wqe(qp, idx);
+		uint32_t p, end;
+
+		if (!w->started || !dpr_psn_lt(w->first_psn, limit))
+			break;
+		if (w->opcode != DPR_WR_RDMA_READ || w->state == WQE_DONE)
+			continue;
+		p = idx == qp->comp.index ? base : w->first_psn;
+		end = dpr_psn_lt(w->last_psn, limit) ? dpr_psn_add(w->last_psn, 1) : limit;
+		if (!w->answered) {
+			/* no response yet: its request may be what was lost,
+			 * and a request for part of it would be a new READ of
+			 * that part to a responder that never had it -- the
+			 * request goes again whole */
+			if (map_test(t->amap, w->first_psn & SR_WIN_MASK))
+				continue;
+			if (read_ask(qp, t, w, w->first_psn,
+				     (uint32_t)dpr_psn_diff(w->last_psn, w->first_psn) + 1) != 0)
+				return;
+			continue;
+		}
+		while (dpr_psn_lt(p, end)) {
+			uint32_t n = (uint32_t)dpr_psn_diff(end, p);
+
+			/* past what arrived or was asked for, to the end of
+			 * what did not and was not */
+			p = dpr_psn_add(p, (int32_t)run_to_or(t->rmap, t->amap,
+							      p & SR_WIN_MASK, n, false));
+			if (!dpr_psn_lt(p, end))
+				break;
+			n = run_to_or(t->rmap, t->amap, p & SR_WIN_MASK,
+				      (uint32_t)dpr_psn_diff(end, p), true);
+			if (read_ask(qp, t, w, p, n) != 0)
+				return;         /* no room: the next response, or the RTO */
+			p = dpr_psn_add(p, (int32_t)n);
+		}
+	}
+}
+
+void
+dpr_sr_read_rto(struct dpr_tqp *qp)
+{
+	struct dpr_sr_tx *t = dpr_sr_tx_get(qp);
+	uint32_t base, next;
+	int32_t d;
+
+	if (t == NULL || qp->comp.index == qp->sq.prod)
+		return;
+	/* silence: what was asked for and has not come was lost too, and
+	 * so was every hole below the highest response placed; past that,
+	 * the responder may only be slow (its own run is still to come,
+	 * and asking for it again would send it twice; a busy box's
+	 * responses can pause longer than an RTO): from the second RTO on,
+	 * 1, 2, 4 ... PSNs of it are asked for, an RTO at a time, as a
+	 * probe */
+	memset(t->amap, 0, sizeof(t->amap));
+	memset(t->rtx, 0, sizeof(t->rtx));
+	base = wqe_resume_psn(qp, sq_wqe(qp, qp->comp.index));
+	d = dpr_psn_diff(t->rd_high, base);
+	next = d >= 0 && d < SR_WIN ? dpr_psn_add(t->rd_high, 1) : base;
+	if (qp->comp.rto_backoff != 0)
+		next = dpr_psn_add(next, (int32_t)(1u << RTE_MIN(qp->comp.rto_backoff - 1, 10)));
+	dpr_sr_read_holes(qp, next);
 }
 
 void

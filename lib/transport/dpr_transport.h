@@ -87,6 +87,9 @@ struct dpr_transport_conf {
 	dpr_hold_cb hold;
 	void *resolve_arg;
 	uint32_t max_unacked;        /**< PSN window of a requester (0: 512) */
+	/** 0: every RC requester's window is max_unacked; else twice the
+	 * QP's measured bandwidth-delay product plus this */
+	uint32_t min_unacked;
 	uint32_t ack_every;          /**< AckReq every N packets of a long message (0: 64, as rxe) */
 	uint32_t tx_ring;            /**< frames queued for TX (0: DPR_TX_RING) */
 	uint32_t qp_burst;           /**< frames one QP emits per poll (0: 32) */
@@ -247,7 +250,10 @@ struct dpr_qp_init_attr {
 	_(sack_ignored) \
 	_(sr_held) \
 	_(sr_hold_full) \
-	_(sr_resends)
+	_(sr_resends) \
+	_(sr_read_placed) \
+	_(sr_read_asks) \
+	_(read_patches)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */
@@ -319,6 +325,11 @@ struct dpr_qp_info {
 	uint32_t retry_psn;
 	uint32_t retry_end;
 	uint64_t timer_left_ns;       /**< with timer_armed */
+	/* what the requester measured, and the window it keeps */
+	uint32_t window;              /**< PSNs in flight at most */
+	uint32_t srtt_ns;
+	uint32_t min_rtt_ns;
+	uint64_t rate_pps;            /**< the delivery rate the window follows */
 	/* the oldest send WQE not completed (sq_completed < sq_posted) */
 	struct {
 		uint64_t wr_id;

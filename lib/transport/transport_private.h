@@ -61,6 +61,7 @@ struct dpr_send_wqe {
 	uint8_t num_sge;          /**< 0 with inline data */
 	uint8_t state;            /**< enum wqe_state */
 	bool started;             /**< has had PSNs: first/last_psn are valid */
+	bool answered;            /**< READ: a response to it arrived */
 	rte_be32_t imm;
 	uint32_t length;          /**< bytes of the message */
 	uint64_t remote_addr;
@@ -108,19 +109,34 @@ struct dpr_srq {
  * (IBA 9.7.5.1.6, C9-122: max_dest_rd_atomic of them). */
 enum res_type { RES_NONE, RES_READ, RES_ATOMIC };
 
+/* A range of a READ asked for again inside it (byte offsets into the
+ * original request): a hole a selective-repeat requester lacks. */
+struct dpr_res_patch {
+	uint32_t start;           /**< its FIRST response */
+	uint32_t off;             /**< the next to send */
+	uint32_t end;
+};
+#define DPR_RES_PATCHES 4
+
 struct dpr_resp_res {
 	uint8_t type;
 	bool to_send;             /**< responses still to transmit */
 	bool replay;              /**< ...for a duplicate of the request */
+	bool streaming;           /**< READ: the run start..length still goes */
+	uint8_t npatch;           /**< READ: holes asked for, sent first */
 	uint32_t msn;             /**< what its responses carry: the MSN
 	                               that counts this request (C9-148) */
+	/* the request as it came (what its duplicates may ask for) */
 	uint32_t first_psn;
 	uint32_t last_psn;
 	/* READ */
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t length;
-	uint32_t sent;            /**< bytes of responses emitted */
+	uint32_t start;           /**< bytes: where the run being sent began
+	                               (0, or where a duplicate asked from) */
+	uint32_t sent;            /**< bytes: the run's next response */
+	struct dpr_res_patch patch[DPR_RES_PATCHES];
 	/* atomic */
 	uint64_t orig;
 };
@@ -136,6 +152,11 @@ struct dpr_resp_res {
 /* a hole is lost once this many PSNs past it have arrived (reordering
  * shorter than that is not taken for loss: RFC 6675's DupThresh) */
 #define SR_DUPTHRESH 3
+/* the least a READ requester waits for what it asked for again once every
+ * response has come (dpr_comp.c: 4 least RTTs, at least this) */
+#define DPR_SR_PTO_MIN_NS 20000
+/* the least time a delivery-rate sample spans (dpr_comp.c) */
+#define DPR_RATE_SAMPLE_NS 20000
 
 enum sr_peer { SR_UNKNOWN, SR_YES, SR_NO };
 
@@ -155,6 +176,12 @@ struct sr_rtx {
 };
 struct dpr_sr_tx {
 	struct sr_rtx rtx[SR_WIN];
+	/* READ responses from a peer with selective repeat, by PSN, from
+	 * the head READ's next on: placed out of order, and asked for again
+	 * (until they arrive or a timeout says to ask again) */
+	uint64_t rmap[SR_WIN / 64];
+	uint64_t amap[SR_WIN / 64];
+	uint32_t rd_high;              /**< the highest response placed */
 };
 #define SR_RTX_VALID 0x80000000u
 
@@ -254,6 +281,12 @@ struct dpr_tqp {
 		uint32_t srtt;         /**< ns; 0: no sample yet */
 		uint32_t rttvar;       /**< ns */
 		uint32_t min_rtt;      /**< ns, the least seen */
+		/* the delivery rate (dpr_comp.c, window_sample()): PSNs
+		 * acknowledged since dr_time (0: from the next progress),
+		 * and the highest rate of late, PSNs per 2^20 ns */
+		uint64_t dr_time;
+		uint32_t dr_psn;
+		uint32_t dr_rate;
 	} comp;
 	struct {                       /* responder (dpr_resp.c) */
 		uint32_t psn;          /**< next expected PSN */
@@ -646,6 +679,31 @@ void dpr_qp_timer_fire(struct dpr_tqp *qp);
  * @return true once it is known (the QP took it). */
 bool dpr_qp_path_resolve(struct dpr_tqp *qp);
 
+/* Where READ or atomic @p w resumes: a READ after what has arrived in
+ * order. */
+static inline uint32_t
+wqe_resume_psn(const struct dpr_tqp *qp, const struct dpr_send_wqe *w)
+{
+	if (w->opcode == DPR_WR_RDMA_READ)
+		return dpr_psn_add(w->first_psn, (int32_t)(w->read_done >> qp->pmtu_shift));
+	return w->first_psn;
+}
+
+/* Where the requester's window starts: the oldest PSN not answered --
+ * comp.psn, but for a READ at the head whose later responses were placed
+ * past a hole (selective repeat: they moved comp.psn, not the READ). */
+static inline uint32_t
+req_window_base(struct dpr_tqp *qp)
+{
+	if (unlikely(qp->sr_tx != NULL) && qp->comp.index != qp->sq.prod) {
+		const struct dpr_send_wqe *w = sq_wqe(qp, qp->comp.index);
+
+		if (w->opcode == DPR_WR_RDMA_READ && w->started)
+			return wqe_resume_psn(qp, w);
+	}
+	return qp->comp.psn;
+}
+
 /* dpr_req.c */
 bool dpr_req_run(struct dpr_tqp *qp, uint32_t budget);
 void dpr_req_retry(struct dpr_tqp *qp, uint32_t psn);
@@ -653,6 +711,11 @@ int dpr_req_resend(struct dpr_tqp *qp, uint32_t psn);
 /* dpr_req_resend() of @p psn, which started WQE @p w holds (a READ: the
  * request for what has not arrived; an atomic: itself) */
 int dpr_req_resend_wqe(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t psn);
+/* A READ request for @p npkts responses of READ @p w from @p psn on (a
+ * hole of its responses: selective repeat). @return 0, or what
+ * dpr_xmit() says. */
+int dpr_req_read_range(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t psn,
+		       uint32_t npkts);
 
 /* dpr_comp.c */
 void dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
@@ -670,7 +733,7 @@ sr_on(struct dpr_tqp *qp)
 	return qp->sr == SR_YES || (qp->sr == SR_UNKNOWN && dpr_sr_decide(qp));
 }
 /* A request @p d PSNs past the expected one, of a QP with selective
- * repeat: held (a SEND or WRITE packet) or dropped, a SACK owed. */
+ * repeat: held (or dropped: too far ahead, the hold full), a SACK owed. */
 void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h,
 		 int32_t d);
@@ -688,6 +751,22 @@ void dpr_sr_reset(struct dpr_tqp *qp);
 /* The adaptive RTO of a QP whose peer reads SACKs: the oldest hole sent
  * again, and every hole may go again at the next SACK. */
 void dpr_sr_rto(struct dpr_tqp *qp, uint32_t psn);
+/* The requester's record, made at first need. @return NULL without
+ * memory. */
+struct dpr_sr_tx *dpr_sr_tx_get(struct dpr_tqp *qp);
+/* READ response @p psn placed out of order: false if it was already. */
+bool dpr_sr_read_place(struct dpr_tqp *qp, uint32_t psn);
+/* Was READ response @p psn placed out of order? Forgotten if so (the
+ * head READ has come to it). */
+bool dpr_sr_read_take(struct dpr_tqp *qp, uint32_t psn);
+/* READ response @p psn arrived in order: no longer asked for. */
+void dpr_sr_read_arrived(struct dpr_tqp *qp, uint32_t psn);
+/* The runs of READ responses missing below @p limit (not asked for
+ * already) asked for again. */
+void dpr_sr_read_holes(struct dpr_tqp *qp, uint32_t limit);
+/* The adaptive RTO of a QP whose head is a READ answered by a peer with
+ * selective repeat: everything missing asked for again. */
+void dpr_sr_read_rto(struct dpr_tqp *qp);
 
 /* dpr_ud.c */
 bool dpr_ud_req_run(struct dpr_tqp *qp, uint32_t budget);

@@ -171,11 +171,11 @@ def check_selective_repeat():
                 "%s knows its peer speaks %s: %r" % (p, want, peers))
         sacks[p] = tr["sack_tx"]
         if not GBN:
-            # what the faults cost: each lost or corrupted frame one resend,
+            # what the faults cost: each lost or corrupted frame one resend
+            # (a lost READ response one READ request for what is missing),
             # each frame held back 10-100 us (reordered, far past DupThresh
-            # at these rates) at most one more, a lost READ response the
-            # rest of its READ (READ responses go back N); go-back-N sends
-            # many times more (rdma_memif_faults_gbn logs its counts)
+            # at these rates) at most one more; go-back-N sends many times
+            # more (rdma_memif_faults_gbn logs its counts)
             peer = t.telemetry(PB if p == PA else PA, "/dprdma/port/faults,0")
             faults = sum(f["lost"] + f["reordered"] + f["corrupted"]
                          for f in (fa, peer))
@@ -183,6 +183,19 @@ def check_selective_repeat():
                     "%s: %d packets sent again (%d of them selectively) for "
                     "%d frames lost, reordered or corrupted on the wire"
                     % (p, tr["retransmits"], tr["sr_resends"], faults))
+    # READ responses: placed past holes and the holes asked for with a
+    # peer that speaks selective repeat; never a request for part of a READ
+    # to one that goes back N (it would take it for a new READ of that part)
+    asks = [t.telemetry(p, "/dprdma/transport/stats,0")["sr_read_asks"]
+            for p in (PA, PB)]
+    if GBN:
+        t.check(asks == [0, 0], "no part of a READ asked for either way "
+                "(%r): the QPs go back N" % asks)
+    else:
+        placed = t.telemetry(PA, "/dprdma/transport/stats,0")["sr_read_placed"]
+        t.check(placed > 0 and asks[0] > 0,
+                "A placed READ responses past holes (%d) and asked for the "
+                "holes (%d times)" % (placed, asks[0]))
     if GBN:
         t.check(sacks[PA] == 0 and sacks[PB] == 0,
                 "no SACK either way: B said it goes back N, A did with it, "
