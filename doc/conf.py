@@ -33,5 +33,7 @@ man_pages = [
      [author], 1),
     ("man/dprdma-pcap", "dprdma-pcap", "check the RoCEv2 frames of a capture",
      [author], 1),
+    ("man/dprdma-run", "dprdma-run", "run a verbs program through dprdma's drop-ins",
+     [author], 1),
 ]
 man_show_urls = False

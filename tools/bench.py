@@ -961,7 +961,7 @@ def main():
             sys.exit("bench: %s missing: run tools/setup.sh first" % prog)
     sizes = [64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
     if ARGS.quick:
-        ARGS.seconds, ARGS.runs, ARGS.lat_iters = 1.0, 1, 1000
+        ARGS.seconds, ARGS.runs, ARGS.lat_iters = 0.6, 1, 1000
         sizes = [64, 4096, 65536]
     outdir = ARGS.out or os.path.join(BUILD, "bench", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(outdir, exist_ok=True)

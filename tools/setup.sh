@@ -37,6 +37,8 @@ packages=(
 	ucx-utils libfabric-bin
 	# benchmarks: kernel TCP baselines and plots
 	iperf3 sockperf python3-matplotlib
+	# the Debian package (debian/; tests/integration/test_package.py)
+	debhelper dpkg-dev lintian man-db
 )
 
 missing=()
