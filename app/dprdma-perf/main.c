@@ -499,7 +499,12 @@ setup(struct perf *p)
 		if (ibv_modify_qp(p->qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
 			die("ibv_modify_qp to INIT: %s", strerror(errno));
-		p->psn[i] = (uint32_t)random() & 0xffffff;
+		/* an unpredictable starting PSN (doc/security.rst): one an
+		 * off-path sender cannot guess, unlike random() seeded from
+		 * the clock and the pid */
+		if (getentropy(&p->psn[i], sizeof(p->psn[i])) != 0)
+			die("getentropy: %s", strerror(errno));
+		p->psn[i] &= 0xffffff;
 	}
 }
 

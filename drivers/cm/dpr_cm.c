@@ -1915,7 +1915,9 @@ dpr_cm_register_telemetry(void)
 		{ "caps_peer_iba", "peers found to speak IBA only (go-back-N)" },
 		{ "caps_timeouts", "peers that never answered a DprdmaCaps Get" },
 		{ "caps_bad", "malformed DprdmaCaps MADs dropped" },
-		{ "caps_table_full", "peers not asked: the table of peers was full" },
+		{ "caps_table_full", "peers not remembered: the table of peers was full, or its share for peers that sent their own Get" },
+		{ "caps_peers", "peers known or being asked (a gauge)" },
+		{ "caps_peers_told", "peers known from their own Gets, never asked (a gauge; at most half the table)" },
 		{ "caps_req_dropped", "questions of the workers lost: their ring was full" },
 	};
 

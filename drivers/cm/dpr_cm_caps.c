@@ -23,6 +23,14 @@
  *
  * A QP keeps what it learnt for its life: the peer's answer changes only
  * QPs connected after it.
+ *
+ * A Get from a peer nobody here asked about makes an entry too (what it
+ * said, as if it had answered), but at most CAPS_TOLD_MAX of them and
+ * never asked again: anyone on the segment can send Gets from made-up
+ * addresses, and must neither fill the table that the QPs' own questions
+ * need nor make this box send Gets to every address it named, each
+ * minute. (Entries are never taken out: the workers read the table
+ * without locks.)
  */
 
 #include <errno.h>
@@ -44,6 +52,7 @@
 #include "dpr_transport.h"
 
 #define CAPS_MAX 4096                   /* peers a daemon remembers */
+#define CAPS_TOLD_MAX (CAPS_MAX / 2)    /* ... of them from their own Gets */
 #define CAPS_TRIES 3
 #define CAPS_TIMEOUT_MS 300
 #define CAPS_TTL_MS 60000
@@ -77,6 +86,7 @@ struct caps_peer {
 	bool asking;
 	bool known;
 	bool answered;                  /* known from an answer, not a timeout */
+	bool told;                      /* known from its own Get: not asked */
 	uint32_t caps;
 	uint64_t node_guid;
 	uint64_t deadline_ms;           /* asking: the next Get */
@@ -106,6 +116,7 @@ static struct {
 	uint32_t tid_hi;
 	pthread_mutex_t lock;           /* the peers: main lcore vs telemetry */
 	uint32_t n;
+	uint32_t n_told;                /* entries made by a peer's own Get */
 	struct caps_peer peer[CAPS_MAX];
 	struct {
 #define _(n) uint64_t n;
@@ -277,9 +288,15 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 		dpr_caps_encode(&a, mad);
 		dpr_cm_mad_send(r->port, sgid_index, r->gid, mad);
 		/* the asker told what it can do: no need to ask it */
-		if (p == NULL) {
+		if (p == NULL && caps.n_told >= CAPS_TOLD_MAX) {
+			caps.st.caps_table_full++;
+		} else if (p == NULL) {
 			pthread_mutex_lock(&caps.lock);
 			p = add(&k, sgid_index);
+			if (p != NULL) {
+				p->told = true;
+				caps.n_told++;
+			}
 			pthread_mutex_unlock(&caps.lock);
 		}
 		if (p != NULL)
@@ -333,7 +350,8 @@ dpr_cm_caps_poll(uint64_t now)
 			} else {
 				learn(p, 0, 0, false, now);
 			}
-		} else if (!p->asking && p->known && now >= p->refresh_ms) {
+		} else if (!p->asking && p->known && !p->told &&
+			   now >= p->refresh_ms) {
 			p->tries = 0;
 			send_get(p, now);
 		}
@@ -348,7 +366,10 @@ dpr_cm_caps_next_ms(void)
 	for (uint32_t i = 0; caps.ready && i < caps.n; i++) {
 		const struct caps_peer *p = &caps.peer[i];
 
-		next = RTE_MIN(next, p->asking ? p->deadline_ms : p->refresh_ms);
+		if (p->asking)
+			next = RTE_MIN(next, p->deadline_ms);
+		else if (!p->told)
+			next = RTE_MIN(next, p->refresh_ms);
 	}
 	if (caps.ready && rte_ring_count(caps.req) > 0)
 		next = 0;
@@ -408,6 +429,7 @@ dpr_cm_caps_stop(void)
 	caps.h = NULL;
 	caps.req = NULL;
 	caps.n = 0;
+	caps.n_told = 0;
 }
 
 void
@@ -416,6 +438,10 @@ dpr_cm_caps_stats(struct rte_tel_data *d)
 #define _(n) rte_tel_data_add_dict_u64(d, #n, __atomic_load_n(&caps.st.n, __ATOMIC_RELAXED));
 	CAPS_STATS(_)
 #undef _
+	/* (gauges: the peers known or asking, and those of them that told) */
+	rte_tel_data_add_dict_u64(d, "caps_peers", __atomic_load_n(&caps.n, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(d, "caps_peers_told",
+				  __atomic_load_n(&caps.n_told, __ATOMIC_RELAXED));
 }
 
 static void

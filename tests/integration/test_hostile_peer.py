@@ -42,7 +42,9 @@ class or class version, method, an unknown attribute, a REP and a DREQ
 for no connection -> dropped without an answer, each counted by reason
 in /dprdma/cm/stats; a Q_Key not the GSI's -> dropped by QP1 (bad_qkey);
 a REQ to a port nobody listens on -> a REJ on the wire, reason 8 (invalid
-service ID), with the requester's comm ID and transaction ID."""
+service ID), with the requester's comm ID and transaction ID. DprdmaCaps
+Gets from 2,100 made-up addresses -> at most half the table of peers
+remembers them, none is asked anything back."""
 
 import ctypes
 import json
@@ -425,6 +427,38 @@ def hostile_mads(peer):
             "our comm ID and transaction ID echoed (%d frames)" % len(rej))
 
 
+def caps_flood(peer):
+    """DprdmaCaps Gets (dprdma's vendor MAD, doc/architecture.rst) from
+    2,100 made-up addresses, as anyone on the segment can send them: each
+    is taken in, but at most half the table of peers remembers such
+    peers (the rest is for the peers this box's QPs ask about), and none
+    of them is asked anything."""
+    def get(i):
+        m = struct.pack("!BBBBHHQHHI", 1, 0x30, 1, 1, 0, 0, 0x5000 + i,
+                        0xFF01, 0, 0)
+        m += b"\0" * 13 + b"\x06\xd9\xd4" + b"\x01\0\0\0" + \
+            struct.pack("!IQ", 1, 0x0200000000000000 + i)
+        deth = struct.pack("!II", 0x80010000, 1)
+        return peer.frame(0, 0x64, 0, deth, m.ljust(256, b"\0"), dqpn=1,
+                          src="10.200.%d.%d" % (i >> 8, i & 255))
+
+    n = 2100
+    before = t.telemetry(PREFIX, "/dprdma/cm/stats")
+    peer.send([get(i) for i in range(n)], wait=1.0)
+    after = t.telemetry(PREFIX, "/dprdma/cm/stats")
+    told = after["caps_peers_told"] - before["caps_peers_told"]
+    t.check(after["caps_get_rx"] - before["caps_get_rx"] == n and
+            after["caps_peers_told"] == 2048 and
+            after["caps_table_full"] - before["caps_table_full"] == n - told,
+            "%d Gets from made-up addresses: every one read, %d remembered "
+            "(half the table at most: %d), %d not" %
+            (n, told, after["caps_peers_told"],
+             after["caps_table_full"] - before["caps_table_full"]))
+    t.check(after["caps_get_tx"] == before["caps_get_tx"],
+            "none of them asked anything back (%d Gets sent)"
+            % (after["caps_get_tx"] - before["caps_get_tx"]))
+
+
 def main():
     t.require_root_and_netns()
     try:
@@ -547,6 +581,7 @@ def main():
                 tail, "and nowhere else")
         keys_from_the_wire(peer, d.socket)
         hostile_mads(peer)
+        caps_flood(peer)
         peer.close()
         p = nb.sh("ping -c 2 -i 0.2 -W 2 %s" % IP_A, check_rc=False)
         t.check(p.returncode == 0, "the daemon still answers ping")
