@@ -43,7 +43,7 @@ for no connection -> dropped without an answer, each counted by reason
 in /dprdma/cm/stats; a Q_Key not the GSI's -> dropped by QP1 (bad_qkey);
 a REQ to a port nobody listens on -> a REJ on the wire, reason 8 (invalid
 service ID), with the requester's comm ID and transaction ID. DprdmaCaps
-Gets from 2,100 made-up addresses -> at most half the table of peers
+Gets from 2,400 made-up addresses -> at most half the table of peers
 remembers them, none is asked anything back."""
 
 import ctypes
@@ -429,7 +429,7 @@ def hostile_mads(peer):
 
 def caps_flood(peer):
     """DprdmaCaps Gets (dprdma's vendor MAD, doc/architecture.rst) from
-    2,100 made-up addresses, as anyone on the segment can send them: each
+    2,400 made-up addresses, as anyone on the segment can send them: each
     is taken in, but at most half the table of peers remembers such
     peers (the rest is for the peers this box's QPs ask about), and none
     of them is asked anything."""
@@ -442,18 +442,24 @@ def caps_flood(peer):
         return peer.frame(0, 0x64, 0, deth, m.ljust(256, b"\0"), dqpn=1,
                           src="10.200.%d.%d" % (i >> 8, i & 255))
 
-    n = 2100
+    # (in batches: af_packet's kernel ring drops what a yielding worker
+    # has not taken yet, so not every frame sent arrives -- a run of the
+    # suite lost 18 of 2,100 sent at once; 2,400 leave room for that)
+    n = 2400
     before = t.telemetry(PREFIX, "/dprdma/cm/stats")
-    peer.send([get(i) for i in range(n)], wait=1.0)
+    frames = [get(i) for i in range(n)]
+    for k in range(0, n, 100):
+        peer.send(frames[k:k + 100], wait=0.02)
+    time.sleep(1.0)
     after = t.telemetry(PREFIX, "/dprdma/cm/stats")
+    got = after["caps_get_rx"] - before["caps_get_rx"]
     told = after["caps_peers_told"] - before["caps_peers_told"]
-    t.check(after["caps_get_rx"] - before["caps_get_rx"] == n and
-            after["caps_peers_told"] == 2048 and
-            after["caps_table_full"] - before["caps_table_full"] == n - told,
-            "%d Gets from made-up addresses: every one read, %d remembered "
-            "(half the table at most: %d), %d not" %
-            (n, told, after["caps_peers_told"],
-             after["caps_table_full"] - before["caps_table_full"]))
+    full = after["caps_table_full"] - before["caps_table_full"]
+    t.check(2048 < got <= n and after["caps_peers_told"] == 2048 and
+            full == got - told,
+            "%d Gets from made-up addresses (%d arrived): %d remembered, "
+            "half the table at most (%d), the other %d not"
+            % (n, got, told, after["caps_peers_told"], full))
     t.check(after["caps_get_tx"] == before["caps_get_tx"],
             "none of them asked anything back (%d Gets sent)"
             % (after["caps_get_tx"] - before["caps_get_tx"]))
