@@ -43,7 +43,7 @@ for no connection -> dropped without an answer, each counted by reason
 in /dprdma/cm/stats; a Q_Key not the GSI's -> dropped by QP1 (bad_qkey);
 a REQ to a port nobody listens on -> a REJ on the wire, reason 8 (invalid
 service ID), with the requester's comm ID and transaction ID. DprdmaCaps
-Gets from 2,400 made-up addresses -> at most half the table of peers
+Gets from made-up addresses, until 2,100 have arrived -> at most half the table of peers
 remembers them, none is asked anything back."""
 
 import ctypes
@@ -429,10 +429,10 @@ def hostile_mads(peer):
 
 def caps_flood(peer):
     """DprdmaCaps Gets (dprdma's vendor MAD, doc/architecture.rst) from
-    2,400 made-up addresses, as anyone on the segment can send them: each
-    is taken in, but at most half the table of peers remembers such
-    peers (the rest is for the peers this box's QPs ask about), and none
-    of them is asked anything."""
+    up to 4,000 made-up addresses, as anyone on the segment can send
+    them: each is taken in, but at most half the table of peers remembers
+    such peers (the rest is for the peers this box's QPs ask about), and
+    none of them is asked anything."""
     def get(i):
         m = struct.pack("!BBBBHHQHHI", 1, 0x30, 1, 1, 0, 0, 0x5000 + i,
                         0xFF01, 0, 0)
@@ -442,24 +442,27 @@ def caps_flood(peer):
         return peer.frame(0, 0x64, 0, deth, m.ljust(256, b"\0"), dqpn=1,
                           src="10.200.%d.%d" % (i >> 8, i & 255))
 
-    # (in batches: af_packet's kernel ring drops what a yielding worker
-    # has not taken yet, so not every frame sent arrives -- a run of the
-    # suite lost 18 of 2,100 sent at once; 2,400 leave room for that)
-    n = 2400
+    # (in batches, until more than the table's half has arrived:
+    # af_packet's kernel ring drops what a yielding worker has not taken
+    # yet, the more the busier the machine -- runs of the suite lost 18 of
+    # 2,100 sent at once, and 270 beside other tests)
     before = t.telemetry(PREFIX, "/dprdma/cm/stats")
-    frames = [get(i) for i in range(n)]
-    for k in range(0, n, 100):
-        peer.send(frames[k:k + 100], wait=0.02)
-    time.sleep(1.0)
+    sent = got = 0
+    while got < 2100 and sent < 4000:
+        peer.send([get(i) for i in range(sent, sent + 100)], wait=0.05)
+        sent += 100
+        got = (t.telemetry(PREFIX, "/dprdma/cm/stats")["caps_get_rx"] -
+               before["caps_get_rx"])
+    time.sleep(0.5)
     after = t.telemetry(PREFIX, "/dprdma/cm/stats")
     got = after["caps_get_rx"] - before["caps_get_rx"]
     told = after["caps_peers_told"] - before["caps_peers_told"]
     full = after["caps_table_full"] - before["caps_table_full"]
-    t.check(2048 < got <= n and after["caps_peers_told"] == 2048 and
+    t.check(2048 < got <= sent and after["caps_peers_told"] == 2048 and
             full == got - told,
             "%d Gets from made-up addresses (%d arrived): %d remembered, "
             "half the table at most (%d), the other %d not"
-            % (n, got, told, after["caps_peers_told"], full))
+            % (sent, got, told, after["caps_peers_told"], full))
     t.check(after["caps_get_tx"] == before["caps_get_tx"],
             "none of them asked anything back (%d Gets sent)"
             % (after["caps_get_tx"] - before["caps_get_tx"]))
