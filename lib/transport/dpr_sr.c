@@ -96,8 +96,7 @@ release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
 
 void
 dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
-	    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h,
-	    int32_t d)
+	    const struct dpr_wire_hdrs *h, int32_t d)
 {
 	struct dpr_transport *tp = qp->tp;
 	struct dpr_sr_rx *r = qp->sr_rx;
@@ -111,7 +110,6 @@ dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	qp->resp.sack_pending = true;
 	qp->resp.sent_psn_nak = true;
 	qp_work(qp);
-	(void)pi;
 	if ((uint32_t)d >= SR_WIN || tp->sr_held >= max) {
 		QP_STAT(qp, sr_hold_full);
 		return;
@@ -268,6 +266,13 @@ dpr_sr_send_sack(struct dpr_tqp *qp)
 	return 0;
 }
 
+/* Was PSN @p p sent again (and not forgotten since)? */
+static inline bool
+was_resent(const struct dpr_sr_tx *t, uint32_t p)
+{
+	return t->rtx[p & SR_WIN_MASK].psn == (p | SR_RTX_VALID);
+}
+
 /* PSN @p p was sent again, before the PSNs from req.psn_hi on. */
 static inline void
 mark_resent(const struct dpr_tqp *qp, struct dpr_sr_tx *t, uint32_t p)
@@ -321,15 +326,11 @@ sack_gap_only(struct dpr_tqp *qp, uint32_t p)
 		return;
 	for (idx = qp->comp.index; idx != qp->sq.prod; idx++) {
 		struct dpr_send_wqe *w = sq_wqe(qp, idx);
-		struct sr_rtx *e;
 
 		if (!w->started)
 			return;
 		if (dpr_psn_lt(w->first_psn, p) || !wr_is_rd_atomic(w->opcode) ||
-		    w->state == WQE_DONE || w->answered)
-			continue;
-		e = &t->rtx[w->first_psn & SR_WIN_MASK];
-		if (e->psn == (w->first_psn | SR_RTX_VALID))
+		    w->state == WQE_DONE || w->answered || was_resent(t, w->first_psn))
 			continue;
 		if (resend_hole(qp, t, w, w->first_psn) != 0)
 			return;
@@ -376,12 +377,9 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	}
 	if (nv == 0)
 		return;
-	if (t == NULL) {
-		t = calloc(1, sizeof(*t));
-		if (t == NULL)
-			return;
-		qp->sr_tx = t;
-	}
+	t = dpr_sr_tx_get(qp);
+	if (t == NULL)
+		return;
 	high = last[nv - 1];
 	/* the holes below each run, oldest first, with the WQEs that hold
 	 * them (both in PSN order: one walk) */
@@ -414,7 +412,7 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 				if (!ask)
 					continue;
 				e = &t->rtx[w->first_psn & SR_WIN_MASK];
-				if (e->psn == (w->first_psn | SR_RTX_VALID) &&
+				if (was_resent(t, w->first_psn) &&
 				    !resend_lost(e, high))
 					continue;
 				rc = resend_hole(qp, t, w, w->first_psn);
@@ -425,7 +423,7 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 				if (w->state == WQE_DONE)
 					continue;
 				e = &t->rtx[hole & SR_WIN_MASK];
-				if (e->psn == (hole | SR_RTX_VALID) &&
+				if (was_resent(t, hole) &&
 				    !resend_lost(e, high))
 					continue;       /* sent again; not known lost */
 				rc = resend_hole(qp, t, w, hole);

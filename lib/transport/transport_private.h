@@ -735,8 +735,7 @@ sr_on(struct dpr_tqp *qp)
 /* A request @p d PSNs past the expected one, of a QP with selective
  * repeat: held (or dropped: too far ahead, the hold full), a SACK owed. */
 void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
-		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h,
-		 int32_t d);
+		 const struct dpr_wire_hdrs *h, int32_t d);
 /* After the expected request @p done_psn: the ones held next in line,
  * in order. */
 void dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn);
