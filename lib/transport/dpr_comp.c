@@ -114,6 +114,7 @@ progress(struct dpr_tqp *qp)
 	if (qp->comp.rtt_sent != 0 && dpr_psn_gt(qp->comp.psn, qp->comp.rtt_psn)) {
 		rtt_update(qp, tp->now - qp->comp.rtt_sent);
 		qp->comp.rtt_sent = 0;
+		qp->comp.rto_karn = 0;
 	}
 	window_sample(qp);
 	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) {
@@ -676,7 +677,10 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
  * - the next one (the probe too went unanswered: a go-back-N responder
  *   that already NAKed its gap drops what is past it without a word)
  *   goes back to the oldest request not acknowledged, as the ACK timeout
- *   would.
+ *   would; with a peer with selective repeat it sends that oldest
+ *   request alone (dpr_sr_rto()): the peer holds what came after it.
+ * The timer doubles with each RTO and keeps the doubling past progress
+ * until an RTT is sampled again (rto_karn).
  * With a peer with selective repeat a READ at the head asks for every
  * response still missing (dpr_sr_read_rto()) at the first RTO: READ
  * responses restart the timer while they come, so it fires only once
@@ -722,9 +726,13 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	    qp->sr == SR_YES) {
 		/* a READ's responses stopped: ask for what is missing */
 		dpr_sr_read_rto(qp);
-	} else if (qp->comp.rto_backoff != 0 && qp->sr_tx != NULL) {
-		/* a responder that holds what arrived past a gap (it sent
-		 * SACKs): the oldest hole again, not the window */
+	} else if (qp->comp.rto_backoff != 0 &&
+		   (qp->sr_tx != NULL || sr_on(qp)) &&
+		   dpr_sr_tx_get(qp) != NULL) {
+		/* a responder that holds what arrived past a gap (it
+		 * said so on QP1, or sent SACKs): the oldest hole again,
+		 * not the window; once it has that it acknowledges all it
+		 * holds and SACKs what is still missing */
 		dpr_sr_rto(qp, psn);
 	} else if (qp->comp.rto_backoff != 0) {
 		qp->comp.retried = false;
@@ -734,6 +742,8 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	}
 	if (qp->comp.rto_backoff < UINT8_MAX)
 		qp->comp.rto_backoff++;
+	if (qp->comp.rto_karn < 16)
+		qp->comp.rto_karn++;
 	rto_timer_set(tp, qp, tp->now + rto_ns(qp));
 }
 

@@ -273,6 +273,14 @@ struct dpr_tqp {
 		 * retry_cnt, which the ACK timeout alone counts. */
 		uint64_t rto_deadline;
 		uint8_t rto_backoff;   /**< RTOs since the last progress */
+		/** RTOs since the last RTT sample, at most 16: the RTO
+		 * doubles with each and keeps its doubling past progress
+		 * until an RTT is sampled again (Karn's algorithm: a
+		 * request sent again gives no sample, so a peer slower
+		 * than the RTO -- a worker that napped, a box whose CPU is
+		 * shared -- would time out every exchange afresh and never
+		 * be measured). */
+		uint8_t rto_karn;
 		/* the RTT: one request in flight timed at a time (rtt_sent
 		 * 0: none; a retransmission spoils the sample, as Karn's
 		 * algorithm has it) and RFC 6298's smoothing */
@@ -816,17 +824,17 @@ ack_timer_set(struct dpr_transport *tp, struct dpr_tqp *qp, uint64_t deadline)
 
 /* The adaptive retransmission timeout of @p qp (comp.rto_deadline): the
  * first one before an RTT is measured, then RFC 6298's SRTT + 4 RTTVAR,
- * at least the transport's floor, doubled per RTO since the last
- * progress; never past the local ACK timeout, which is the QP's own. */
+ * at least the transport's floor, doubled per RTO since the last RTT
+ * sample (comp.rto_karn); never past the local ACK timeout, which is the
+ * QP's own. */
 static inline uint64_t
 rto_ns(const struct dpr_tqp *qp)
 {
 	const struct dpr_transport_conf *c = &qp->tp->conf;
 	uint64_t rto = qp->comp.srtt == 0 ? DPR_RTO_INITIAL_NS :
 		(uint64_t)qp->comp.srtt + RTE_MAX(4ull * qp->comp.rttvar, 1000ull);
-	uint64_t ack = ack_timeout_ns(qp->attr.timeout);
-
-	rto = RTE_MAX(rto, (uint64_t)c->rto_min_ns) << RTE_MIN(qp->comp.rto_backoff, 16);
+	const uint64_t ack = ack_timeout_ns(qp->attr.timeout);
+	rto = RTE_MAX(rto, (uint64_t)c->rto_min_ns) << qp->comp.rto_karn;
 	return ack != 0 && rto > ack ? ack : rto;
 }
 

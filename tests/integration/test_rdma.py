@@ -161,9 +161,14 @@ def check_selective_repeat():
         tr = t.telemetry(p, "/dprdma/transport/stats,0")
         fa = t.telemetry(p, "/dprdma/port/faults,0")
         t.log("%s peers %r; sack_tx %d sack_rx %d sack_ignored %d sr_held %d "
-              "sr_resends %d retransmits %d, its port lost %d"
+              "sr_resends %d retransmits %d, its port lost %d; %s"
               % (p, peers, tr["sack_tx"], tr["sack_rx"], tr["sack_ignored"],
-                 tr["sr_held"], tr["sr_resends"], tr["retransmits"], fa["lost"]))
+                 tr["sr_held"], tr["sr_resends"], tr["retransmits"], fa["lost"],
+                 " ".join("%s %d" % (k, tr[k]) for k in (
+                     "local_ack_timeouts", "rto_timeouts", "rnr_waits",
+                     "nak_seq_rx", "nak_seq_tx", "rnr_nak_rx", "sr_read_asks",
+                     "read_patches", "read_replays", "dup_request_rx",
+                     "sr_hold_full", "out_of_seq_rx"))))
         # (with --gbn B knows A speaks it, and does not itself)
         want = "iba" if GBN and p == PA else "selective-repeat"
         t.check(len(peers) == 1 and peers[0].startswith("port 0 %s %s (answered"

@@ -531,6 +531,8 @@ rc_step(struct rc_harness *h)
 	}
 	if (busy)
 		next = h->now + 100;   /* work to do: time still moves */
+	if (h->until != 0 && next > h->until)
+		next = h->until;
 	if (next != UINT64_MAX && next > h->now)
 		h->now = next;
 	/* deliver everything due, in bursts per destination */

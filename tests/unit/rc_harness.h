@@ -83,6 +83,7 @@ struct rc_harness {
 	struct rte_mempool *pool;
 	struct rc_faults f;
 	uint64_t now;
+	uint64_t until;      /**< rc_step() moves the clock no further (0: no bound) */
 	uint64_t rng;
 	uint64_t seq;
 	struct rc_flight *heap;

@@ -979,6 +979,165 @@ test_stale_responses_bounded(void)
 	return TEST_SUCCESS;
 }
 
+/* ---------------------------------------- the adaptive retransmission timeout */
+
+/* Exactly @p ns of virtual time pass, every event in them handled. */
+static void
+run_for(uint64_t ns)
+{
+	H.until = H.now + ns;
+	while (H.now < H.until)
+		rc_step(&H);
+	rc_step(&H);            /* what fell due at the end */
+	H.until = 0;
+}
+
+/* Frames kept for scripted side 1 after @p ns more of virtual time,
+ * freed; *@p first_psn: the PSN of the first (if any). */
+static uint32_t
+drain_after(uint64_t ns, uint32_t *first_psn)
+{
+	struct rte_mbuf *m;
+	uint32_t n = 0;
+
+	run_for(ns);
+	while ((m = rc_take(&H, 1)) != NULL) {
+		struct dpr_pkt_info pi;
+		struct dpr_wire_hdrs h;
+
+		if (n++ == 0 && first_psn != NULL &&
+		    dpr_wire_parse(m, &pi, 0) == DPR_WIRE_OK) {
+			dpr_wire_decode(m, &pi, &h);
+			*first_psn = h.psn;
+		}
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+/* The scripted side 1 acknowledges everything through @p psn. */
+static void
+script_ack(uint32_t psn, uint32_t msn)
+{
+	struct dpr_wire_hdrs h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = DPR_OP_RC_ACK;
+	h.pkey = DPR_DEFAULT_PKEY;
+	h.dqpn = dpr_qp_num(qa);
+	h.psn = psn;
+	h.aeth.syndrome = DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID;
+	h.aeth.msn = msn;
+	rc_inject(&H, 1, &h, NULL, 0);
+}
+
+/* One WRITE of 64 B from A, its ACK @p answer_ns after the request left.
+ * @return the packets A sent again meanwhile, or UINT32_MAX if the WRITE
+ * did not go out or complete. */
+static uint32_t
+slow_exchange(struct dpr_mr *l, struct dpr_mr *r, uint64_t answer_ns,
+	      uint32_t *msn)
+{
+	struct dpr_pkt_info pi;
+	struct dpr_wire_hdrs h;
+	struct rte_mbuf *m;
+	struct dpr_cqe c;
+	uint64_t sent;
+	uint32_t again;
+
+	if (post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova, r->rkey, *msn,
+		      DPR_SEND_SIGNALED) != 0 ||
+	    (m = script_take(1, MS)) == NULL)
+		return UINT32_MAX;
+	sent = H.now;
+	if (dpr_wire_parse(m, &pi, 0) != DPR_WIRE_OK) {
+		rte_pktmbuf_free(m);
+		return UINT32_MAX;
+	}
+	dpr_wire_decode(m, &pi, &h);
+	rte_pktmbuf_free(m);
+	again = drain_after(answer_ns - RTE_MIN(answer_ns, H.now - sent), NULL);
+	script_ack(h.psn, ++*msn);
+	if (wait_cq(H.side[0].scq, 1, &c, MS) != 1 || c.status != DPR_WC_SUCCESS)
+		return UINT32_MAX;
+	return again + drain_after(0, NULL);
+}
+
+/*
+ * A peer that turns slower than the RTO -- its worker naps, or shares a
+ * CPU with another (the rdma_memif_faults test's write_lat rounds took
+ * 8 ms for that reason) -- costs a spurious timeout or two, not one per
+ * exchange for ever: a request sent again gives no RTT sample (Karn), so
+ * the RTO keeps its doubling until one is taken, and the RTT learnt from
+ * it keeps the timer past the peer's answers. Then, with selective
+ * repeat, the second RTO of a window sends only its oldest request again
+ * (the peer holds the rest), where go-back-N sends the whole window.
+ */
+static int
+test_rto_slow_peer(void)
+{
+	struct rc_faults f = { .rto_min_ns = 100000 };
+	uint32_t msn = 0, again, first = 0, late = 0, probe = 0, oldest = 0;
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[16];
+	struct rc_conn cc;
+	int i, sr;
+
+	rc_conn_defaults(&cc);
+	CHECK(conn(&f, &cc, 46) == 0, "connect");
+	rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+	for (i = 0; i < 5; i++)
+		CHECK_EQ(slow_exchange(l, r, 5000, &msn), 0,
+			 "exchange %d answered in 5 us: nothing sent again", i);
+	for (i = 0; i < 20; i++) {
+		again = slow_exchange(l, r, 450000, &msn);
+		CHECK(again != UINT32_MAX, "exchange %d answered in 450 us completes", i);
+		first += i < 10 ? again : 0;
+		late += i >= 10 ? again : 0;
+	}
+	printf("    a peer 450 us slow where the RTO was 100 us: %u packets sent "
+	       "again in the first 10 exchanges, %u in the next 10\n", first, late);
+	CHECK(first <= 4, "the first 10 exchanges sent at most 4 packets again "
+	      "(%u; without Karn's rule 2 each)", first);
+	CHECK_EQ(late, 0, "the next 10 none: the RTO learnt the peer's RTT");
+	mr_free(l);
+	mr_free(r);
+	fini();
+
+	for (sr = 0; sr < 2; sr++) {
+		f.sr = sr ? DPR_SR_ON : DPR_SR_OFF;
+		msn = 0;
+		CHECK(conn(&f, &cc, 47) == 0, "connect");
+		rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
+		l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+		r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+		CHECK_EQ(slow_exchange(l, r, 5000, &msn), 0, "one exchange in 5 us");
+		for (i = 0; i < 16; i++)
+			CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova,
+					   r->rkey, i, DPR_SEND_SIGNALED), 0,
+				 "WRITE %d", i);
+		/* the 16 at once; RTOs at 100 us (the newest as a probe) and
+		 * 300 us, not 700 us */
+		CHECK_EQ(drain_after(50000, &first), 16, "16 WRITEs on the wire");
+		CHECK_EQ(drain_after(100000, &probe), 1, "first RTO: one probe");
+		CHECK_EQ(probe, dpr_psn_add(first, 15), "the probe is the newest");
+		again = drain_after(300000, &oldest);
+		CHECK_EQ(oldest, first, "second RTO: from the oldest");
+		if (sr)
+			CHECK_EQ(again, 1, "with selective repeat, the oldest alone");
+		else
+			CHECK_EQ(again, 16, "going back N, all 16 again");
+		script_ack(dpr_psn_add(first, 15), msn + 16);
+		CHECK_EQ(wait_cq(H.side[0].scq, 16, c, MS), 16, "all 16 complete");
+		mr_free(l);
+		mr_free(r);
+		fini();
+	}
+	return TEST_SUCCESS;
+}
+
 /* ------------------------------------------ memory back to its owner */
 
 static void
@@ -2120,6 +2279,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_rnr),
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
 	DPR_TEST_CASE(test_stale_responses_bounded),
+	DPR_TEST_CASE(test_rto_slow_peer),
 	DPR_TEST_CASE(test_read_resources_and_msn),
 	DPR_TEST_CASE(test_mr_owner_release),
 	DPR_TEST_CASE(test_psn_wrap),
