@@ -4,8 +4,7 @@
 
 /*
  * A client's life in the shim: its connection (adopted from the socket,
- * with the peer's credentials), its handles (indexes into its own table:
- * a client can only name what it made), opening a device (the worker
+ * with the peer's credentials), opening a device (the worker
  * that will serve it, its control page, its event descriptor), the device
  * and port it is told of, and when it goes, for whatever reason, every
  * object it made destroyed in the order that frees it. Quotas: at most
@@ -27,55 +26,11 @@
 #include "dpr_ratelimit.h"
 #include "shim_private.h"
 
-uint32_t
-shim_obj_add(struct shim_client *c, enum obj_type t, void *p)
-{
-	uint32_t i;
-
-	for (i = 0; i < SHIM_MAX_OBJS; i++)
-		if (c->obj[i].type == OBJ_FREE) {
-			c->obj[i].type = (uint8_t)t;
-			c->obj[i].p = p;
-			return i + 1;
-		}
-	return 0;
-}
-
-void *
-shim_obj_get(struct shim_client *c, uint32_t h, enum obj_type t)
-{
-	if (h == 0 || h > SHIM_MAX_OBJS || c->obj[h - 1].type != t)
-		return NULL;
-	return c->obj[h - 1].p;
-}
-
-void
-shim_obj_del(struct shim_client *c, uint32_t h)
-{
-	c->obj[h - 1].type = OBJ_FREE;
-	c->obj[h - 1].p = NULL;
-}
-
-/* The modified EUI-64 of a MAC (node GUID, link-local GID), as rxe. */
-void
-shim_mac_eui64(const uint8_t *a, uint8_t *g)
-{
-	g[0] = a[0] ^ 2;
-	g[1] = a[1];
-	g[2] = a[2];
-	g[3] = 0xff;
-	g[4] = 0xfe;
-	g[5] = a[3];
-	g[6] = a[4];
-	g[7] = a[5];
-}
-
 static void
 fill_port(struct shim_client *c, struct dpr_shm_port *p)
 {
 	struct dpr_port_info pi;
 	unsigned int mtu;
-	uint8_t *g;
 
 	memset(p, 0, sizeof(*p));
 	if (dpr_engine_port_info(c->port, &pi) != 0)
@@ -87,16 +42,10 @@ fill_port(struct shim_client *c, struct dpr_shm_port *p)
 		mtu >= 1024 ? DPR_MTU_1024 : mtu >= 512 ? DPR_MTU_512 : DPR_MTU_256;
 	p->speed_mbps = pi.speed_mbps;
 	memcpy(p->mac, pi.mac.addr_bytes, 6);
-	/* rxe's table: 0 = fe80::/64 with the MAC's EUI-64, 1 = ::ffff:IPv4,
-	 * 2 = the port's IPv6 address when it has one */
-	memcpy(p->gid[0].raw, pi.ip6_ll, 16);
-	g = p->gid[1].raw;
-	g[10] = 0xff;
-	g[11] = 0xff;
-	memcpy(&g[12], &pi.ip, 4);
-	p->gid_tbl_len = 2;
-	if (memcmp(pi.ip6, p->gid[3].raw, 16) != 0)   /* gid[3]: still zero */
-		memcpy(p->gid[p->gid_tbl_len++].raw, pi.ip6, 16);
+	/* the port's table (rxe's) */
+	for (unsigned int i = 0; i < pi.n_gids; i++)
+		memcpy(p->gid[i].raw, pi.gid[i], 16);
+	p->gid_tbl_len = pi.n_gids;
 }
 
 int
@@ -157,7 +106,7 @@ shim_req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 	dpr_engine_port_info(c->port, &pi);
 	memset(&m->open_resp, 0, sizeof(m->open_resp));
 	snprintf(d->name, sizeof(d->name), "dprdma%u", c->port);
-	shim_mac_eui64(pi.mac.addr_bytes, (uint8_t *)&d->node_guid);
+	d->node_guid = pi.node_guid;
 	d->sys_image_guid = d->node_guid;
 	d->vendor_id = 0xffffff;        /* rxe's: no vendor-specific paths */
 	d->max_qp = RTE_MIN(lim->max_qp, (uint32_t)DPR_SHM_MAX_QPS);
@@ -193,7 +142,7 @@ shim_req_list_devices(struct shim_client *c __rte_unused, struct dpr_shm_msg *m,
 		struct dpr_port_info info;
 
 		dpr_engine_port_info(pi, &info);
-		shim_mac_eui64(info.mac.addr_bytes, (uint8_t *)&m->list_resp.guid[pi]);
+		m->list_resp.guid[pi] = info.node_guid;
 		m->list_resp.n++;
 	}
 	return 0;

@@ -10,9 +10,7 @@
  * daemon maps them and places payload straight into them. The mapping goes
  * when the MR is gone and no frame in flight still points into it: the
  * MR's owner (struct dpr_mr_owner), called by lib/verbs or, when frames
- * were attached to the memory, by lib/transport after the last one. And
- * the memfds the daemon makes, seals and sends for the rings and the
- * control page.
+ * were attached to the memory, by lib/transport after the last one.
  */
 
 #include <errno.h>
@@ -37,38 +35,6 @@ mem_release(void *arg)
 	else
 		munmap(m->addr, m->len);
 	free(m);
-}
-
-int
-shim_make_shared(const char *name, size_t len, void **addr)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)len) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	*addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*addr == MAP_FAILED) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
-size_t
-shim_page_round(uint64_t n)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	return (size_t)((n + pg - 1) & ~(uint64_t)(pg - 1));
 }
 
 int

@@ -3,11 +3,10 @@
  */
 
 /*
- * The verbs objects of shim clients: PDs, completion channels, CQs and
- * QPs. A request is checked here, on the main lcore (handles, the
+ * The verbs objects of shim clients: PDs, completion channels, CQs, QPs
+ * and SRQs. A request is checked here, on the main lcore (handles, the
  * client's quotas, sizes), then the change is made by a job on the
- * client's worker, which owns the objects (shim_job). A table of the
- * port full for all clients together is said so, apart from quotas.
+ * client's worker, which owns the objects (shim_job, dpr_shim_jobs.c).
  */
 
 #include <errno.h>
@@ -21,198 +20,81 @@
 
 #include "shim_private.h"
 
-static int
-job_run(void *arg)
+/* Over a client's quota of @p what (@p max): refused, counted, logged. */
+static bool
+over_quota(struct shim_client *c, uint32_t n, uint32_t max, const char *what)
 {
-	struct job *j = arg;
-	struct shim_client *c = j->c;
-	unsigned int wi = c->worker;
-	int rc = 0;
+	if (n < max)
+		return false;
+	shim.st.quota_refused++;
+	SHIM_LOG(NOTICE, "client %u: %s refused: over its quota (%u %ss)",
+		 c->id, what, max, what);
+	return true;
+}
 
-	switch (j->kind) {
-	case JOB_ATTACH:
-		shim.wl[wi][shim.wn[wi]++] = c;
-		break;
-	case JOB_DETACH:
-		for (unsigned int i = 0; i < shim.wn[wi]; i++)
-			if (shim.wl[wi][i] == c) {
-				shim.wl[wi][i] = shim.wl[wi][--shim.wn[wi]];
-				break;
-			}
-		break;
-	case JOB_ALLOC_PD:
-		dpr_engine_verbs_lock();
-		j->out = dpr_pd_alloc(c->ctx, c->id);
-		rc = j->out == NULL ? -errno : 0;
-		dpr_engine_verbs_unlock();
-		break;
-	case JOB_DEALLOC_PD:
-		dpr_engine_verbs_lock();
-		rc = dpr_pd_dealloc(j->p);
-		dpr_engine_verbs_unlock();
-		break;
-	case JOB_REG_MR: {
-		struct dpr_mr *mr;
+/* A free slot of a client's per-worker table of @p n, or @p n (refused,
+ * counted and logged: over its quota of @p what). */
+static uint32_t
+free_slot(struct shim_client *c, void *const *slots, uint32_t n, const char *what)
+{
+	uint32_t slot;
 
-		dpr_engine_verbs_lock();
-		/* the mapping goes back to the shim with its last frame */
-		mr = dpr_mr_reg_owned(j->p, j->addr, j->iova, j->length, j->access,
-				      &j->owner);
-		rc = mr == NULL ? -errno : 0;
-		dpr_engine_verbs_unlock();
-		j->out = mr;
-		break;
-	}
-	case JOB_DEREG_MR:
-		/* invalid at once: no request placed after this returns;
-		 * the memory goes with the last frame attached to it */
-		dpr_engine_verbs_lock();
-		rc = dpr_mr_dereg(j->p);
-		dpr_engine_verbs_unlock();
-		break;
-	case JOB_CREATE_CQ: {
-		struct shim_cq *s = j->p;
+	for (slot = 0; slot < n && slots[slot] != NULL; slot++)
+		;
+	over_quota(c, slot, n, what);
+	return slot;
+}
 
-		dpr_engine_verbs_lock();
-		s->cq = dpr_cq_create(c->ctx, s->cqe, c->id);
-		rc = s->cq == NULL ? -errno : 0;
-		dpr_engine_verbs_unlock();
-		if (s->cq != NULL) {
-			s->cq->push_arg = s;
-			s->cq->push = shim_cq_push;
-		}
-		break;
-	}
-	case JOB_DESTROY_CQ: {
-		struct shim_cq *s = j->p;
+/* The end every request that makes an object shares: @p obj gets a
+ * handle (into *@p handle, before the worker sees it), then @p j makes
+ * it on the worker; the handle goes again if that fails. */
+static int
+add_and_make(struct shim_client *c, struct job *j, enum obj_type t, void *obj,
+	     uint32_t *handle)
+{
+	int rc;
 
-		dpr_engine_verbs_lock();
-		rc = dpr_cq_destroy(s->cq);
-		dpr_engine_verbs_unlock();
-		break;
-	}
-	case JOB_CREATE_QP: {
-		struct shim_qp *q = j->p;
-
-		dpr_engine_verbs_lock();
-		q->qp = dpr_qp_create(dpr_engine_transport(wi, c->port), &j->ia);
-		rc = q->qp == NULL ? -errno : 0;
-		dpr_engine_verbs_unlock();
-		if (q->qp != NULL) {
-			q->qpn = dpr_qp_num(q->qp);
-			q->ud = j->ia.qp_type == DPR_QPT_UD;
-			shim_qp_attach(q);
-			c->qps[q->slot] = q;
-			shim_qp_table_set(c->port, q->qpn, q);
-		}
-		break;
-	}
-	case JOB_MODIFY_QP: {
-		struct shim_qp *q = j->p;
-
-		rc = dpr_qp_modify(q->qp, &j->attr, j->mask);
-		/* work posted before the QP could send waits in the ring:
-		 * look again */
-		if (rc == 0)
-			__atomic_fetch_or(&c->ctrl->doorbell[q->slot / 64],
-					  1ull << (q->slot % 64), __ATOMIC_RELAXED);
-		break;
-	}
-	case JOB_CREATE_SRQ: {
-		struct shim_srq *s = j->p;
-
-		dpr_engine_verbs_lock();
-		s->srq = dpr_srq_create(dpr_engine_transport(wi, c->port), j->addr,
-					j->max_wr, j->max_sge);
-		rc = s->srq == NULL ? -errno : 0;
-		dpr_engine_verbs_unlock();
-		if (s->srq != NULL) {
-			dpr_srq_set_limit(s->srq, j->limit);
-			shim_srq_attach(s);
-			c->srqs[s->slot] = s;
-		}
-		break;
-	}
-	case JOB_MODIFY_SRQ:
-		rc = dpr_srq_set_limit(((struct shim_srq *)j->p)->srq, j->limit);
-		break;
-	case JOB_QUERY_SRQ:
-		dpr_srq_query(((struct shim_srq *)j->p)->srq, &j->max_wr, &j->max_sge,
-			      &j->limit);
-		break;
-	case JOB_DESTROY_SRQ: {
-		struct shim_srq *s = j->p;
-
-		c->srqs[s->slot] = NULL;
-		dpr_engine_verbs_lock();
-		rc = dpr_srq_destroy(s->srq);
-		dpr_engine_verbs_unlock();
-		break;
-	}
-	case JOB_QUERY_QP:
-		rc = dpr_qp_query(((struct shim_qp *)j->p)->qp, &j->attr);
-		break;
-	case JOB_DESTROY_QP: {
-		struct shim_qp *q = j->p;
-		struct dpr_qp_attr a = { .qp_state = DPR_QPS_ERR };
-
-		/* to ERR first: what is in flight is flushed, not sent */
-		dpr_qp_modify(q->qp, &a, DPR_QP_STATE);
-		c->qps[q->slot] = NULL;
-		shim_qp_table_set(c->port, q->qpn, NULL);
-		dpr_engine_verbs_lock();
-		rc = dpr_qp_destroy(q->qp);
-		dpr_engine_verbs_unlock();
-		break;
-	}
-	}
+	*handle = shim_obj_add(c, t, obj);
+	if (*handle == 0)
+		return -ENOMEM;
+	j->p = obj;
+	rc = shim_job(j);
+	if (rc != 0)
+		shim_obj_del(c, *handle);
 	return rc;
 }
 
-/* ENOMEM from the verbs layer: say so when it is the port's object table
- * that is full (all clients together), not a client's quota */
-static void
-note_device_limit(const struct job *j)
+/* @p obj, named by @p used (0: nothing else uses it, else -EBUSY) and
+ * found (NULL: -EINVAL), unmade on the worker by a job of @p kind. */
+static int
+unmake(struct shim_client *c, enum job_kind kind, void *obj, uint32_t used)
 {
-	const struct dpr_verbs_limits *l = dpr_verbs_limits(j->c->ctx);
-	struct dpr_verbs_usage u;
-	const char *what;
-	uint32_t used, max;
+	struct job j = { .kind = kind, .c = c, .p = obj };
 
-	dpr_engine_verbs_lock();
-	dpr_verbs_usage(j->c->ctx, &u);
-	dpr_engine_verbs_unlock();
-	switch (j->kind) {
-	case JOB_ALLOC_PD:
-		what = "PD", used = u.pd, max = l->max_pd;
-		break;
-	case JOB_REG_MR:
-		what = "MR", used = u.mr, max = l->max_mr;
-		break;
-	case JOB_CREATE_CQ:
-		what = "CQ", used = u.cq, max = l->max_cq;
-		break;
-	case JOB_CREATE_QP:
-		what = "QP", used = u.qp, max = l->max_qp;
-		break;
-	default:
-		return;
-	}
-	if (used < max)
-		return;         /* out of memory, not out of slots */
-	shim.st.limit_refused++;
-	SHIM_LOG(NOTICE, "client %u: %s refused: all %u %ss of port %u are in "
-		 "use (by every client together)", j->c->id, what, max, what,
-		 j->c->port);
+	if (obj == NULL)
+		return -EINVAL;
+	if (used != 0)
+		return -EBUSY;
+	return shim_job(&j);
 }
 
-int
-shim_job(struct job *j)
+/* An object with rings that was unmade: its handle, rings and memory
+ * go. */
+static void
+forget(struct shim_client *c, uint32_t h, void *obj, void *ring, size_t bytes)
 {
-	int rc = dpr_engine_run_on(j->c->worker, job_run, j);
+	munmap(ring, bytes);
+	shim_obj_del(c, h);
+	free(obj);
+}
 
-	if (rc == -ENOMEM)
-		note_device_limit(j);
+/* An object with rings that was not made: its memory goes. */
+static int
+ring_undo(int fd, void *ring, size_t bytes, void *obj, int rc)
+{
+	close(fd);
+	munmap(ring, bytes);
+	free(obj);
 	return rc;
 }
 
@@ -224,10 +106,8 @@ shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 	uint32_t h;
 	int rc;
 
-	if (c->n_pd >= SHIM_MAX_PD) {
-		shim.st.quota_refused++;
+	if (over_quota(c, c->n_pd, SHIM_MAX_PD, "PD"))
 		return -ENOMEM;
-	}
 	rc = shim_job(&j);
 	if (rc != 0)
 		return rc;
@@ -270,10 +150,8 @@ shim_req_create_channel(struct shim_client *c, struct dpr_shm_msg *m,
 
 	if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISFIFO(sb.st_mode))
 		return -EBADF;
-	if (c->n_channel >= SHIM_MAX_CHANNELS) {
-		shim.st.quota_refused++;
+	if (over_quota(c, c->n_channel, SHIM_MAX_CHANNELS, "completion channel"))
 		return -ENOMEM;
-	}
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
 		return -ENOMEM;
@@ -328,10 +206,8 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 		if (ch == NULL)
 			return -EINVAL;
 	}
-	if (c->n_cq >= SHIM_MAX_CQ) {
-		shim.st.quota_refused++;
+	if (over_quota(c, c->n_cq, SHIM_MAX_CQ, "CQ"))
 		return -ENOMEM;
-	}
 	size = rte_align32pow2(cqe);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -348,18 +224,10 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 		return fd;
 	}
 	s->ring = ring;
-	h = shim_obj_add(c, OBJ_CQ, s);
-	if (h == 0) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	s->handle = h;
-	j.p = s;
-	rc = shim_job(&j);
-	if (rc != 0) {
-		shim_obj_del(c, h);
-		goto fail;
-	}
+	rc = add_and_make(c, &j, OBJ_CQ, s, &s->handle);
+	if (rc != 0)
+		return ring_undo(fd, ring, s->map_bytes, s, rc);
+	h = s->handle;
 	if (ch != NULL)
 		ch->users++;
 	c->n_cq++;
@@ -369,25 +237,14 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 	m->create_cq_resp.map_bytes = s->map_bytes;
 	*out_fd = fd;
 	return 0;
-fail:
-	close(fd);
-	munmap(ring, s->map_bytes);
-	free(s);
-	return rc;
 }
 
 int
 shim_destroy_cq(struct shim_client *c, uint32_t h)
 {
 	struct shim_cq *s = shim_obj_get(c, h, OBJ_CQ);
-	struct job j = { .kind = JOB_DESTROY_CQ, .c = c, .p = s };
-	int rc;
+	int rc = unmake(c, JOB_DESTROY_CQ, s, s != NULL ? s->users : 0);
 
-	if (s == NULL)
-		return -EINVAL;
-	if (s->users != 0)
-		return -EBUSY;
-	rc = shim_job(&j);
 	if (rc != 0)
 		return rc;
 	if (s->chan_fd >= 0) {
@@ -396,28 +253,9 @@ shim_destroy_cq(struct shim_client *c, uint32_t h)
 		if (ch != NULL)
 			ch->users--;
 	}
-	munmap(s->ring, s->map_bytes);
-	shim_obj_del(c, h);
-	free(s);
+	forget(c, h, s, s->ring, s->map_bytes);
 	c->n_cq--;
 	return 0;
-}
-
-/* A free slot of a client's per-worker table of @p n, or @p n (refused,
- * counted and logged: over its quota of @p what). */
-static uint32_t
-free_slot(struct shim_client *c, void *const *slots, uint32_t n, const char *what)
-{
-	uint32_t slot;
-
-	for (slot = 0; slot < n && slots[slot] != NULL; slot++)
-		;
-	if (slot == n) {
-		shim.st.quota_refused++;
-		SHIM_LOG(NOTICE, "client %u: %s refused: over its quota (%u %ss)",
-			 c->id, what, n, what);
-	}
-	return slot;
 }
 
 int
@@ -486,13 +324,6 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	q->rq = (struct dpr_shm_ring *)((uint8_t *)ring + sq_bytes);
 	/* no worker looks at its rings until its doorbell rings */
 	__atomic_store_n(&q->sq->idle, 1, __ATOMIC_RELAXED);
-	h = shim_obj_add(c, OBJ_QP, q);
-	if (h == 0) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	q->handle = h;
-	j.p = q;
 	j.ia.qp_type = (enum dpr_qp_type)m->create_qp.qp_type;
 	j.ia.pd = pd;
 	j.ia.send_cq = scq->cq;
@@ -506,11 +337,10 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	j.ia.sq_sig_all = m->create_qp.sq_sig_all != 0;
 	j.ia.srq = srq != NULL ? srq->srq : NULL;
 	q->srq = srq;
-	rc = shim_job(&j);
-	if (rc != 0) {
-		shim_obj_del(c, h);
-		goto fail;
-	}
+	rc = add_and_make(c, &j, OBJ_QP, q, &q->handle);
+	if (rc != 0)
+		return ring_undo(fd, ring, q->map_bytes, q, rc);
+	h = q->handle;
 	if (srq != NULL)
 		srq->users++;
 	scq->users++;
@@ -527,11 +357,6 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	m->create_qp_resp.rq_offset = sq_bytes;
 	*out_fd = fd;
 	return 0;
-fail:
-	close(fd);
-	munmap(ring, q->map_bytes);
-	free(q);
-	return rc;
 }
 
 static void
@@ -640,12 +465,8 @@ int
 shim_destroy_qp(struct shim_client *c, uint32_t h)
 {
 	struct shim_qp *q = shim_obj_get(c, h, OBJ_QP);
-	struct job j = { .kind = JOB_DESTROY_QP, .c = c, .p = q };
-	int rc;
+	int rc = unmake(c, JOB_DESTROY_QP, q, 0);
 
-	if (q == NULL)
-		return -EINVAL;
-	rc = shim_job(&j);
 	if (rc != 0)
 		return rc;
 	/* its counters, for the record (as `rdma statistic` would show them) */
@@ -655,9 +476,7 @@ shim_destroy_qp(struct shim_client *c, uint32_t h)
 	if (q->srq != NULL)
 		q->srq->users--;
 	q->rcq->users--;
-	munmap(q->sq, q->map_bytes);
-	shim_obj_del(c, h);
-	free(q);
+	forget(c, h, q, q->sq, q->map_bytes);
 	c->n_qp--;
 	return 0;
 }
@@ -696,23 +515,15 @@ shim_req_create_srq(struct shim_client *c, struct dpr_shm_msg *m,
 		return fd;
 	}
 	s->ring = ring;
-	h = shim_obj_add(c, OBJ_SRQ, s);
-	if (h == 0) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	s->handle = h;
-	j.p = s;
 	j.addr = pd;
 	/* the transport holds as many as the ring: a full ring always fits */
 	j.max_wr = s->size;
 	j.max_sge = RTE_MAX(max_sge, 1u);
 	j.limit = m->create_srq.limit;
-	rc = shim_job(&j);
-	if (rc != 0) {
-		shim_obj_del(c, h);
-		goto fail;
-	}
+	rc = add_and_make(c, &j, OBJ_SRQ, s, &s->handle);
+	if (rc != 0)
+		return ring_undo(fd, ring, s->map_bytes, s, rc);
+	h = s->handle;
 	c->n_srq++;
 	memset(&m->create_srq_resp, 0, sizeof(m->create_srq_resp));
 	m->create_srq_resp.handle = h;
@@ -722,11 +533,6 @@ shim_req_create_srq(struct shim_client *c, struct dpr_shm_msg *m,
 	m->create_srq_resp.map_bytes = s->map_bytes;
 	*out_fd = fd;
 	return 0;
-fail:
-	close(fd);
-	munmap(ring, s->map_bytes);
-	free(s);
-	return rc;
 }
 
 /* ibv_modify_srq: the limit (IBV_SRQ_LIMIT); its size is the one it was
@@ -772,19 +578,11 @@ int
 shim_destroy_srq(struct shim_client *c, uint32_t h)
 {
 	struct shim_srq *s = shim_obj_get(c, h, OBJ_SRQ);
-	struct job j = { .kind = JOB_DESTROY_SRQ, .c = c, .p = s };
-	int rc;
+	int rc = unmake(c, JOB_DESTROY_SRQ, s, s != NULL ? s->users : 0);
 
-	if (s == NULL)
-		return -EINVAL;
-	if (s->users != 0)
-		return -EBUSY;
-	rc = shim_job(&j);
 	if (rc != 0)
 		return rc;
-	munmap(s->ring, s->map_bytes);
-	shim_obj_del(c, h);
-	free(s);
+	forget(c, h, s, s->ring, s->map_bytes);
 	c->n_srq--;
 	return 0;
 }

@@ -9,13 +9,15 @@
  *
  *   dpr_shim_socket.c     the client socket (main lcore): accept, receive a
  *                         request, dispatch it through the ops table, answer
- *   dpr_shim_client.c     a client's life: connection, handles, opening a
- *                         device (its worker, its control page), quotas,
+ *   dpr_shim_client.c     a client's life: connection, opening a device
+ *                         (its worker, its control page), quotas,
  *                         everything it made undone when it goes
- *   dpr_shim_objects.c    PDs, completion channels, CQs, QPs: the requests
- *                         and the jobs that change them on the client's worker
- *   dpr_shim_mem.c        shared memory: memory registration (a client's
- *                         memfd or System V segment, mapped here), and the
+ *   dpr_shim_objects.c    PDs, completion channels, CQs, QPs, SRQs: the
+ *                         requests, checked
+ *   dpr_shim_mem.c        memory registration (a client's memfd or System
+ *                         V segment, mapped here)
+ *   dpr_shim_jobs.c       below those three: a client's handles, the jobs
+ *                         that change its objects on its worker, the
  *                         memfds of the rings and control page
  *   dpr_shim_datapath.c   the worker side: doorbells, send/receive rings into
  *                         the transport, completions into CQ rings, events
@@ -257,11 +259,20 @@ struct shim_channel {
 	uint32_t users;
 };
 
-/* dpr_shim_client.c */
+/* dpr_shim_jobs.c */
+/** A handle for @p p in @p c's table (0: the table is full). */
 uint32_t shim_obj_add(struct shim_client *c, enum obj_type t, void *p);
+/** What handle @p h names, if it is a @p t (else NULL). */
 void *shim_obj_get(struct shim_client *c, uint32_t h, enum obj_type t);
 void shim_obj_del(struct shim_client *c, uint32_t h);
-void shim_mac_eui64(const uint8_t *mac, uint8_t *eui);
+/** Run @p j on its client's worker. @return its result (negative errno). */
+int shim_job(struct job *j);
+/** A memfd of @p len bytes (zeroed), sealed against resizing, mapped at
+ * *@p addr. @return the descriptor, or a negative errno. */
+int shim_make_shared(const char *name, size_t len, void **addr);
+size_t shim_page_round(uint64_t n);
+
+/* dpr_shim_client.c */
 int shim_req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 		  int *out_fd);
 int shim_req_list_devices(struct shim_client *c, struct dpr_shm_msg *m,
@@ -272,8 +283,6 @@ int shim_req_query_port(struct shim_client *c, struct dpr_shm_msg *m,
 void shim_client_close(unsigned int slot, const char *why);
 
 /* dpr_shim_objects.c */
-/** Run @p j on its client's worker. @return its result (negative errno). */
-int shim_job(struct job *j);
 int shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 		      int *in_fd, int *out_fd);
 int shim_dealloc_pd(struct shim_client *c, uint32_t h);
@@ -299,10 +308,6 @@ int shim_req_query_srq(struct shim_client *c, struct dpr_shm_msg *m,
 int shim_destroy_srq(struct shim_client *c, uint32_t h);
 
 /* dpr_shim_mem.c */
-/** A memfd of @p len bytes (zeroed), sealed against resizing, mapped at
- * *@p addr. @return the descriptor, or a negative errno. */
-int shim_make_shared(const char *name, size_t len, void **addr);
-size_t shim_page_round(uint64_t n);
 int shim_req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 		    int *out_fd);
 int shim_dereg_mr(struct shim_client *c, uint32_t h);

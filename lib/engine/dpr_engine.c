@@ -571,11 +571,27 @@ dpr_engine_n_ports(void)
 	return dpr_engine.n_ports;
 }
 
+/* Port @p p's GID table, as rxe's (DESIGN.md): 0 the link-local address
+ * (the MAC's EUI-64), 1 the IPv4-mapped address, 2 the IPv6 address if
+ * the port has one. @return how many. */
+static unsigned int
+port_gids(const struct dpr_port *p, union dpr_gid gid[3])
+{
+	unsigned int n = 2;
+
+	gid[0] = p->ip6_ll;
+	dpr_gid_from_ipv4(&gid[1], p->ip);
+	if (p->has_ip6)
+		gid[n++] = p->ip6;
+	return n;
+}
+
 int
 dpr_engine_port_info(uint16_t pi, struct dpr_port_info *out)
 {
 	const struct dpr_port *p;
 	struct rte_eth_link link;
+	union dpr_gid g[3];
 
 	if (pi >= dpr_engine.n_ports)
 		return -ENODEV;
@@ -588,6 +604,10 @@ dpr_engine_port_info(uint16_t pi, struct dpr_port_info *out)
 	memcpy(out->ip6_ll, p->ip6_ll.raw, 16);
 	if (p->has_ip6)
 		memcpy(out->ip6, p->ip6.raw, 16);
+	out->n_gids = (uint8_t)port_gids(p, g);
+	for (unsigned int i = 0; i < out->n_gids; i++)
+		memcpy(out->gid[i], g[i].raw, 16);
+	memcpy(&out->node_guid, p->ip6_ll.raw + 8, 8);
 	out->mtu = p->mtu;
 	out->up = p->started;
 	if (rte_eth_link_get_nowait(p->port_id, &link) == 0) {
@@ -922,12 +942,7 @@ dpr_engine_start(const struct dpr_config *conf,
 			if (dpr_neigh_init(&w->neigh[pi], p, e->pool, &w->ctr[pi],
 					   &w->now, &neigh_ops, &w->rarg[pi]) != 0)
 				break;
-			/* the GID table, as rxe's (DESIGN.md) */
-			tc.gid[0] = p->ip6_ll;
-			dpr_gid_from_ipv4(&tc.gid[1], p->ip);
-			tc.n_gids = 2;
-			if (p->has_ip6)
-				tc.gid[tc.n_gids++] = p->ip6;
+			tc.n_gids = port_gids(p, tc.gid);
 			w->tp[pi] = dpr_transport_create(&tc);
 			if (w->tp[pi] == NULL)
 				break;

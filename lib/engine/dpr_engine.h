@@ -193,6 +193,15 @@ struct dpr_port_info {
 	uint32_t ip;                  /**< network order */
 	uint8_t ip6_ll[16];           /**< link-local IPv6 (from the MAC) */
 	uint8_t ip6[16];              /**< configured IPv6, zero = none */
+	/** The port's GID table as rxe's (DESIGN.md), the one every QP,
+	 * the shim's devices and the RDMA CM use: 0 the link-local
+	 * address, 1 the IPv4-mapped address, 2 the IPv6 address when the
+	 * port has one. */
+	uint8_t gid[3][16];
+	uint8_t n_gids;
+	/** The node GUID, network order, as rxe makes it: the MAC's
+	 * modified EUI-64 (the link-local address's lower half). */
+	uint64_t node_guid;
 	uint16_t mtu;                 /**< Ethernet MTU */
 	bool link_up;                 /**< the device's link status */
 	bool up;
