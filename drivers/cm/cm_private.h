@@ -3,20 +3,175 @@
  */
 
 /*
- * Between the files of drivers/cm: QP1's MADs (dpr_cm.c) and the peers'
- * capabilities asked over them (dpr_cm_caps.c). Main lcore, unless said.
+ * Between the rooms of drivers/cm (main lcore, unless said):
+ *
+ *   dpr_cm.c            the IDs: their table, events to their owners, the
+ *                       MADs they send and wait for, timers and
+ *                       time-wait, start and stop, [cm]
+ *   dpr_cm_qp1.c        QP1 of every port (made and polled on worker 0,
+ *                       MADs through two rings) and addresses: which port
+ *                       and GID reach a peer
+ *   dpr_cm_peer.c       MADs from peers: the protocol's passive and active
+ *                       halves as they arrive (REQ, REP, RTU, REJ, MRA,
+ *                       DREQ, DREP, SIDR)
+ *   dpr_cm_client.c     requests of local clients (the drop-in librdmacm
+ *                       through the shim): bind, listen, resolve, connect,
+ *                       accept, reject, disconnect, destroy
+ *   dpr_cm_telemetry.c  /dprdma/cm/{stats,conns}
+ *   dpr_cm_mad.c        the MADs' bytes (encode, decode), pure
+ *   dpr_cm_caps.c       the peers' capabilities asked over QP1
+ *
+ * Every room calls dpr_cm.c's IDs and dpr_cm_qp1.c's sends; dpr_cm.c
+ * calls the peer room only to hand it a MAD (dpr_cm_poll()).
  */
 
 #ifndef CM_PRIVATE_H
 #define CM_PRIVATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
+#include <rte_log.h>
 #include <rte_telemetry.h>
 
 #include "dpr_cm_mad.h"
 #include "dpr_config.h"
+#include "dpr_shm.h"
+
+extern int cm_logtype;
+#define CM_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, cm_logtype, "dprdma.drv.cm: " fmt "\n", \
+		## __VA_ARGS__)
+
+#define CM_MAX_IDS 4096                 /* per daemon */
+#define CM_MAX_CHANNELS 1024
+#define CM_MAX_PORTS 8
+#define GSI_RECVS 64                    /* QP1 receive WQEs per port */
+#define GSI_RING 256                    /* MADs queued each way */
+#define GRH_LEN 40
+#define CM_PORT_EPHEMERAL 32768         /* ports given to bind(0) from here */
+#define CM_RTR_MIN_RNR 12               /* 0.64 ms, as ibv_rc_pingpong */
+#define CM_ACK_TIMEOUT 14               /* 67 ms: the QP's local ACK timeout */
+#define CM_RESPONSE_TIMEOUT 20          /* told in REQs, as Linux */
+#define CM_MAX_CM_RETRIES 15
+#define IBV_QPT_UD_ 4                   /* ibv_qp_type */
+
+struct cm_conf {
+	uint32_t enabled;
+	uint32_t response_timeout_ms;
+	uint32_t max_retries;
+};
+
+#define CM_STATS(_) \
+	_(mads_rx) \
+	_(mads_tx) \
+	_(mads_retried) \
+	_(mads_tx_dropped) \
+	_(mads_rx_dropped) \
+	DPR_CM_MAD_ERRORS(_) \
+	_(mad_unknown_id) \
+	_(mad_wrong_state) \
+	_(mad_duplicate) \
+	_(mad_bad_pdata) \
+	_(sidr_req_rx) \
+	_(sidr_no_listener) \
+	_(req_rx) \
+	_(req_no_listener) \
+	_(rej_rx) \
+	_(rej_tx) \
+	_(connections) \
+	_(timeouts) \
+	_(events) \
+	_(events_lost)
+
+struct cm_stats {
+#define _(n) uint64_t n;
+	CM_STATS(_)
+#undef _
+};
+
+/* QP1 of one port: made and driven on worker 0. */
+struct gsi {
+	bool ready;
+	struct dpr_pd *pd;
+	struct dpr_cq *scq, *rcq;
+	struct dpr_tqp *qp;
+	struct dpr_mr *mr;
+	uint8_t *buf;                   /* GSI_RECVS x (GRH + MAD) */
+	uint64_t node_guid;             /* network order */
+};
+
+enum cm_state {
+	CS_IDLE, CS_BOUND, CS_LISTEN, CS_ADDR, CS_ROUTE,
+	CS_REQ_SENT, CS_REP_RCVD, CS_REQ_RCVD, CS_REP_SENT, CS_ESTABLISHED,
+	CS_DREQ_SENT, CS_DREQ_RCVD, CS_CLOSED, CS_TIMEWAIT,
+};
+
+extern const char *const cm_state_names[];
+
+struct cm_id {
+	void *owner;
+	uint32_t chan;                  /* channel handle */
+	enum cm_state st;
+	uint16_t ps;
+	uint8_t qp_type;
+	int pi;                         /* port index, -1: none yet */
+	uint8_t sgid_index;
+	struct dpr_shm_cm_addr src, dst;
+	uint8_t sgid[16], dgid[16];
+	uint32_t local_id, remote_id;
+	uint64_t remote_guid;
+	uint64_t tid;
+	uint32_t local_qpn, remote_qpn;
+	uint32_t backlog;
+	uint64_t linger_ms;             /* owner gone: freed then */
+	/* the MAD waiting for its answer, sent again until then */
+	uint8_t mad[DPR_MAD_LEN];
+	bool waiting;
+	uint64_t deadline_ms;
+	uint32_t retries_left;
+	/* the last answer sent, for duplicates (REP, RTU, DREP, MRA) */
+	uint8_t answer[DPR_MAD_LEN];
+	bool has_answer;
+};
+
+struct cm_chan {
+	void *owner;
+	int fd;
+	bool dead;                      /* destroyed: closed once the client's
+	                                   end is (reap_channels) */
+};
+
+/* The RDMA CM's state, one per daemon (dpr_cm.c). */
+struct cm_global {
+	bool started;
+	struct cm_conf conf;
+	const struct dpr_config *cfg;
+	pthread_mutex_t lock;           /* the ID table: main lcore vs telemetry */
+	uint16_t n_ports;
+	struct gsi gsi[CM_MAX_PORTS];
+	struct rte_ring *rx, *tx;       /* worker 0 -> main, main -> worker 0 */
+	int wake_fd;
+	struct cm_id *ids[CM_MAX_IDS];  /* handle = index + 1 */
+	struct cm_chan *chans[CM_MAX_CHANNELS];
+	uint32_t id_seq;
+	uint16_t next_port;
+	uint64_t last_reap;
+	struct cm_stats st;
+};
+extern struct cm_global cm;
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+static inline uint64_t
+dpr_cm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 /* A MAD between the main lcore and worker 0 (the rings' element). */
 struct cm_mad {
@@ -29,8 +184,38 @@ struct cm_mad {
 	uint8_t mad[DPR_MAD_LEN];
 };
 
-/* dpr_cm.c */
-uint64_t dpr_cm_now_ms(void);
+/* dpr_cm.c: the IDs */
+/* The ID @p owner knows as @p handle, or NULL. */
+struct cm_id *cm_id_get(void *owner, uint32_t handle);
+uint32_t cm_id_handle(const struct cm_id *id);
+/* A new ID of @p owner, its events to channel @p chan; NULL: table full. */
+struct cm_id *cm_id_new(void *owner, uint32_t chan);
+/* The ID whose local communication ID is @p local_id, or NULL. */
+struct cm_id *cm_id_by_local(uint32_t local_id);
+void cm_id_free(struct cm_id *id);
+/* An event to @p id's owner through its channel (lost, counted, when the
+ * channel is full). */
+void cm_emit(struct cm_id *id, uint32_t event, int32_t status,
+	     const struct dpr_shm_cm_conn *conn, uint32_t listen_id);
+/* @p m to @p id's peer: sent again until answered (REQ, REP, DREQ), or
+ * an answer kept for the peer's duplicates. */
+void cm_send_waiting(struct cm_id *id, const struct dpr_cm_msg *m);
+void cm_send_answer(struct cm_id *id, const struct dpr_cm_msg *m);
+/* @p m zeroed, with @p attr and @p id's transaction and comm IDs. */
+void cm_msg_ids(const struct cm_id *id, struct dpr_cm_msg *m, uint16_t attr);
+void cm_send_rej(struct cm_id *id, uint8_t msg_ref, uint16_t reason,
+		 const uint8_t *pdata, uint32_t len);
+void cm_send_dreq(struct cm_id *id);
+bool cm_id_is_ud(const struct cm_id *id);
+void cm_send_sidr_rep(struct cm_id *id, uint8_t status, uint32_t qpn,
+		      uint32_t qkey, const uint8_t *pdata, uint32_t len);
+/* @p id ends for its owner's sake (into time-wait if it had a peer). */
+void cm_id_end(struct cm_id *id);
+
+/* dpr_cm_qp1.c: QP1 and addresses */
+/* Made and destroyed on worker 0 (dpr_engine_run_on(); arg: the port). */
+int cm_gsi_create(void *arg);
+int cm_gsi_destroy(void *arg);
 /* Queue @p mad to QP1 of @p gid on port @p pi, from our GID @p sgid_index. */
 void dpr_cm_mad_send(int pi, uint8_t sgid_index, const uint8_t gid[16],
 		const uint8_t *mad);
@@ -38,6 +223,16 @@ void dpr_cm_mad_send(int pi, uint8_t sgid_index, const uint8_t gid[16],
 int dpr_cm_route(const uint8_t *gid, uint8_t *sgid_index);
 /* Port @p pi's node GUID, network order. */
 uint64_t dpr_cm_node_guid(uint16_t pi);
+/* The IBA MTU enum of port @p pi's path MTU. */
+uint8_t cm_port_mtu(int pi);
+bool cm_is_v4mapped(const uint8_t *a);
+bool cm_addr_any(const struct dpr_shm_cm_addr *a);
+/* GID @p gi of port @p pi into @p gid; the index of @p a there, or -1. */
+void cm_port_gid(uint16_t pi, uint8_t gi, uint8_t gid[16]);
+int cm_own_gid_index(uint16_t pi, const uint8_t *a);
+
+/* dpr_cm_peer.c: a MAD from a peer (dequeued from worker 0's ring). */
+void cm_rx_mad(const struct cm_mad *r);
 
 /* dpr_cm_caps.c: made by dpr_cm_start() (@p wake_fd wakes the main
  * lcore), gone with dpr_cm_stop() (with the workers still running). */

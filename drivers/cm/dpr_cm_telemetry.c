@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The RDMA CM's telemetry: /dprdma/cm/stats (its counters and the peers'
+ * capabilities') and /dprdma/cm/conns (every ID: state, port, addresses).
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_telemetry.h>
+
+#include "cm_private.h"
+#include "dpr_cm.h"
+#include "dpr_ratelimit.h"
+#include "dpr_cm_mad.h"
+#include "dpr_engine.h"
+#include "dpr_transport.h"
+#include "dpr_verbs.h"
+
+/* ------------------------------------------------------ telemetry */
+
+static int
+tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
+	  struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "enabled", cm.started);
+#define _(n) rte_tel_data_add_dict_u64(d, #n, __atomic_load_n(&cm.st.n, __ATOMIC_RELAXED));
+	CM_STATS(_)
+#undef _
+	dpr_cm_caps_stats(d);
+	return 0;
+}
+
+static void
+addr_str(const struct dpr_shm_cm_addr *a, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (a->family == AF_INET)
+		inet_ntop(AF_INET, a->addr + 12, ip, sizeof(ip));
+	else if (a->family == AF_INET6)
+		inet_ntop(AF_INET6, a->addr, ip, sizeof(ip));
+	else
+		snprintf(ip, sizeof(ip), "-");
+	snprintf(buf, len, a->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip,
+		 ntohs(a->port));
+}
+
+/* /dprdma/cm/conns: every ID, one line each (state, addresses, QPs). */
+static int
+tel_conns(const char *cmd __rte_unused, const char *params __rte_unused,
+	  struct rte_tel_data *d)
+{
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	pthread_mutex_lock(&cm.lock);
+	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
+		const struct cm_id *id = cm.ids[i];
+		char line[RTE_TEL_MAX_STRING_LEN], s[64], t[64];
+
+		if (id == NULL)
+			continue;
+		addr_str(&id->src, s, sizeof(s));
+		addr_str(&id->dst, t, sizeof(t));
+		/* at most 127 characters: two IPv6 addresses just fit */
+		snprintf(line, sizeof(line), "%u %s port %d %.48s -> %.48s qp %u -> %u",
+			 cm_id_handle(id), cm_state_names[id->st], id->pi, s, t,
+			 id->local_qpn, id->remote_qpn);
+		if (rte_tel_data_add_array_string(d, line) != 0)
+			break;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+void
+dpr_cm_register_telemetry(void)
+{
+	static const struct dpr_counter_help cm_help[] = {
+		{ "enabled", "1: the CM runs ([cm] enabled = yes)" },
+		{ "mads_rx", "CM MADs QP1 received" },
+		{ "mads_tx", "CM MADs sent" },
+		{ "mads_retried", "MADs sent again: no answer within [cm] response_timeout_ms" },
+		{ "mads_tx_dropped", "MADs not sent: QP1's ring to the worker was full" },
+		{ "mads_rx_dropped", "MADs dropped: the ring to the main lcore was full" },
+		{ "mad_short", "MADs dropped: shorter than a CM MAD" },
+		{ "mad_base_version", "MADs dropped: base version not 1" },
+		{ "mad_class", "MADs dropped: management class not CM (7)" },
+		{ "mad_class_version", "MADs dropped: CM class version not 2" },
+		{ "mad_method", "MADs dropped: method not Send" },
+		{ "mad_attr", "MADs dropped: attribute the CM does not know" },
+		{ "mad_unknown_id", "MADs dropped: for a connection this box does not have" },
+		{ "mad_wrong_state", "MADs dropped: not expected in the connection's state" },
+		{ "mad_duplicate", "duplicate MADs answered from the last answer" },
+		{ "mad_bad_pdata", "REQs refused: private data not rdma_cm's IP header" },
+		{ "sidr_req_rx", "SIDR requests (UD service lookups) received" },
+		{ "sidr_no_listener", "SIDR requests for a port nobody listens on" },
+		{ "req_rx", "connection requests (REQ) received" },
+		{ "req_no_listener", "REQs for a port nobody listens on (REJ 8 sent)" },
+		{ "rej_rx", "rejects (REJ) received" },
+		{ "rej_tx", "rejects sent" },
+		{ "connections", "connections established (RTU sent or received)" },
+		{ "timeouts", "handshakes or disconnects given up after [cm] max_retries" },
+		{ "events", "events delivered to clients' event channels" },
+		{ "events_lost", "events a client's channel had no room for" },
+		{ "caps_get_tx", "DprdmaCaps Gets sent: a peer asked what it speaks" },
+		{ "caps_get_retried", "DprdmaCaps Gets sent again: no answer yet" },
+		{ "caps_get_rx", "DprdmaCaps Gets received (and answered) from peer boxes" },
+		{ "caps_resp_rx", "answers to our DprdmaCaps Gets" },
+		{ "caps_resp_unsolicited", "DprdmaCaps answers to nothing we asked" },
+		{ "caps_peer_sr", "peers found to speak selective repeat" },
+		{ "caps_peer_iba", "peers found to speak IBA only (go-back-N)" },
+		{ "caps_timeouts", "peers that never answered a DprdmaCaps Get" },
+		{ "caps_bad", "malformed DprdmaCaps MADs dropped" },
+		{ "caps_table_full", "peers not remembered: the table of peers was full, or its share for peers that sent their own Get" },
+		{ "caps_peers", "peers known or being asked (a gauge)" },
+		{ "caps_peers_told", "peers known from their own Gets, never asked (a gauge; at most half the table)" },
+		{ "caps_req_dropped", "questions of the workers lost: their ring was full" },
+	};
+
+	dpr_engine_counter_help("cm", cm_help, RTE_DIM(cm_help));
+	rte_telemetry_register_cmd("/dprdma/cm/stats", tel_stats,
+				   "RDMA CM counters: MADs in and out, retries, drops by reason");
+	rte_telemetry_register_cmd("/dprdma/cm/conns", tel_conns,
+				   "RDMA CM IDs: state, addresses, QPs");
+	dpr_cm_caps_register_telemetry();
+}
