@@ -5,8 +5,9 @@
 /*
  * The rest of rdma-core 44's libibverbs ABI: entry points that need a
  * kernel device (ibv_cmd_*, imports, provider registration) and
- * multicast (address handles and SRQs are in verbs.c). They exist because programs and the providers perftest links
- * (libmlx5, libefa) bind every symbol at load time; they refuse with
+ * multicast (address handles and SRQs are in objects.c). They exist
+ * because programs and the providers perftest links (libmlx5, libefa)
+ * bind every symbol at load time; they refuse with
  * EOPNOTSUPP, or do nothing where refusing would stop a program that
  * merely loads them (a provider registering itself).
  *
