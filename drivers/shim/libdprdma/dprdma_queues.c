@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * libdprdma's completion channels, CQs, QPs and SRQs: made, changed and
+ * destroyed through requests to dprdmad, their rings mapped from the
+ * memfds it sends; the lists that find them by handle for events.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "libdprdma_private.h"
+
+/* CQ, QP and SRQ handles -> objects, for completion channels and events */
+pthread_mutex_t cq_list_lock = PTHREAD_MUTEX_INITIALIZER;
+struct dprdma_cq *cq_list;
+struct dprdma_qp *qp_list;
+struct dprdma_srq *srq_list;
+
+/* ---------------------------------------------------------- channels */
+
+struct dprdma_channel *
+dprdma_create_channel(struct dprdma_context *ctx)
+{
+	struct dprdma_channel *ch = calloc(1, sizeof(*ch));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_CHANNEL };
+	int p[2], rc;
+
+	if (ch == NULL)
+		return NULL;
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		free(ch);
+		return NULL;
+	}
+	rc = dpr_call(ctx, &m, p[1], NULL);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		free(ch);
+		errno = -rc;
+		return NULL;
+	}
+	ch->ctx = ctx;
+	ch->handle = m.obj.handle;
+	ch->rfd = p[0];
+	return ch;
+}
+
+int
+dprdma_destroy_channel(struct dprdma_channel *ch)
+{
+	int rc = dpr_destroy_obj(ch->ctx, DPR_SHM_DESTROY_CHANNEL, ch->handle);
+
+	if (rc == 0) {
+		close(ch->rfd);
+		free(ch);
+	}
+	return rc;
+}
+
+int
+dprdma_channel_fd(const struct dprdma_channel *ch)
+{
+	return ch->rfd;
+}
+
+struct dprdma_cq *
+dprdma_get_cq_event(struct dprdma_channel *ch)
+{
+	struct dprdma_cq *cq;
+	uint32_t h;
+	ssize_t n;
+
+	/* No retry on EINTR: as with the kernel's uverbs, a signal ends the
+	 * wait (-1, EINTR). Programs such as qperf stop their latency loops
+	 * from a SIGALRM handler and rely on it; resuming the read hung the
+	 * side whose peer had stopped sending first. */
+	n = read(ch->rfd, &h, sizeof(h));
+	if (n != sizeof(h)) {
+		if (n >= 0)
+			errno = EIO;
+		return NULL;
+	}
+	pthread_mutex_lock(&cq_list_lock);
+	for (cq = cq_list; cq != NULL; cq = cq->next_in_list)
+		if (cq->ch == ch && cq->handle == h)
+			break;
+	pthread_mutex_unlock(&cq_list_lock);
+	if (cq == NULL)
+		errno = ENOENT;
+	return cq;
+}
+
+/* --------------------------------------------------------------- CQ */
+
+struct dprdma_cq *
+dprdma_create_cq(struct dprdma_context *ctx, int cqe, struct dprdma_channel *ch)
+{
+	struct dprdma_cq *cq = calloc(1, sizeof(*cq));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_CQ };
+	int fd = -1, rc;
+
+	if (cq == NULL)
+		return NULL;
+	if (cqe <= 0) {
+		free(cq);
+		errno = EINVAL;
+		return NULL;
+	}
+	m.create_cq.cqe = (uint32_t)cqe;
+	m.create_cq.channel = ch != NULL ? (int32_t)ch->handle : -1;
+	rc = dpr_call(ctx, &m, -1, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc != 0) {
+		free(cq);
+		errno = -rc;
+		return NULL;
+	}
+	cq->ctx = ctx;
+	cq->ch = ch;
+	cq->handle = m.create_cq_resp.handle;
+	cq->cqe = m.create_cq_resp.cqe;
+	cq->size = m.create_cq_resp.size;
+	cq->map_bytes = m.create_cq_resp.map_bytes;
+	cq->ring = dpr_map_fd(fd, cq->map_bytes);
+	if (cq->ring == NULL) {
+		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_CQ, cq->handle);
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_lock(&cq_list_lock);
+	cq->next_in_list = cq_list;
+	cq_list = cq;
+	pthread_mutex_unlock(&cq_list_lock);
+	return cq;
+}
+
+int
+dprdma_destroy_cq(struct dprdma_cq *cq)
+{
+	struct dprdma_cq **pp;
+	int rc = dpr_destroy_obj(cq->ctx, DPR_SHM_DESTROY_CQ, cq->handle);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&cq_list_lock);
+	for (pp = &cq_list; *pp != NULL; pp = &(*pp)->next_in_list)
+		if (*pp == cq) {
+			*pp = cq->next_in_list;
+			break;
+		}
+	pthread_mutex_unlock(&cq_list_lock);
+	munmap(cq->ring, cq->map_bytes);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+void
+dprdma_cq_set_user(struct dprdma_cq *cq, void *user)
+{
+	cq->user = user;
+}
+
+void *
+dprdma_cq_user(const struct dprdma_cq *cq)
+{
+	return cq->user;
+}
+
+int
+dprdma_cq_size(const struct dprdma_cq *cq)
+{
+	return (int)cq->cqe;
+}
+
+/* --------------------------------------------------------------- QP */
+
+struct dprdma_qp *
+dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
+{
+	struct dprdma_context *ctx = pd->ctx;
+	struct dprdma_qp *qp = calloc(1, sizeof(*qp));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_QP };
+	uint8_t *base;
+	int fd = -1, rc;
+
+	if (qp == NULL)
+		return NULL;
+	if (init->send_cq == NULL || init->recv_cq == NULL) {
+		free(qp);
+		errno = EINVAL;
+		return NULL;
+	}
+	m.create_qp.pd = pd->handle;
+	m.create_qp.send_cq = init->send_cq->handle;
+	m.create_qp.recv_cq = init->recv_cq->handle;
+	m.create_qp.qp_type = init->qp_type;
+	m.create_qp.srq = init->srq != NULL ? init->srq->handle : 0;
+	m.create_qp.sq_sig_all = init->sq_sig_all != 0;
+	m.create_qp.cap = init->cap;
+	rc = dpr_call(ctx, &m, -1, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc != 0) {
+		free(qp);
+		errno = -rc;
+		return NULL;
+	}
+	qp->ctx = ctx;
+	qp->handle = m.create_qp_resp.handle;
+	qp->qpn = m.create_qp_resp.qpn;
+	qp->slot = m.create_qp_resp.slot;
+	qp->sq_size = m.create_qp_resp.sq_size;
+	qp->rq_size = m.create_qp_resp.rq_size;
+	qp->cap = m.create_qp_resp.cap;
+	qp->qp_type = init->qp_type;
+	qp->map_bytes = m.create_qp_resp.map_bytes;
+	base = dpr_map_fd(fd, qp->map_bytes);
+	if (base == NULL || qp->slot >= DPR_SHM_MAX_QPS ||
+	    m.create_qp_resp.rq_offset >= qp->map_bytes) {
+		if (base != NULL)
+			munmap(base, qp->map_bytes);
+		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_QP, qp->handle);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->sq = (struct dpr_shm_ring *)base;
+	qp->rq = (struct dpr_shm_ring *)(base + m.create_qp_resp.rq_offset);
+	qp->state = 0;  /* RESET */
+	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_lock(&cq_list_lock);
+	qp->next_in_list = qp_list;
+	qp_list = qp;
+	pthread_mutex_unlock(&cq_list_lock);
+	return qp;
+}
+
+int
+dprdma_destroy_qp(struct dprdma_qp *qp)
+{
+	int rc = dpr_destroy_obj(qp->ctx, DPR_SHM_DESTROY_QP, qp->handle);
+	struct dprdma_qp **pp;
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&cq_list_lock);
+	for (pp = &qp_list; *pp != NULL; pp = &(*pp)->next_in_list)
+		if (*pp == qp) {
+			*pp = qp->next_in_list;
+			break;
+		}
+	pthread_mutex_unlock(&cq_list_lock);
+	munmap(qp->sq, qp->map_bytes);
+	pthread_spin_destroy(&qp->lock);
+	free(qp);
+	return 0;
+}
+
+void
+dprdma_qp_set_user(struct dprdma_qp *qp, void *user)
+{
+	qp->user = user;
+}
+
+uint32_t
+dprdma_qp_num(const struct dprdma_qp *qp)
+{
+	return qp->qpn;
+}
+
+const struct dpr_shm_qp_caps *
+dprdma_qp_caps(const struct dprdma_qp *qp)
+{
+	return &qp->cap;
+}
+
+unsigned int
+dprdma_qp_state(const struct dprdma_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+int
+dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
+		 unsigned int mask)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_MODIFY_QP };
+	int rc;
+
+	m.modify_qp.handle = qp->handle;
+	m.modify_qp.mask = mask;
+	m.modify_qp.attr = *attr;
+	rc = dpr_call(qp->ctx, &m, -1, NULL);
+	if (rc == 0 && (mask & 1 /* IBV_QP_STATE */))
+		__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	return -rc;
+}
+
+int
+dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
+		struct dpr_shm_qp_caps *cap)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_QUERY_QP };
+	int rc;
+
+	m.obj.handle = qp->handle;
+	rc = dpr_call(qp->ctx, &m, -1, NULL);
+	if (rc != 0)
+		return -rc;
+	*attr = m.query_qp_resp.attr;
+	if (cap != NULL)
+		*cap = m.query_qp_resp.cap;
+	/* the transport may have moved it (to ERR) */
+	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	return 0;
+}
+
+uint32_t
+dprdma_qp_type(const struct dprdma_qp *qp)
+{
+	return qp->qp_type;
+}
+
+/* --------------------------------------------------------------- SRQ */
+
+struct dprdma_srq *
+dprdma_create_srq(struct dprdma_pd *pd, uint32_t max_wr, uint32_t max_sge,
+		  uint32_t limit)
+{
+	struct dprdma_context *ctx = pd->ctx;
+	struct dprdma_srq *srq = calloc(1, sizeof(*srq));
+	struct dpr_shm_msg m = { .op = DPR_SHM_CREATE_SRQ };
+	int fd = -1, rc;
+
+	if (srq == NULL)
+		return NULL;
+	m.create_srq.pd = pd->handle;
+	m.create_srq.max_wr = max_wr;
+	m.create_srq.max_sge = max_sge;
+	m.create_srq.limit = limit;
+	rc = dpr_call(ctx, &m, -1, &fd);
+	if (rc == 0 && fd < 0)
+		rc = -EPROTO;
+	if (rc != 0) {
+		free(srq);
+		errno = -rc;
+		return NULL;
+	}
+	srq->ctx = ctx;
+	srq->handle = m.create_srq_resp.handle;
+	srq->size = m.create_srq_resp.size;
+	srq->max_sge = m.create_srq_resp.max_sge;
+	srq->map_bytes = m.create_srq_resp.map_bytes;
+	srq->ring = dpr_map_fd(fd, srq->map_bytes);
+	if (srq->ring == NULL || srq->size == 0 || (srq->size & (srq->size - 1))) {
+		if (srq->ring != NULL)
+			munmap(srq->ring, srq->map_bytes);
+		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_lock(&cq_list_lock);
+	srq->next_in_list = srq_list;
+	srq_list = srq;
+	pthread_mutex_unlock(&cq_list_lock);
+	return srq;
+}
+
+int
+dprdma_destroy_srq(struct dprdma_srq *srq)
+{
+	struct dprdma_srq **pp;
+	int rc = dpr_destroy_obj(srq->ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&cq_list_lock);
+	for (pp = &srq_list; *pp != NULL; pp = &(*pp)->next_in_list)
+		if (*pp == srq) {
+			*pp = srq->next_in_list;
+			break;
+		}
+	pthread_mutex_unlock(&cq_list_lock);
+	munmap(srq->ring, srq->map_bytes);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return 0;
+}
+
+int
+dprdma_modify_srq(struct dprdma_srq *srq, unsigned int mask, uint32_t max_wr,
+		  uint32_t limit)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_MODIFY_SRQ };
+
+	m.modify_srq.handle = srq->handle;
+	m.modify_srq.mask = mask;
+	m.modify_srq.max_wr = max_wr;
+	m.modify_srq.limit = limit;
+	return -dpr_call(srq->ctx, &m, -1, NULL);
+}
+
+int
+dprdma_query_srq(struct dprdma_srq *srq, uint32_t *max_wr, uint32_t *max_sge,
+		 uint32_t *limit)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_QUERY_SRQ };
+	int rc;
+
+	m.obj.handle = srq->handle;
+	rc = dpr_call(srq->ctx, &m, -1, NULL);
+	if (rc != 0)
+		return -rc;
+	*max_wr = m.query_srq_resp.max_wr;
+	*max_sge = m.query_srq_resp.max_sge;
+	*limit = m.query_srq_resp.limit;
+	return 0;
+}
+
+void
+dprdma_srq_set_user(struct dprdma_srq *srq, void *user)
+{
+	srq->user = user;
+}
+
+uint32_t
+dprdma_srq_max_sge(const struct dprdma_srq *srq)
+{
+	return srq->max_sge;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Inside libdprdma (no DPDK: a client is an ordinary process): its
+ * objects and what its rooms share.
+ *
+ *   dprdma.c         the socket to dprdmad, devices, contexts, async
+ *                    events, PDs
+ *   dprdma_mem.c     memory: dprdma_alloc(), registration (the shadow
+ *                    memfd, System V segments)
+ *   dprdma_queues.c  completion channels, CQs, QPs, SRQs: made, changed,
+ *                    destroyed
+ *   dprdma_post.c    the data path: posting into the rings, polling CQs
+ */
+
+#ifndef LIBDPRDMA_PRIVATE_H
+#define LIBDPRDMA_PRIVATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dprdma.h"
+
+/* Shared between the library's files, never exported. */
+#define DPR_HIDDEN __attribute__((visibility("hidden")))
+
+struct chunk {                          /* dprdma_alloc() memory */
+	struct chunk *next;
+	uint8_t *addr;
+	size_t len;
+	int fd;
+};
+
+struct dprdma_context {
+	int fd;
+	uint32_t seq;
+	pthread_mutex_t lock;           /* control calls, chunks */
+	struct dpr_shm_device dev;
+	struct dpr_shm_port port;
+	struct dpr_shm_ctrl *ctrl;
+	size_t ctrl_bytes;
+	struct chunk *chunks;
+	int async_fd;                   /* eventfd the daemon counts events on */
+	uint32_t ev_cons;
+};
+
+struct dprdma_pd {
+	struct dprdma_context *ctx;
+	uint32_t handle;
+};
+
+struct dprdma_mr {
+	struct dprdma_context *ctx;
+	uint32_t handle, lkey, rkey;
+};
+
+struct dprdma_channel {
+	struct dprdma_context *ctx;
+	uint32_t handle;
+	int rfd;
+};
+
+struct dprdma_cq {
+	struct dprdma_context *ctx;
+	struct dprdma_channel *ch;
+	uint32_t handle, cqe, size;
+	struct dpr_shm_ring *ring;
+	size_t map_bytes;
+	uint32_t cons;
+	pthread_spinlock_t lock;
+	struct dprdma_cq *next_in_list;
+	void *user;
+};
+
+struct dprdma_qp {
+	struct dprdma_context *ctx;
+	uint32_t handle, qpn, slot;
+	uint32_t sq_size, rq_size, sq_prod, rq_prod, sq_pub, rq_pub;
+	/* the daemon's consumer indices as last read: read again only when
+	 * the ring looks full (the line the daemon writes is not pulled over
+	 * on every post) */
+	uint32_t sq_cons, rq_cons;
+	struct dpr_shm_ring *sq, *rq;
+	size_t map_bytes;
+	struct dpr_shm_qp_caps cap;
+	unsigned int state;
+	uint32_t qp_type;               /* ibv_qp_type */
+	pthread_spinlock_t lock;
+	struct dprdma_qp *next_in_list;
+	void *user;
+};
+
+struct dprdma_srq {
+	struct dprdma_context *ctx;
+	uint32_t handle, size, max_sge, prod, pub;
+	struct dpr_shm_ring *ring;
+	size_t map_bytes;
+	pthread_spinlock_t lock;
+	struct dprdma_srq *next_in_list;
+	void *user;
+};
+
+/* dprdma_queues.c: CQ, QP and SRQ handles -> objects, for completion
+ * channels and events (under cq_list_lock) */
+extern DPR_HIDDEN pthread_mutex_t cq_list_lock;
+extern DPR_HIDDEN struct dprdma_cq *cq_list;
+extern DPR_HIDDEN struct dprdma_qp *qp_list;
+extern DPR_HIDDEN struct dprdma_srq *srq_list;
+
+/* dprdma.c */
+/* A request on socket @p sfd (sequence *@p seq). @return the answer's
+ * status: 0 or a negative errno. */
+DPR_HIDDEN int dpr_call_fd(int sfd, uint32_t *seq, struct dpr_shm_msg *m,
+			       int send_fd, int *recv_fd);
+/* A request of @p ctx to the daemon, with a descriptor each way (-1,
+ * NULL: none). @return 0 or a negative errno. */
+DPR_HIDDEN int dpr_call(struct dprdma_context *ctx, struct dpr_shm_msg *m,
+			    int send_fd, int *recv_fd);
+/* @p len bytes of @p fd mapped shared (closed), or NULL. */
+DPR_HIDDEN void *dpr_map_fd(int fd, size_t len);
+/* The daemon's object @p handle destroyed by request @p op. @return 0
+ * or a positive errno (as the verbs return it). */
+DPR_HIDDEN int dpr_destroy_obj(struct dprdma_context *ctx, uint16_t op,
+				   uint32_t handle);
+
+#endif /* LIBDPRDMA_PRIVATE_H */
