@@ -383,4 +383,28 @@ extern struct rte_rcu_qsbr *dpr_quiesce_v;
 int dpr_quiesce_init(void);
 void dpr_quiesce_stats(uint64_t *waits, uint64_t *timeouts);
 
+/* dpr_worker.c: a worker's loop (rte_eal_remote_launch()), and what each
+ * worker's transports and neighbour tables call back into */
+int dpr_worker_main(void *arg);
+int dpr_worker_resolve(void *arg, const union dpr_gid *gid,
+		       struct rte_ether_addr *mac);
+void dpr_worker_hold(void *arg, const union dpr_gid *gid, struct rte_mbuf *m);
+int dpr_worker_peer_caps(void *arg, const union dpr_gid *gid,
+			 uint8_t sgid_index);
+extern const struct dpr_neigh_ops dpr_worker_neigh_ops;
+
+/* Nanoseconds since the engine started at TSC @p tsc: no system call. */
+static inline uint64_t
+dpr_engine_tsc_ns(uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)(tsc - dpr_engine.start_tsc) *
+			   dpr_engine.ns_mul) >> 32);
+}
+
+static inline uint64_t
+dpr_engine_ns(void)
+{
+	return dpr_engine_tsc_ns(rte_rdtsc());
+}
+
 #endif /* ENGINE_PRIVATE_H */
