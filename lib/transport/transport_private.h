@@ -683,6 +683,10 @@ void dpr_qp_error(struct dpr_tqp *qp, const char *why);
 void dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
 			  enum dpr_wc_status status);
 void dpr_qp_timer_fire(struct dpr_tqp *qp);
+/** The receive / send WQEs of a QP in ERR completed with WR_FLUSH_ERR
+ * (the posts of a QP in ERR flush at once, dpr_post.c). */
+void dpr_qp_flush_recv(struct dpr_tqp *qp);
+void dpr_qp_flush_send(struct dpr_tqp *qp);
 /** Ask for the peer's MAC again (a QP whose path is not resolved):
  * @return true once it is known (the QP took it). */
 bool dpr_qp_path_resolve(struct dpr_tqp *qp);
