@@ -130,7 +130,7 @@ def raw_once(size):
     sink = subprocess.Popen([GEN] + eal("bench-sink", "0@1", "server") +
                             ["--", "--mode", "sink", "--seconds", "60", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    t.wait_for(lambda: os.path.exists(MEMIF), 30, "the sink's memif socket")
+    t.wait_stderr_line(sink, "port 0 started", 60, "the raw link's sink")
     subprocess.run([GEN] + eal("bench-src", "0@0", "client") +
                    ["--", "--mode", "raw", "--ip", "10.96.0.2/24", "--dst", "10.96.0.1",
                     "--dst-mac", "02:00:00:00:00:01", "--size", str(size),
@@ -438,7 +438,7 @@ def lat2_raw(n):
     echo = subprocess.Popen([GEN] + eal("bench-echo", "0@1", "server") +
                             ["--", "--mode", "echo", "--seconds", "60", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    t.wait_for(lambda: os.path.exists(MEMIF), 30, "the echo's memif socket")
+    t.wait_stderr_line(echo, "port 0 started", 60, "the raw link's echo")
     r = subprocess.run([GEN] + eal("bench-ping", "0@0", "client") +
                        ["--", "--mode", "ping", "--ip", "10.96.0.2/24", "--dst", "10.96.0.1",
                         "--dst-mac", "02:00:00:00:00:01", "--size", "138",

@@ -958,8 +958,14 @@ main(int argc, char **argv)
 	rte_eth_macaddr_get(0, &own_mac);
 	for (size_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)(i * 7 + 1);
+	/* (a memif server refuses clients until its port has started, and a
+	 * refused DPDK memif client does not try again: start the client
+	 * after this line) */
+	fprintf(stderr, "dprdma-gen: port 0 started, waiting for its link\n");
 	if (!link_up())
-		die("port 0: no link within 30 s (is the peer up?)");
+		die("port 0: no link within 30 s (is the peer up? a memif "
+		    "client that reached its server before the server's port "
+		    "started was refused: start it again)");
 	if (o.mode != M_SINK && o.mode != M_ECHO && !o.dst_mac_set)
 		resolve();
 	ppm = o.size == 0 ? 1 : (o.size + o.mtu - 1) / o.mtu;

@@ -10,6 +10,7 @@ test creates."""
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -294,6 +295,23 @@ def parse_arping(out):
     if not m:
         fail("cannot parse arping output:\n" + out)
     return int(m.group(1)), int(m.group(2))
+
+
+def wait_stderr_line(p, text, timeout, what):
+    """Read process @p p's stderr (a text pipe) until a line holds @p text
+    (dprdma-gen's "port 0 started": a memif server refuses clients until
+    then): what it read."""
+    got, end = "", time.monotonic() + timeout
+    while time.monotonic() < end:
+        if not select.select([p.stderr], [], [], 0.5)[0]:
+            continue
+        line = p.stderr.readline()
+        if line == "":
+            fail("%s ended before its port started: %s" % (what, got[-1500:]))
+        got += line
+        if text in line:
+            return got
+    fail("%s's port did not start within %d s: %s" % (what, timeout, got[-1500:]))
 
 
 def wait_for(pred, timeout, what):
