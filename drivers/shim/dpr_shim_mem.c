@@ -10,7 +10,10 @@
  * daemon maps them and places payload straight into them. The mapping goes
  * when the MR is gone and no frame in flight still points into it: the
  * MR's owner (struct dpr_mr_owner), called by lib/verbs or, when frames
- * were attached to the memory, by lib/transport after the last one.
+ * were attached to the memory, by lib/transport after the last one. A
+ * client's shared mapping (MAP_SHARED | MAP_ANONYMOUS, librpma's; a
+ * sealed memfd) is opened here through /proc/PID/map_files: the same
+ * pages, no descriptor sent.
  */
 
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 
+#include "dpr_ratelimit.h"
 #include "shim_private.h"
 
 /* The MR's owner (struct dpr_mr_owner): the mapping goes when the MR is
@@ -37,13 +41,76 @@ mem_release(void *arg)
 	free(m);
 }
 
+/*
+ * The client's shared mapping [lo, hi) opened here (dprdmad is root) as
+ * /proc/PID/map_files/LO-HI: the same object, so the same pages. Only
+ * objects nobody can shrink under us (that would be a SIGBUS here):
+ * anonymous shared memory (no one holds a descriptor to truncate it) and
+ * memfds sealed against shrinking. @return the descriptor or -errno.
+ */
+static int
+open_mapping(struct shim_client *c, uint64_t lo, uint64_t hi)
+{
+	static struct dpr_ratelimit rl;
+	char path[96], target[256];
+	uint32_t missed;
+	ssize_t n;
+	int fd, seals;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)c->pid, lo, hi);
+	n = readlink(path, target, sizeof(target) - 1);
+	fd = n < 0 ? -1 : open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		if (dpr_ratelimit(&rl, &missed))
+			SHIM_LOG(NOTICE, "client %u: MR of its shared mapping 0x%" PRIx64
+				 "-0x%" PRIx64 " refused: cannot open %s: %s",
+				 c->id, lo, hi, path, strerror(errno));
+		return -EOPNOTSUPP;
+	}
+	target[n] = '\0';
+	seals = fcntl(fd, F_GET_SEALS);
+	if ((seals >= 0 && (seals & F_SEAL_SHRINK)) ||
+	    strcmp(target, "/dev/zero (deleted)") == 0 ||
+	    strcmp(target, "/anon_hugepage (deleted)") == 0)
+		return fd;
+	close(fd);
+	if (dpr_ratelimit(&rl, &missed))
+		SHIM_LOG(NOTICE, "client %u: MR of its shared mapping of %s "
+			 "refused: whoever holds that file can shrink it under "
+			 "dprdmad; register MAP_SHARED | MAP_ANONYMOUS memory, a "
+			 "memfd sealed with F_SEAL_SHRINK, System V memory or "
+			 "private memory instead", c->id, target);
+	return -EOPNOTSUPP;
+}
+
+static int reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd);
+
 int
 shim_req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 		int *out_fd __rte_unused)
 {
+	int fd, rc;
+
+	if (m->reg_mr.vma_hi == 0)
+		return reg_mr(c, m, *in_fd);   /* (the socket closes it) */
+	if (*in_fd >= 0 || m->reg_mr.sysv != 0 ||
+	    m->reg_mr.vma_lo >= m->reg_mr.vma_hi)
+		return -EINVAL;
+	fd = open_mapping(c, m->reg_mr.vma_lo, m->reg_mr.vma_hi);
+	if (fd < 0)
+		return fd;
+	rc = reg_mr(c, m, fd);
+	close(fd);
+	return rc;
+}
+
+/* Register what @p m names in @p fd (-1: a System V segment). */
+static int
+reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
+{
 	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct job j = { .kind = JOB_REG_MR, .c = c };
-	const int fd = *in_fd;          /* closed by the socket afterwards */
 	struct shim_mr *smr;
 	struct stat sb;
 	uint64_t widen;
@@ -79,6 +146,9 @@ shim_req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 		      (mode & 0060) == 0060 : (mode & 0006) == 0006))
 			return -EACCES;
 		sb.st_size = (off_t)ds.shm_segsz;
+	} else if (m->reg_mr.vma_hi != 0) {
+		if (fstat(fd, &sb) != 0)        /* (open_mapping() checked it) */
+			return -EBADF;
 	} else {
 		/* the memory must not shrink under us (SIGBUS) */
 		seals = fcntl(fd, F_GET_SEALS);

@@ -55,12 +55,13 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 7            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 8            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
                                           5: RDMA CM; 6: a send WQE's first
                                           line holds a one-SGE request; 7: a
                                           QP's doorbell only while its SQ
-                                          ring says idle */
+                                          ring says idle; 8: MRs of a shared
+                                          mapping (reg_mr.vma_lo/hi) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -407,6 +408,13 @@ struct dpr_shm_msg {
 			 * descriptor: the memory is System V segment sysv - 1
 			 * (shmget; perftest's --use_hugepages), offset into it */
 			uint32_t sysv;
+			uint32_t pad;
+			/** Nonzero: no descriptor; the memory is the client's
+			 * shared mapping [vma_lo, vma_hi) (MAP_SHARED |
+			 * MAP_ANONYMOUS, a memfd sealed against shrinking),
+			 * which dprdmad opens as /proc/PID/map_files/LO-HI;
+			 * offset into its object */
+			uint64_t vma_lo, vma_hi;
 		} reg_mr;
 		struct {
 			uint32_t handle, lkey, rkey;

@@ -30,6 +30,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -432,6 +433,106 @@ do_ops(const char *sa, const char *sb)
 	expect_wc(&a, id++, WC_WRITE, 5 /* WR_FLUSH_ERR */, UINT32_MAX, "flushed");
 	pair_close(&a, &b);
 	printf("ops: %s, %d failures\n", use_events ? "events" : "polling", failures);
+	return failures != 0;
+}
+
+/* Any memory an RNIC registers, each written by B's WRITE and read back
+ * by B's READ through its MR. */
+static int
+do_memory_kinds(const char *sa, const char *sb)
+{
+	/* MAP_SHARED | MAP_ANONYMOUS
+	 * (librpma's), a memfd sealed against shrinking (both the same pages
+	 * in dprdmad, no copy), an initialised global (.data: a private file
+	 * mapping, shadowed as private anonymous memory is); an unsealed
+	 * memfd is refused (it could shrink under dprdmad); a read-only
+	 * private mapping registers for remote reads only */
+	struct side a = { 0 }, b = { 0 };
+
+	pair_open(&a, &b, sa, sb);
+	{
+		static uint8_t data_seg[3 * 4096] = { 1 };
+		uint8_t *anon = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		int sealed = memfd_create("dprt-sealed", MFD_ALLOW_SEALING);
+		int loose = memfd_create("dprt-loose", 0);
+		uint8_t *mem_s = MAP_FAILED, *mem_l = MAP_FAILED, *rop;
+		const struct { const char *what; uint8_t *p; } kinds[3] = {
+			{ "MAP_SHARED | MAP_ANONYMOUS", anon },
+			{ "a sealed memfd", NULL },
+			{ "an initialised global (.data)", data_seg + 4096 },
+		};
+
+		if (sealed >= 0 && ftruncate(sealed, 8192) == 0 &&
+		    fcntl(sealed, F_ADD_SEALS, F_SEAL_SHRINK) == 0)
+			mem_s = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				     MAP_SHARED, sealed, 0);
+		if (loose >= 0 && ftruncate(loose, 8192) == 0)
+			mem_l = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				     MAP_SHARED, loose, 0);
+		CHECK(anon != MAP_FAILED && mem_s != MAP_FAILED && mem_l != MAP_FAILED,
+		      "shared mappings made");
+		for (int k = 0; k < 3 && anon != MAP_FAILED && mem_s != MAP_FAILED; k++) {
+			uint8_t *p = k == 1 ? mem_s : kinds[k].p;
+			struct dprdma_mr *mr = dprdma_reg_mr(a.pd, p + 100, 3000,
+							     (uintptr_t)p + 100, ACC_ALL);
+
+			CHECK(mr != NULL, "%s registers (%d)", kinds[k].what, errno);
+			if (mr == NULL)
+				continue;
+			fill(b.buf, 3000, 40 + k);
+			post_send(&b, WR_WRITE, F_SIGNALED, b.buf, 3000,
+				  (uintptr_t)p + 100, dprdma_mr_rkey(mr), 0, 0, 0, 90 + k);
+			expect_wc(&b, 90 + k, WC_WRITE, 0, UINT32_MAX, kinds[k].what);
+			CHECK(memcmp(p + 100, b.buf, 3000) == 0,
+			      "%s: B's WRITE landed where the program looks", kinds[k].what);
+			fill(p + 100, 3000, 50 + k);
+			post_send(&b, WR_READ, F_SIGNALED, b.buf + 8192, 3000,
+				  (uintptr_t)p + 100, dprdma_mr_rkey(mr), 0, 0, 0, 95 + k);
+			expect_wc(&b, 95 + k, WC_READ, 0, 3000, kinds[k].what);
+			CHECK(memcmp(p + 100, b.buf + 8192, 3000) == 0,
+			      "%s: B's READ returned what the program wrote", kinds[k].what);
+			dprdma_dereg_mr(mr);
+		}
+		CHECK(data_seg[0] == 1, ".data outside the MR keeps its value");
+		if (mem_l != MAP_FAILED) {
+			errno = 0;
+			CHECK(dprdma_reg_mr(a.pd, mem_l, 8192, (uintptr_t)mem_l, ACC_ALL) == NULL &&
+			      errno == EOPNOTSUPP, "an unsealed memfd refused (%d)", errno);
+			munmap(mem_l, 8192);
+		}
+		rop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (rop != MAP_FAILED) {
+			struct dprdma_mr *mr;
+
+			fill(rop, 4096, 61);
+			mprotect(rop, 4096, PROT_READ);
+			errno = 0;
+			CHECK(dprdma_reg_mr(a.pd, rop, 4096, (uintptr_t)rop, ACC_ALL) == NULL &&
+			      errno == EFAULT, "read-only memory refused for writing (%d)", errno);
+			mr = dprdma_reg_mr(a.pd, rop, 4096, (uintptr_t)rop, 4 /* remote read */);
+			CHECK(mr != NULL, "read-only memory registers for remote reads (%d)", errno);
+			if (mr != NULL) {
+				post_send(&b, WR_READ, F_SIGNALED, b.buf + 8192, 4096,
+					  (uintptr_t)rop, dprdma_mr_rkey(mr), 0, 0, 0, 98);
+				expect_wc(&b, 98, WC_READ, 0, 4096, "READ of read-only memory");
+				CHECK(memcmp(rop, b.buf + 8192, 4096) == 0,
+				      "B read the read-only page's bytes");
+				dprdma_dereg_mr(mr);
+			}
+			munmap(rop, 4096);
+		}
+		if (anon != MAP_FAILED)
+			munmap(anon, 8192);
+		if (mem_s != MAP_FAILED)
+			munmap(mem_s, 8192);
+		if (sealed >= 0)
+			close(sealed);
+		if (loose >= 0)
+			close(loose);
+	}
+	pair_close(&a, &b);
+	printf("memory kinds: %d failures\n", failures);
 	return failures != 0;
 }
 
@@ -1257,6 +1358,8 @@ main(int argc, char **argv)
 		return do_scribble(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "isolation") == 0)
 		return do_isolation(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "memory") == 0)
+		return do_memory_kinds(argv[2], argv[3]);
 	if (argc >= 5 && strcmp(argv[1], "stream") == 0)
 		return do_stream(argv[2], argv[3], atof(argv[4]));
 	if (argc >= 6 && strcmp(argv[1], "bench") == 0)
@@ -1272,7 +1375,7 @@ main(int argc, char **argv)
 		return do_target(argv[2], argv[3], atoi(argv[4]),
 				 (uint32_t)strtoul(argv[5], NULL, 0),
 				 (uint32_t)strtoul(argv[6], NULL, 0));
-	fprintf(stderr, "usage: %s ops|isolation|overflow|scribble|victim SOCK_A SOCK_B [events]\n"
+	fprintf(stderr, "usage: %s ops|isolation|memory|overflow|scribble|victim SOCK_A SOCK_B [events]\n"
 		"       %s stream SOCK_A SOCK_B SECONDS\n"
 		"       %s target SOCK PEER_IP NQP RQPN0 RPSN\n"
 		"       %s ud-to SOCK ADDRESS N\n",

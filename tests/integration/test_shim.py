@@ -277,7 +277,8 @@ def hostile_control(sock):
 def test_libdprdma(sa, sb):
     # a client that stops consuming its CQ between two healthy runs
     for mode in (["ops", sa, sb], ["ops", sa, sb, "events"],
-                 ["isolation", sa, sb], ["srq", sa, sb], ["overflow", sa, sb],
+                 ["isolation", sa, sb], ["memory", sa, sb], ["srq", sa, sb],
+                 ["overflow", sa, sb],
                  ["ops", sa, sb]):
         r = run_client(mode)
         t.check(r.returncode == 0 and "FAIL" not in r.stdout,

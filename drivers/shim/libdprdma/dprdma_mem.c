@@ -31,6 +31,7 @@
 #include "libdprdma_private.h"
 
 #define SHADOW_NAME "dprdma-mem"
+#define DPR_ACCESS_LOCAL_WRITE_ 1u      /* IBV_ACCESS_LOCAL_WRITE */
 #define SHADOW_BYTES (1ull << 47)       /* the whole user address space */
 
 /*
@@ -198,7 +199,8 @@ shadow_file(void)
  * @return 0 or -errno.
  */
 static int
-make_shadow(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end)
+make_shadow(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
+	    unsigned int access)
 {
 	uintptr_t at = start;
 	int i, fd;
@@ -221,19 +223,44 @@ make_shadow(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end)
 			continue;       /* ours already */
 		if (strncmp(e->path, "/memfd:dprdma-buf", 17) == 0)
 			return -EFAULT; /* a freed dprdma_alloc() chunk? */
-		if (e->perms[3] != 'p' || (e->inode != 0 && e->path[0] == '/') ||
-		    e->perms[0] != 'r')
-			/* a file or shared mapping: remapping it would change
-			 * what the program sees */
+		if (e->perms[3] != 'p' || e->perms[0] != 'r')
+			/* a shared mapping among others (one alone is sent
+			 * as it is): remapping it would part the program from
+			 * whoever shares it */
 			return -EOPNOTSUPP;
-		if (e->perms[1] != 'w')
-			return -EACCES;
+		/* private memory, anonymous or of a file (.data, a file
+		 * mapped MAP_PRIVATE): its pages are the program's alone;
+		 * read-only ones only for an MR the daemon never writes,
+		 * as ibv_reg_mr pins them (EFAULT otherwise) */
+		if (e->perms[1] != 'w' && (access & DPR_ACCESS_LOCAL_WRITE_))
+			return -EFAULT;
 		if (pwrite(fd, (void *)a, b - a, (off_t)a) != (ssize_t)(b - a) ||
-		    mmap((void *)a, b - a, PROT_READ | PROT_WRITE,
+		    mmap((void *)a, b - a, PROT_READ |
+			 (e->perms[1] == 'w' ? PROT_WRITE : 0) |
+			 (e->perms[2] == 'x' ? PROT_EXEC : 0),
 			 MAP_SHARED | MAP_FIXED, fd, (off_t)a) == MAP_FAILED)
 			return -errno;
 	}
 	return 0;
+}
+
+/* Is [start, end) inside one shared mapping that is not ours (our
+ * shadow is sent as the shadow) nor System V? Then the daemon opens that
+ * mapping's object itself (/proc/PID/map_files), at @p off in it: the
+ * same pages, no copy. */
+static bool
+shared_mapping(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
+	       uint64_t *lo, uint64_t *hi, uint64_t *off)
+{
+	if (n != 1 || maps[0].lo > start || end > maps[0].hi ||
+	    maps[0].perms[3] != 's' || strncmp(maps[0].path, "/SYSV", 5) == 0 ||
+	    (strncmp(maps[0].path, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
+	     maps[0].inode == shadow.ino))
+		return false;
+	*lo = maps[0].lo;
+	*hi = maps[0].hi;
+	*off = maps[0].off + (start - maps[0].lo);
+	return true;
 }
 
 /* Is [start, end) inside one System V shared memory mapping? Then its id
@@ -293,14 +320,22 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 	} else if ((rc = maps_touching(start, end, &maps)) >= 0) {
 		int n = rc;
 
+		pthread_mutex_lock(&shadow.lock);
 		if (sysv_segment(maps, n, start, end, &m.reg_mr.sysv,
 				 &m.reg_mr.offset)) {
 			/* a System V segment: the daemon attaches it too */
+			pthread_mutex_unlock(&shadow.lock);
+			fd = -1;
+			rc = 0;
+		} else if (shared_mapping(maps, n, start, end, &m.reg_mr.vma_lo,
+					  &m.reg_mr.vma_hi, &m.reg_mr.offset)) {
+			/* shared memory (MAP_SHARED | MAP_ANONYMOUS, a
+			 * memfd): the daemon maps the same object */
+			pthread_mutex_unlock(&shadow.lock);
 			fd = -1;
 			rc = 0;
 		} else {
-			pthread_mutex_lock(&shadow.lock);
-			rc = make_shadow(maps, n, start, end);
+			rc = make_shadow(maps, n, start, end, access);
 			fd = shadow.fd;
 			pthread_mutex_unlock(&shadow.lock);
 			m.reg_mr.offset = start;
