@@ -33,8 +33,9 @@ packages=(
 	# interop: a Linux Soft-RoCE peer in a qemu guest, and the unmodified
 	# rdma-core / perftest programs run through the drop-in libibverbs
 	qemu-system-x86 cpio ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf
-	# UCX's own tests (ucx_perftest) and libfabric's fi_pingpong through the drop-ins
-	ucx-utils libfabric-bin
+	# UCX's own tests (ucx_perftest) and libfabric's fi_pingpong through the
+	# drop-ins; librpma for a client and server of our own (rpma_test.c)
+	ucx-utils libfabric-bin librpma-dev
 	# benchmarks: kernel TCP baselines and plots
 	iperf3 sockperf python3-matplotlib
 	# the Debian package (debian/; tests/integration/test_package.py)

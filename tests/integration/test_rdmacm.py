@@ -11,6 +11,8 @@ back inside the daemon):
   (libfabric's UD endpoint and ofi_rxd over it, data checked), ib_send_bw -R, ib_read_bw -R, ib_write_lat -R, qperf
   -cm1 rc_bw, rc_lat, rc_rdma_read_bw (its control connection over
   kernel TCP on lo in a namespace holding both addresses);
+  a librpma server and client (tests/integration/rpma_test.c: read,
+  write + flush, messages, private data);
   dprdma-cm-test (tests/integration/cm_test.c) for the rest: private data
   both ways (REQ and REP), a listener that rejects (REJECTED, reason 28,
   with its private data), a port nobody listens on (REJECTED, reason 8),
@@ -39,6 +41,7 @@ NS = "dprt-cm-%d" % PID
 IP_A, IP_B, NOBODY = "10.85.0.1", "10.85.0.2", "10.85.0.99"
 DROPIN = os.environ.get("DPR_DROPIN", "build/drop-in")
 CM_TEST = os.environ.get("DPR_CM_TEST", "build/tests/dprdma-cm-test")
+RPMA_TEST = os.environ.get("DPR_RPMA_TEST", "build/tests/dprdma-rpma-test")
 PORT = [21000 + PID % 1000]
 ERR = re.compile(r"(?i)(\berror\b|\bfail|couldn't|unable to|cannot )")
 
@@ -181,6 +184,22 @@ def test_qperf(ds, dc):
                 where(ds, dc), ", ".join("%s %s %s" % g for g in got)))
 
 
+def test_rpma(ds, dc):
+    """librpma 1.2 (Debian's), unmodified, through the drop-ins: a server
+    and a client of our own (tests/integration/rpma_test.c) -- read to
+    volatile memory, write + flush to visibility, a message, the server's
+    MR in the private data; librpma registers a MAP_SHARED | MAP_ANONYMOUS
+    page for each connection's flushes."""
+    PORT[0] += 1
+    src, sout, crc, cout = pair(RPMA_TEST, ["server", IP_A, str(PORT[0])],
+                                ["client", IP_A, str(PORT[0])], ds, dc,
+                                port=PORT[0])
+    t.check(src == 0 and crc == 0 and "server: ok" in sout and
+            "client: ok" in cout,
+            "librpma (%s): READ to volatile memory, WRITE + flush, a message, "
+            "private data; both ok (%d, %d)" % (where(ds, dc), src, crc))
+
+
 def test_cm_cases(a, b):
     # private data both ways, the active side disconnects
     PORT[0] += 1
@@ -282,6 +301,8 @@ def main():
             test_perftest("ib_read_bw", ds, dc)
             test_perftest("ib_write_lat", ds, dc)
             test_qperf(ds, dc)
+            if os.path.exists(RPMA_TEST):
+                test_rpma(ds, dc)
         test_cm_cases(a, b)
         sa, sb = cm_stats(a), cm_stats(b)
         t.log("A: %r" % sa)

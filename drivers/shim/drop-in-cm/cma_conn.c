@@ -252,6 +252,43 @@ put_conn(struct dpr_shm_cm_conn *k, const struct rdma_conn_param *p,
 		memcpy(k->pdata, p->private_data, k->pdata_len);
 }
 
+/*
+ * @p p's READ/atomic depths as librdmacm settles them: RDMA_MAX_INIT_DEPTH
+ * and RDMA_MAX_RESP_RES (librpma asks for both) mean the most the device
+ * takes -- and on the passive side no more than the peer offered (@p
+ * peer_init, @p peer_resp: its REQ's initiator depth and responder
+ * resources); any other value past the device's is EINVAL, as
+ * ucma_valid_param() has it. @return 0, or -1 with errno.
+ */
+static int
+settle_depths(struct rdma_cm_id *id, struct rdma_conn_param *p, bool passive,
+	      unsigned int peer_init, unsigned int peer_resp)
+{
+	struct ibv_device_attr a;
+	unsigned int max_init, max_resp;
+
+	if (id->verbs == NULL || ibv_query_device(id->verbs, &a) != 0) {
+		errno = ENODEV;
+		return -1;
+	}
+	max_init = (unsigned int)a.max_qp_init_rd_atom;
+	max_resp = (unsigned int)a.max_qp_rd_atom;
+	if ((p->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+	     p->initiator_depth > max_init) ||
+	    (p->responder_resources != RDMA_MAX_RESP_RES &&
+	     p->responder_resources > max_resp)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (p->initiator_depth == RDMA_MAX_INIT_DEPTH)
+		p->initiator_depth = (uint8_t)(passive && peer_resp < max_init ?
+					       peer_resp : max_init);
+	if (p->responder_resources == RDMA_MAX_RESP_RES)
+		p->responder_resources = (uint8_t)(passive && peer_init < max_resp ?
+						   peer_init : max_resp);
+	return 0;
+}
+
 int
 rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 {
@@ -271,10 +308,15 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	}
 	c->param = *param;
 	c->param.private_data = NULL;
+	if (id->ps != RDMA_PS_UDP &&
+	    settle_depths(id, &c->param, false, 0, 0) != 0)
+		return -1;
 	c->psn = cma_random_psn();
 	c->connecting = true;
 	put_conn(&m.cm_conn.conn, param, id->ps == RDMA_PS_UDP ?
 		 DPR_CM_SIDR_REQ_PDATA_BYTES - 36 : DPR_CM_REQ_PDATA_BYTES - 36);
+	m.cm_conn.conn.resp_res = c->param.responder_resources;
+	m.cm_conn.conn.init_depth = c->param.initiator_depth;
 	m.cm_conn.conn.qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
 	m.cm_conn.conn.srq = id->qp != NULL ? id->srq != NULL || id->qp->srq != NULL :
 		param->srq;
@@ -308,12 +350,18 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		param = &def;
 	c->param = *param;
 	c->param.private_data = NULL;
+	if (id->qp_type != IBV_QPT_UD &&
+	    settle_depths(id, &c->param, true, c->peer.init_depth,
+			  c->peer.resp_res) != 0)
+		return -1;
 	c->psn = cma_random_psn();
 	if (id->qp_type != IBV_QPT_UD &&
 	    (cma_move_qp(c, IBV_QPS_RTR) != 0 || cma_move_qp(c, IBV_QPS_RTS) != 0))
 		return -1;
 	put_conn(&m.cm_conn.conn, param, id->qp_type == IBV_QPT_UD ?
 		 DPR_CM_SIDR_REP_PDATA_BYTES : DPR_CM_REP_PDATA_BYTES);
+	m.cm_conn.conn.resp_res = c->param.responder_resources;
+	m.cm_conn.conn.init_depth = c->param.initiator_depth;
 	m.cm_conn.conn.qkey = RDMA_UDP_QKEY;
 	m.cm_conn.conn.qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
 	m.cm_conn.conn.srq = id->qp != NULL ? id->qp->srq != NULL : param->srq;
