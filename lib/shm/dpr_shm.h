@@ -75,7 +75,7 @@ extern "C" {
 #define DPR_SHM_MAX_RECV_SGE 7
 #define DPR_SHM_MAX_INLINE 256
 #define DPR_SHM_MAX_WR 4096           /**< ring entries per SQ or RQ */
-#define DPR_SHM_MAX_CQE 65536
+#define DPR_SHM_MAX_CQE (1u << 20)
 #define DPR_SHM_MAX_DEVICES 8
 
 /* ------------------------------------------------------------ rings */

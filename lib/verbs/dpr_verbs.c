@@ -134,7 +134,10 @@ dpr_verbs_default_limits(struct dpr_verbs_limits *l)
 	l->max_mr = 16384;
 	l->max_cq = 4096;
 	l->max_qp = 4096;
-	l->max_cqe = 1 << 17;
+	/* (libfabric's ofi_rxm asks for (384 + 384) x 256 = 196,608 by
+	 * default; mlx5 takes 4M, rxe 32,767; both arrays are calloc'd
+	 * and filled as completions come) */
+	l->max_cqe = 1 << 20;
 	l->max_qp_wr = 1 << 14;
 	l->max_sge = DPR_WR_MAX_SGE;
 	l->max_inline = DPR_WR_MAX_INLINE;

@@ -8,7 +8,8 @@ back inside the daemon):
 
   rping -V (the data of every ping verified), ucmatose with 8
   connections, udaddy (UD endpoints found by SIDR), fi_pingpong -p verbs
-  (libfabric's UD endpoint and ofi_rxd over it, data checked), ib_send_bw -R, ib_read_bw -R, ib_write_lat -R, qperf
+  (libfabric's UD, RC and RDM endpoints, data checked), ib_send_bw -R,
+  ib_read_bw -R, ib_write_lat -R, qperf
   -cm1 rc_bw, rc_lat, rc_rdma_read_bw (its control connection over
   kernel TCP on lo in a namespace holding both addresses);
   a librpma server and client (tests/integration/rpma_test.c: read,
@@ -131,12 +132,14 @@ def test_udaddy(ds, dc, conns=4, msgs=10):
 
 def test_fi_pingpong(ep, ds, dc, iters=100, size=1024):
     """libfabric's verbs provider through the drop-ins: fi_pingpong's
-    default UD endpoint (dgram) and ofi_rxd's reliable one over it (rdm),
-    data checked on both sides (-c). The provider takes addresses from
-    the interfaces FI_VERBS_IFACE names: lo here, which holds both boxes'
-    addresses in the test's namespace; its control link is TCP."""
+    UD endpoint (dgram), its RC one (msg: RDMA CM, the provider binds
+    localhost first, then takes the device's addresses from the
+    interfaces) and a reliable datagram one (rdm: ofi_rxm over the RC
+    endpoints), data checked on both sides (-c). FI_VERBS_IFACE names
+    dpr0, which holds both boxes' addresses in the test's namespace; the
+    program's control link is TCP."""
     PORT[0] += 1
-    env = ["env", "FI_VERBS_IFACE=lo", "fi_pingpong"]
+    env = ["env", "FI_VERBS_IFACE=dpr0", "fi_pingpong"]
     p = ["-p", "verbs", "-e", ep, "-I", str(iters), "-S", str(size), "-c",
          "-P", str(PORT[0])]
     srv = ["-p", "verbs", "-e", ep, "-I", str(iters), "-S", str(size), "-c",
@@ -285,10 +288,18 @@ def main():
     t.run(["ip", "netns", "add", NS])
     a = b = None
     try:
-        for ip in (IP_A, IP_B, "127.0.0.1"):
-            t.run(["ip", "-n", NS, "addr", "add", ip + "/32", "dev", "lo"],
-                  check_rc=False)
-        t.run(["ip", "-n", NS, "link", "set", "lo", "up"])
+        # the boxes' addresses on an interface of their own (a veth
+        # pair; this kernel has no dummy links): libfabric's verbs
+        # provider finds a device's addresses with getifaddrs() and skips
+        # lo (FI_VERBS_IFACE=dpr0 names it)
+        t.run(["ip", "-n", NS, "link", "add", "dpr0", "type", "veth",
+               "peer", "name", "dpr1"])
+        for ip in (IP_A, IP_B):
+            t.run(["ip", "-n", NS, "addr", "add", ip + "/32", "dev", "dpr0"])
+        t.run(["ip", "-n", NS, "addr", "add", "127.0.0.1/8", "dev", "lo"],
+              check_rc=False)
+        for dev in ("lo", "dpr1", "dpr0"):
+            t.run(["ip", "-n", NS, "link", "set", dev, "up"])
         a = t.memif_daemon(PA, "server", IP_A + "/24", MEMIF, extra=["-f", conf])
         b = t.memif_daemon(PB, "client", IP_B + "/24", MEMIF, extra=["-f", conf])
         for ds, dc in ((a, b), (a, a)):
@@ -296,6 +307,7 @@ def main():
             test_ucmatose(ds, dc)
             test_udaddy(ds, dc)
             test_fi_pingpong("dgram", ds, dc)
+            test_fi_pingpong("msg", ds, dc)
             test_fi_pingpong("rdm", ds, dc)
             test_perftest("ib_send_bw", ds, dc)
             test_perftest("ib_read_bw", ds, dc)

@@ -408,6 +408,19 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	return 0;
 }
 
+/* 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104 (@p a: the ABI's form) */
+static bool
+is_loopback(const struct dpr_shm_cm_addr *a)
+{
+	static const uint8_t one6[16] = { [15] = 1 };
+
+	if (a->family == AF_INET)
+		return a->addr[12] == 127;
+	return memcmp(a->addr, one6, 16) == 0 ||
+	       (a->addr[10] == 0xff && a->addr[11] == 0xff &&
+		memcmp(a->addr, one6, 10) == 0 && a->addr[12] == 127);
+}
+
 int
 rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
@@ -416,6 +429,20 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 
 	if (to_shm_addr(addr, &m.cm.src) != 0)
 		return -1;
+	if (is_loopback(&m.cm.src)) {
+		/* as librdmacm over the kernel: the bind succeeds and the
+		 * ID has no device (id->verbs NULL); libfabric's verbs
+		 * provider binds localhost so, then takes the devices'
+		 * addresses from the interfaces. No box answers there: a
+		 * listen or connect on it fails (EADDRNOTAVAIL). */
+		memset(&id->route.addr.src_addr, 0, sizeof(id->route.addr.src_addr));
+		memcpy(&id->route.addr.src_addr, addr,
+		       addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		       sizeof(struct sockaddr_in));
+		id->verbs = NULL;
+		c->loopback = true;
+		return 0;
+	}
 	if (cma_id_call(c, &m) != 0)
 		return -1;
 	take_resp(c, &m);
@@ -455,6 +482,10 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		errno = EINVAL;
 		return -1;
 	}
+	if (c->loopback) {
+		errno = EADDRNOTAVAIL;  /* (bound to loopback: no box there) */
+		return -1;
+	}
 	if (to_shm_addr(src_addr, &m.cm.src) != 0 ||
 	    to_shm_addr(dst_addr, &m.cm.dst) != 0)
 		return -1;
@@ -486,6 +517,10 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	struct dpr_shm_msg m = { .op = DPR_SHM_CM_LISTEN };
 
 	m.cm.backlog = backlog > 0 ? (uint32_t)backlog : 0;
+	if (c->loopback) {
+		errno = EADDRNOTAVAIL;  /* (bound to loopback: no box there) */
+		return -1;
+	}
 	if (cma_id_call(c, &m) != 0)
 		return -1;
 	take_resp(c, &m);

@@ -258,7 +258,9 @@ put_conn(struct dpr_shm_cm_conn *k, const struct rdma_conn_param *p,
  * takes -- and on the passive side no more than the peer offered (@p
  * peer_init, @p peer_resp: its REQ's initiator depth and responder
  * resources); any other value past the device's is EINVAL, as
- * ucma_valid_param() has it. @return 0, or -1 with errno.
+ * ucma_valid_param() has it. The retry counts are 3 bits on the wire: at
+ * most 7, as the kernel's CM makes them (libfabric asks for 15).
+ * @return 0, or -1 with errno.
  */
 static int
 settle_depths(struct rdma_cm_id *id, struct rdma_conn_param *p, bool passive,
@@ -286,6 +288,10 @@ settle_depths(struct rdma_cm_id *id, struct rdma_conn_param *p, bool passive,
 	if (p->responder_resources == RDMA_MAX_RESP_RES)
 		p->responder_resources = (uint8_t)(passive && peer_init < max_resp ?
 						   peer_init : max_resp);
+	if (p->retry_count > 7)
+		p->retry_count = 7;
+	if (p->rnr_retry_count > 7)
+		p->rnr_retry_count = 7;
 	return 0;
 }
 
@@ -317,6 +323,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		 DPR_CM_SIDR_REQ_PDATA_BYTES - 36 : DPR_CM_REQ_PDATA_BYTES - 36);
 	m.cm_conn.conn.resp_res = c->param.responder_resources;
 	m.cm_conn.conn.init_depth = c->param.initiator_depth;
+	m.cm_conn.conn.retry_cnt = c->param.retry_count;
+	m.cm_conn.conn.rnr_retry = c->param.rnr_retry_count;
 	m.cm_conn.conn.qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
 	m.cm_conn.conn.srq = id->qp != NULL ? id->srq != NULL || id->qp->srq != NULL :
 		param->srq;
@@ -362,6 +370,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		 DPR_CM_SIDR_REP_PDATA_BYTES : DPR_CM_REP_PDATA_BYTES);
 	m.cm_conn.conn.resp_res = c->param.responder_resources;
 	m.cm_conn.conn.init_depth = c->param.initiator_depth;
+	m.cm_conn.conn.retry_cnt = c->param.retry_count;
+	m.cm_conn.conn.rnr_retry = c->param.rnr_retry_count;
 	m.cm_conn.conn.qkey = RDMA_UDP_QKEY;
 	m.cm_conn.conn.qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
 	m.cm_conn.conn.srq = id->qp != NULL ? id->qp->srq != NULL : param->srq;

@@ -321,8 +321,35 @@ rdma_getaddrinfo(const char *node, const char *service,
 			h.ai_flags |= AI_NUMERICHOST;
 	}
 	if (node == NULL && service == NULL) {
-		errno = EINVAL;
-		return -1;
+		/* as rdma-core: the hints' own addresses, resolved as they
+		 * are (libfabric's verbs provider asks so) */
+		if (hints == NULL || (hints->ai_src_addr == NULL &&
+				      hints->ai_dst_addr == NULL)) {
+			errno = EINVAL;
+			return -1;
+		}
+		r = calloc(1, sizeof(*r));
+		if (r == NULL)
+			return -1;
+		*r = (struct rdma_addrinfo){
+			.ai_flags = hints->ai_flags,
+			.ai_family = hints->ai_src_addr != NULL ?
+				hints->ai_src_addr->sa_family :
+				hints->ai_dst_addr->sa_family,
+			.ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC,
+			.ai_port_space = hints->ai_port_space ?
+				hints->ai_port_space : RDMA_PS_TCP,
+		};
+		if (hints->ai_src_addr != NULL) {
+			r->ai_src_len = hints->ai_src_len;
+			r->ai_src_addr = dup_addr(hints->ai_src_addr, hints->ai_src_len);
+		}
+		if (hints->ai_dst_addr != NULL) {
+			r->ai_dst_len = hints->ai_dst_len;
+			r->ai_dst_addr = dup_addr(hints->ai_dst_addr, hints->ai_dst_len);
+		}
+		*res = r;
+		return 0;
 	}
 	rc = getaddrinfo(node, service, &h, &ai);
 	if (rc != 0) {

@@ -59,6 +59,7 @@ struct cma_id {
 	uint32_t handle;
 	bool sync;                      /* its own channel: calls wait */
 	bool connecting;                /* active side: the REP is processed */
+	bool loopback;                  /* bound to a loopback address alone */
 	struct ibv_sa_path_rec path;
 	uint8_t sgid_index, mtu, tos, ack_timeout;
 	/* the starting PSN we told (REQ or REP): as Linux's CM, the PSN
