@@ -360,8 +360,13 @@ wrx_start(struct ibv_qp_ex *qpx)
 {
 	struct dv_qp *q = (struct dv_qp *)qpx;
 
+	unsigned int st = dprdma_qp_state(q->p);
+
 	dprdma_post_begin(q->p);
-	q->wr_err = 0;
+	/* as ibv_post_send: nothing to send before RTS; ibv_wr_complete()
+	 * says so (EINVAL) */
+	q->wr_err = st == IBV_QPS_RESET || st == IBV_QPS_INIT ||
+		st == IBV_QPS_RTR ? EINVAL : 0;
 	q->cur = NULL;
 }
 

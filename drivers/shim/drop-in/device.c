@@ -207,6 +207,7 @@ dv_query_device_ex(struct ibv_context *ctx,
 
 	memset(&a, 0, sizeof(a));
 	ibv_query_device(ctx, &a.orig_attr);
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
 	return 0;
 }
@@ -287,11 +288,19 @@ EXPORT ssize_t
 _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *e,
 		     size_t max, uint32_t flags, size_t len)
 {
+	struct ibv_gid_entry tmp;
 	size_t n = 0;
 
-	for (uint32_t i = 0; i < DV_GID_MAX && n < max; i++)
-		if (_ibv_query_gid_ex(ctx, 1, i, &e[n], flags, len) == 0)
-			n++;
+	/* every valid entry, or -EINVAL if they do not all fit (as
+	 * libibverbs over the kernel's table) */
+	for (uint32_t i = 0; i < DV_GID_MAX; i++) {
+		if (_ibv_query_gid_ex(ctx, 1, i, n < max ? &e[n] : &tmp, flags,
+				      len) != 0)
+			continue;
+		if (n == max)
+			return -EINVAL;
+		n++;
+	}
 	return (ssize_t)n;
 }
 

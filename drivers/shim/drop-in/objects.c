@@ -154,10 +154,15 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *ibch)
 
 EXPORT struct ibv_cq *
 ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector __attribute__((unused)))
+	      struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct dv_cq *cq = calloc(1, sizeof(*cq));
+	struct dv_cq *cq;
 
+	if (comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
+		errno = EINVAL;         /* as a device with that many vectors */
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return NULL;
 	cq->p = dprdma_create_cq(dv_ctx(ctx)->c, cqe,
