@@ -94,6 +94,13 @@ job_run(void *arg)
 		j->out = mr;
 		break;
 	}
+	case JOB_REREG_MR:
+		dpr_engine_verbs_lock();
+		j->out = dpr_mr_rereg(j->old, j->p, j->addr, j->iova, j->length,
+				      j->access, &j->owner);
+		rc = j->out == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		break;
 	case JOB_DEREG_MR:
 		/* invalid at once: no request placed after this returns;
 		 * the memory goes with the last frame attached to it */

@@ -111,7 +111,7 @@ reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 {
 	const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct job j = { .kind = JOB_REG_MR, .c = c };
-	struct shim_mr *smr;
+	struct shim_mr *smr, *old = NULL;
 	struct stat sb;
 	uint64_t widen;
 	int seals, rc;
@@ -121,8 +121,17 @@ reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 	j.p = shim_obj_get(c, m->reg_mr.pd, OBJ_PD);
 	if ((fd < 0 && m->reg_mr.sysv == 0) || j.p == NULL)
 		return -EINVAL;
-	if (c->n_mr >= SHIM_MAX_MR ||
-	    c->mr_bytes + m->reg_mr.length > SHIM_MAX_MR_BYTES) {
+	if (m->reg_mr.rereg != 0) {
+		/* ibv_rereg_mr: the new registration in the old one's place */
+		old = shim_obj_get(c, m->reg_mr.rereg, OBJ_MR);
+		if (old == NULL)
+			return -EINVAL;
+		j.kind = JOB_REREG_MR;
+		j.old = old->mr;
+	}
+	if ((old == NULL && c->n_mr >= SHIM_MAX_MR) ||
+	    c->mr_bytes - (old != NULL ? old->length : 0) + m->reg_mr.length >
+	    SHIM_MAX_MR_BYTES) {
 		shim.st.quota_refused++;
 		SHIM_LOG(NOTICE, "client %u: MR refused: over its quota "
 			 "(%u MRs, %llu GiB registered)", c->id, SHIM_MAX_MR,
@@ -211,6 +220,17 @@ reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 		free(smr);
 		mem_release(j.mem);
 		return rc;
+	}
+	if (old != NULL) {
+		/* (smr is not needed: the old record takes the new MR) */
+		free(smr);
+		c->mr_bytes += j.length - old->length;
+		old->mr = j.out;
+		old->length = j.length;
+		m->reg_mr_resp.handle = m->reg_mr.rereg;
+		m->reg_mr_resp.lkey = old->mr->lkey;
+		m->reg_mr_resp.rkey = old->mr->rkey;
+		return 0;
 	}
 	smr->mr = j.out;
 	smr->length = j.length;

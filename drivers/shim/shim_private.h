@@ -227,7 +227,7 @@ enum job_kind {
 	JOB_ATTACH, JOB_DETACH, JOB_ALLOC_PD, JOB_DEALLOC_PD, JOB_REG_MR,
 	JOB_DEREG_MR, JOB_CREATE_CQ, JOB_DESTROY_CQ, JOB_CREATE_QP,
 	JOB_MODIFY_QP, JOB_QUERY_QP, JOB_DESTROY_QP, JOB_CREATE_SRQ,
-	JOB_MODIFY_SRQ, JOB_QUERY_SRQ, JOB_DESTROY_SRQ,
+	JOB_MODIFY_SRQ, JOB_QUERY_SRQ, JOB_DESTROY_SRQ, JOB_REREG_MR,
 };
 
 struct job {
@@ -235,7 +235,8 @@ struct job {
 	struct shim_client *c;
 	void *p;                        /* the object */
 	void *out;
-	/* REG_MR */
+	/* REG_MR (REREG_MR: old is the MR replaced) */
+	struct dpr_mr *old;
 	void *addr;
 	uint64_t iova, length;
 	uint32_t access;

@@ -61,7 +61,8 @@ extern "C" {
                                           line holds a one-SGE request; 7: a
                                           QP's doorbell only while its SQ
                                           ring says idle; 8: MRs of a shared
-                                          mapping (reg_mr.vma_lo/hi) */
+                                          mapping (reg_mr.vma_lo/hi),
+                                          ibv_rereg_mr (reg_mr.rereg) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -408,7 +409,9 @@ struct dpr_shm_msg {
 			 * descriptor: the memory is System V segment sysv - 1
 			 * (shmget; perftest's --use_hugepages), offset into it */
 			uint32_t sysv;
-			uint32_t pad;
+			/** Nonzero: ibv_rereg_mr of this MR (a handle): the
+			 * new registration takes its place and its keys */
+			uint32_t rereg;
 			/** Nonzero: no descriptor; the memory is the client's
 			 * shared mapping [vma_lo, vma_hi) (MAP_SHARED |
 			 * MAP_ANONYMOUS, a memfd sealed against shrinking),

@@ -313,11 +313,11 @@ dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	return mr;
 }
 
-int
-dpr_mr_dereg(struct dpr_mr *mr)
+/* @p mr invalid at once; its memory goes back to its owner once no frame
+ * points into it. */
+static void
+mr_retire(struct dpr_verbs_ctx *ctx, struct dpr_mr *mr)
 {
-	struct dpr_verbs_ctx *ctx = mr->pd->ctx;
-
 	mr->valid = false;
 	/* every MR a cache holds is suspect from now on */
 	__atomic_store_n(&ctx->mr_gen, ctx->mr_gen + 1, __ATOMIC_RELEASE);
@@ -325,6 +325,47 @@ dpr_mr_dereg(struct dpr_mr *mr)
 		ctx->mr_release(mr);       /* it calls the owner in the end */
 	else if (mr->owner.release != NULL)
 		mr->owner.release(mr->owner.arg);
+}
+
+struct dpr_mr *
+dpr_mr_rereg(struct dpr_mr *old, struct dpr_pd *pd, void *addr, uint64_t iova,
+	     uint64_t length, uint32_t access, const struct dpr_mr_owner *owner)
+{
+	struct dpr_verbs_ctx *ctx = old->pd->ctx;
+	struct dpr_mr *mr;
+
+	if (pd->ctx != ctx || (access & ~DPR_ACCESS_ALL) != 0 ||
+	    ((access & (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & DPR_ACCESS_LOCAL_WRITE)) ||
+	    length == 0 || length > ctx->lim.max_mr_size ||
+	    iova + length < iova || addr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return NULL;
+	*mr = (struct dpr_mr){
+		.pd = pd, .addr = addr, .iova = iova, .length = length,
+		.access = access, .index = old->index, .lkey = old->lkey,
+		.rkey = old->rkey, .valid = true,
+	};
+	if (owner != NULL)
+		mr->owner = *owner;
+	mr_retire(ctx, old);
+	ctx->mrs[mr->index] = mr;
+	old->pd->refs--;
+	pd->refs++;
+	free(old);
+	return mr;
+}
+
+int
+dpr_mr_dereg(struct dpr_mr *mr)
+{
+	struct dpr_verbs_ctx *ctx = mr->pd->ctx;
+
+	mr_retire(ctx, mr);
 	ctx->mrs[mr->index] = NULL;
 	fifo_put(&ctx->mr_free, mr->index);
 	ctx->use.mr--;

@@ -365,6 +365,12 @@ struct dpr_mr *dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova,
 /** dpr_mr_reg() of memory that @p owner takes back (see dpr_mr_owner). */
 struct dpr_mr *dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova,
 		uint64_t length, uint32_t access, const struct dpr_mr_owner *owner);
+/** ibv_rereg_mr: a new MR in @p old's place, with its keys (a new PD,
+ * memory or access); @p old is invalid at once and freed, its memory
+ * given back as a deregistration gives it. NULL + errno: @p old stays. */
+struct dpr_mr *dpr_mr_rereg(struct dpr_mr *old, struct dpr_pd *pd, void *addr,
+		uint64_t iova, uint64_t length, uint32_t access,
+		const struct dpr_mr_owner *owner);
 /** Invalidate at once (its keys are refused from now on) and free. */
 int dpr_mr_dereg(struct dpr_mr *mr);
 

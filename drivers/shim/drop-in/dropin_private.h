@@ -51,6 +51,8 @@ struct dv_pd {
 struct dv_mr {
 	struct ibv_mr mr;
 	struct dprdma_mr *m;
+	uint64_t iova;                  /* what peers use (ibv_rereg_mr) */
+	unsigned int access;
 };
 
 struct dv_channel {

@@ -77,6 +77,8 @@ ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	mr->mr.length = length;
 	mr->mr.lkey = dprdma_mr_lkey(mr->m);
 	mr->mr.rkey = dprdma_mr_rkey(mr->m);
+	mr->iova = iova;
+	mr->access = access;
 	return &mr->mr;
 }
 
@@ -107,13 +109,46 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	return rc;
 }
 
+/*
+ * ibv_rereg_mr: a new translation (addr, length; the iova follows addr),
+ * PD or access for @p ibmr, its keys kept (as rxe and mlx5 keep them:
+ * rdma-core's tests use the keys they took before). If the new one cannot
+ * be made the old one stays whole (IBV_REREG_MR_ERR_CMD).
+ */
 EXPORT int
-ibv_rereg_mr(struct ibv_mr *mr __attribute__((unused)), int flags __attribute__((unused)),
-	     struct ibv_pd *pd __attribute__((unused)), void *addr __attribute__((unused)),
-	     size_t length __attribute__((unused)), int access __attribute__((unused)))
+ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
+	     size_t length, int access)
 {
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	struct dv_mr *mr = DV(dv_mr, ibmr);
+	struct ibv_pd *npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : ibmr->pd;
+	const bool moved = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	void *naddr = moved ? addr : ibmr->addr;
+	size_t nlen = moved ? length : ibmr->length;
+	uint64_t niova = moved ? (uint64_t)(uintptr_t)addr : mr->iova;
+	unsigned int nacc = flags & IBV_REREG_MR_CHANGE_ACCESS ?
+		(unsigned int)access & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE :
+		mr->access;
+	int rc;
+
+	if (flags == 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && pd == NULL) ||
+	    (moved && (addr == NULL || length == 0))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	rc = dprdma_rereg_mr(mr->m, DV(dv_pd, npd)->p, naddr, nlen, niova, nacc);
+	if (rc != 0) {
+		errno = rc;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	mr->iova = niova;
+	mr->access = nacc;
+	ibmr->pd = npd;
+	ibmr->addr = naddr;
+	ibmr->length = nlen;
+	ibmr->lkey = dprdma_mr_lkey(mr->m);
+	ibmr->rkey = dprdma_mr_rkey(mr->m);
+	return 0;
 }
 
 /* ------------------------------------------------------- CQ, channel */

@@ -110,6 +110,11 @@ void dprdma_free(struct dprdma_context *ctx, void *p);
 /** Register [addr, addr + len), seen by peers at @p iova. NULL + errno. */
 struct dprdma_mr *dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len,
 		uint64_t iova, unsigned int access);
+/** ibv_rereg_mr: @p mr now in @p pd, over [addr, addr + len) seen at
+ * @p iova, with @p access; its keys stay. 0, or an errno with @p mr as it
+ * was. */
+int dprdma_rereg_mr(struct dprdma_mr *mr, struct dprdma_pd *pd, void *addr,
+		size_t len, uint64_t iova, unsigned int access);
 int dprdma_dereg_mr(struct dprdma_mr *mr);
 uint32_t dprdma_mr_lkey(const struct dprdma_mr *mr);
 uint32_t dprdma_mr_rkey(const struct dprdma_mr *mr);

@@ -278,26 +278,24 @@ sysv_segment(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
 	return true;
 }
 
-struct dprdma_mr *
-dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
-	      unsigned int access)
+/* Register [addr, addr + len) in @p pd (@p rereg: the handle of an MR
+ * whose place and keys it takes, else 0). @return 0 with @p mr's handle
+ * and keys filled, or a negative errno. */
+static int
+reg(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
+    unsigned int access, uint32_t rereg, struct dprdma_mr *mr)
 {
 	struct dprdma_context *ctx = pd->ctx;
 	const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)addr, start, end;
 	struct dpr_shm_msg m = { .op = DPR_SHM_REG_MR };
 	struct map_ent *maps = NULL;
-	struct dprdma_mr *mr;
 	struct chunk *ch;
 	int fd = -1, rc;
 
-	if (addr == NULL || len == 0 || a + len < a) {
-		errno = EINVAL;
-		return NULL;
-	}
-	mr = calloc(1, sizeof(*mr));
-	if (mr == NULL)
-		return NULL;
+	if (addr == NULL || len == 0 || a + len < a)
+		return -EINVAL;
+	m.reg_mr.rereg = rereg;
 	start = a & ~(pg - 1);
 	end = (a + len + pg - 1) & ~(pg - 1);
 	m.reg_mr.pd = pd->handle;
@@ -345,16 +343,47 @@ dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
 	if (rc == 0)
 		rc = dpr_call_fd(ctx->fd, &ctx->seq, &m, fd, NULL);
 	pthread_mutex_unlock(&ctx->lock);
+	if (rc != 0)
+		return rc;
+	mr->ctx = ctx;
+	mr->handle = m.reg_mr_resp.handle;
+	mr->lkey = m.reg_mr_resp.lkey;
+	mr->rkey = m.reg_mr_resp.rkey;
+	return 0;
+}
+
+struct dprdma_mr *
+dprdma_reg_mr(struct dprdma_pd *pd, void *addr, size_t len, uint64_t iova,
+	      unsigned int access)
+{
+	struct dprdma_mr *mr = calloc(1, sizeof(*mr));
+	int rc;
+
+	if (mr == NULL)
+		return NULL;
+	rc = reg(pd, addr, len, iova, access, 0, mr);
 	if (rc != 0) {
 		free(mr);
 		errno = -rc;
 		return NULL;
 	}
-	mr->ctx = ctx;
-	mr->handle = m.reg_mr_resp.handle;
-	mr->lkey = m.reg_mr_resp.lkey;
-	mr->rkey = m.reg_mr_resp.rkey;
 	return mr;
+}
+
+int
+dprdma_rereg_mr(struct dprdma_mr *mr, struct dprdma_pd *pd, void *addr,
+		size_t len, uint64_t iova, unsigned int access)
+{
+	struct dprdma_mr n = *mr;
+	int rc;
+
+	if (pd->ctx != mr->ctx)
+		return EINVAL;
+	rc = reg(pd, addr, len, iova, access, mr->handle, &n);
+	if (rc != 0)
+		return -rc;
+	*mr = n;
+	return 0;
 }
 
 int

@@ -58,6 +58,33 @@ dprdma_poll_cq(struct dprdma_cq *cq, int n, dprdma_wc *wc)
 	return i;
 }
 
+void
+dpr_cq_clean(struct dprdma_cq *cq, uint32_t qpn)
+{
+	uint32_t prod, i, freed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->prod, __ATOMIC_ACQUIRE);
+	/* newest first: a kept entry moves up over the ones taken out,
+	 * into slots below prod, which the daemon no longer writes; then
+	 * the consumer index moves past what was freed */
+	for (i = prod; i != cq->cons; i--) {
+		dprdma_wc *e = dpr_shm_ring_entry(cq->ring, sizeof(*e),
+						  cq->size - 1, i - 1);
+
+		if (e->qp_num == qpn)
+			freed++;
+		else if (freed != 0)
+			*(dprdma_wc *)dpr_shm_ring_entry(cq->ring, sizeof(*e),
+					cq->size - 1, i - 1 + freed) = *e;
+	}
+	if (freed != 0) {
+		cq->cons += freed;
+		__atomic_store_n(&cq->ring->cons, cq->cons, __ATOMIC_RELEASE);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 int
 dprdma_req_notify_cq(struct dprdma_cq *cq, int solicited_only)
 {

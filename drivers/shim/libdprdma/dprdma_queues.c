@@ -235,6 +235,8 @@ dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
 	qp->rq_size = m.create_qp_resp.rq_size;
 	qp->cap = m.create_qp_resp.cap;
 	qp->qp_type = init->qp_type;
+	qp->scq = init->send_cq;
+	qp->rcq = init->recv_cq;
 	qp->map_bytes = m.create_qp_resp.map_bytes;
 	base = dpr_map_fd(fd, qp->map_bytes);
 	if (base == NULL || qp->slot >= DPR_SHM_MAX_QPS ||
@@ -313,8 +315,17 @@ dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
 	m.modify_qp.mask = mask;
 	m.modify_qp.attr = *attr;
 	rc = dpr_call(qp->ctx, &m, -1, NULL);
-	if (rc == 0 && (mask & 1 /* IBV_QP_STATE */))
+	if (rc == 0 && (mask & 1 /* IBV_QP_STATE */)) {
 		__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+		/* RESET: the completions the QP left (flushed work, when it
+		 * went to ERR) go with it, as mlx5 cleans its CQs; the daemon
+		 * makes no more for it once the modify has returned */
+		if (attr->qp_state == 0 /* IBV_QPS_RESET */) {
+			dpr_cq_clean(qp->scq, qp->qpn);
+			if (qp->rcq != qp->scq)
+				dpr_cq_clean(qp->rcq, qp->qpn);
+		}
+	}
 	return -rc;
 }
 

@@ -88,6 +88,7 @@ struct dprdma_qp {
 	struct dpr_shm_qp_caps cap;
 	unsigned int state;
 	uint32_t qp_type;               /* ibv_qp_type */
+	struct dprdma_cq *scq, *rcq;
 	pthread_spinlock_t lock;
 	struct dprdma_qp *next_in_list;
 	void *user;
@@ -125,5 +126,9 @@ DPR_HIDDEN void *dpr_map_fd(int fd, size_t len);
  * or a positive errno (as the verbs return it). */
 DPR_HIDDEN int dpr_destroy_obj(struct dprdma_context *ctx, uint16_t op,
 				   uint32_t handle);
+
+/* dprdma_post.c: @p qpn's completions taken out of @p cq (a QP reset:
+ * as mlx5, none of its old completions is polled after it). */
+DPR_HIDDEN void dpr_cq_clean(struct dprdma_cq *cq, uint32_t qpn);
 
 #endif /* LIBDPRDMA_PRIVATE_H */
