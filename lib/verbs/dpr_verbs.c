@@ -266,6 +266,20 @@ dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	return dpr_mr_reg_owned(pd, addr, iova, length, access, NULL);
 }
 
+/* IBA 10.6.3.1 (C10-53): remote write or atomic access requires local
+ * write (rxe and mlx5 refuse the combination); a length and iova range
+ * that fit. */
+static bool
+mr_args_ok(const struct dpr_verbs_ctx *ctx, const void *addr, uint64_t iova,
+	   uint64_t length, uint32_t access)
+{
+	return (access & ~DPR_ACCESS_ALL) == 0 &&
+	       (!(access & (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_ATOMIC)) ||
+		(access & DPR_ACCESS_LOCAL_WRITE)) &&
+	       length != 0 && length <= ctx->lim.max_mr_size &&
+	       iova + length >= iova && addr != NULL;
+}
+
 struct dpr_mr *
 dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 		 uint32_t access, const struct dpr_mr_owner *owner)
@@ -274,13 +288,7 @@ dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	struct dpr_mr *mr;
 	uint32_t slot;
 
-	/* IBA 10.6.3.1 (C10-53): remote write or atomic access requires
-	 * local write; rxe and mlx5 refuse the combination */
-	if ((access & ~DPR_ACCESS_ALL) != 0 ||
-	    ((access & (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & DPR_ACCESS_LOCAL_WRITE)) ||
-	    length == 0 || length > ctx->lim.max_mr_size ||
-	    iova + length < iova || addr == NULL) {
+	if (!mr_args_ok(ctx, addr, iova, length, access)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -334,11 +342,7 @@ dpr_mr_rereg(struct dpr_mr *old, struct dpr_pd *pd, void *addr, uint64_t iova,
 	struct dpr_verbs_ctx *ctx = old->pd->ctx;
 	struct dpr_mr *mr;
 
-	if (pd->ctx != ctx || (access & ~DPR_ACCESS_ALL) != 0 ||
-	    ((access & (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & DPR_ACCESS_LOCAL_WRITE)) ||
-	    length == 0 || length > ctx->lim.max_mr_size ||
-	    iova + length < iova || addr == NULL) {
+	if (pd->ctx != ctx || !mr_args_ok(ctx, addr, iova, length, access)) {
 		errno = EINVAL;
 		return NULL;
 	}
