@@ -6,11 +6,13 @@
  * Between the rooms of drivers/cm (main lcore, unless said):
  *
  *   dpr_cm.c            the IDs: their table, events to their owners, the
- *                       MADs they send and wait for, timers and
- *                       time-wait, start and stop, [cm]
+ *                       MADs they send and wait for, time-wait, start and
+ *                       stop, [cm]
  *   dpr_cm_qp1.c        QP1 of every port (made and polled on worker 0,
  *                       MADs through two rings) and addresses: which port
  *                       and GID reach a peer
+ *   dpr_cm_loop.c       the main lcore's turn: MADs in, the IDs' timers,
+ *                       channels reaped
  *   dpr_cm_peer.c       MADs from peers: the protocol's passive and active
  *                       halves as they arrive (REQ, REP, RTU, REJ, MRA,
  *                       DREQ, DREP, SIDR)
@@ -21,8 +23,8 @@
  *   dpr_cm_mad.c        the MADs' bytes (encode, decode), pure
  *   dpr_cm_caps.c       the peers' capabilities asked over QP1
  *
- * Every room calls dpr_cm.c's IDs and dpr_cm_qp1.c's sends; dpr_cm.c
- * calls the peer room only to hand it a MAD (dpr_cm_poll()).
+ * Every room calls dpr_cm.c's IDs and dpr_cm_qp1.c's sends; only the loop
+ * calls the peer room (a MAD that came); no room calls back up.
  */
 
 #ifndef CM_PRIVATE_H

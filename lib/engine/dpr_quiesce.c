@@ -78,12 +78,12 @@ static void
 quiesce_wait(struct rte_rcu_qsbr *v)
 {
 	const uint64_t token = rte_rcu_qsbr_start(v);
-	const uint64_t until = dpr_engine_now_ns() + QUIESCE_MAX_NS;
+	const uint64_t until = dpr_engine_ns() + QUIESCE_MAX_NS;
 	const struct timespec us10 = { .tv_nsec = 10000 };
 
 	__atomic_fetch_add(&quiesce_waits, 1, __ATOMIC_RELAXED);
 	while (rte_rcu_qsbr_check(v, token, false) == 0) {
-		if (dpr_engine_now_ns() >= until) {
+		if (dpr_engine_ns() >= until) {
 			__atomic_fetch_add(&quiesce_timeouts, 1, __ATOMIC_RELAXED);
 			ENGINE_LOG(WARNING, "a worker passed no quiescent point in "
 				   "1 s: a port's memory is unmapped without it");

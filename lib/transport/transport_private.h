@@ -5,6 +5,18 @@
 /*
  * Inside the RC transport. Cross-file prototypes are grouped by file, as
  * rxe_loc.h groups them.
+ *
+ * Why its files call each other both ways (the one circle left in lib/
+ * and drivers/, tools' call graph of the tree says): an RC QP is one
+ * state machine, split by concern as rxe splits it -- the requester
+ * (dpr_req.c) sends, the completer (dpr_comp.c) reads what comes back and
+ * sends again, selective repeat (dpr_sr.c) decides what, the responder
+ * (dpr_resp.c) answers, the QP (dpr_qp.c) changes state and completes,
+ * timers (dpr_timer.c) wake them. An ACK makes the completer complete a
+ * WQE (qp) and the requester send the next; a timeout makes the completer
+ * ask the requester to resend. Around the module there is no circle:
+ * lib/transport calls lib/verbs and lib/wire, and is called by the
+ * engine, the shim and the built-in client.
  */
 
 #ifndef TRANSPORT_PRIVATE_H

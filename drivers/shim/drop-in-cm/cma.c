@@ -134,8 +134,8 @@ cma_random_psn(void)
 
 /* ---------------------------------------------------- addresses */
 
-static int
-to_shm_addr(const struct sockaddr *sa, struct dpr_shm_cm_addr *a)
+int
+cma_to_shm_addr(const struct sockaddr *sa, struct dpr_shm_cm_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (sa == NULL)
@@ -215,8 +215,8 @@ cma_take_route(struct cma_id *c, uint32_t port, uint32_t sgid_index, uint32_t mt
 }
 
 /* The same from a request's answer. */
-static void
-take_resp(struct cma_id *c, const struct dpr_shm_msg *m)
+void
+cma_take_resp(struct cma_id *c, const struct dpr_shm_msg *m)
 {
 	cma_take_route(c, m->cm_resp.port, m->cm_resp.sgid_index, m->cm_resp.mtu,
 		       &m->cm_resp.src, &m->cm_resp.dst, &m->cm_resp.sgid,
@@ -427,7 +427,7 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	struct cma_id *c = cma_id_of(id);
 	struct dpr_shm_msg m = { .op = DPR_SHM_CM_BIND };
 
-	if (to_shm_addr(addr, &m.cm.src) != 0)
+	if (cma_to_shm_addr(addr, &m.cm.src) != 0)
 		return -1;
 	if (is_loopback(&m.cm.src)) {
 		/* as librdmacm over the kernel: the bind succeeds and the
@@ -445,69 +445,8 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	}
 	if (cma_id_call(c, &m) != 0)
 		return -1;
-	take_resp(c, &m);
+	cma_take_resp(c, &m);
 	return 0;
-}
-
-/* A synchronous ID's call waits for its event: 0 when it is @p want. */
-int
-cma_sync_wait(struct cma_id *c, enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev;
-	int st;
-
-	if (!c->sync)
-		return 0;
-	if (rdma_get_cm_event(c->id.channel, &ev) != 0)
-		return -1;
-	st = ev->event == want ? 0 : (ev->status ? ev->status : ECONNREFUSED);
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && want == ev->event)
-		st = 0;
-	rdma_ack_cm_event(ev);
-	if (st != 0) {
-		errno = st < 0 ? -st : st;
-		return -1;
-	}
-	return 0;
-}
-
-int
-rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
-		  struct sockaddr *dst_addr, int timeout_ms)
-{
-	struct cma_id *c = cma_id_of(id);
-	struct dpr_shm_msg m = { .op = DPR_SHM_CM_RESOLVE_ADDR };
-
-	if (dst_addr == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (c->loopback) {
-		errno = EADDRNOTAVAIL;  /* (bound to loopback: no box there) */
-		return -1;
-	}
-	if (to_shm_addr(src_addr, &m.cm.src) != 0 ||
-	    to_shm_addr(dst_addr, &m.cm.dst) != 0)
-		return -1;
-	m.cm.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
-	if (cma_id_call(c, &m) != 0)
-		return -1;
-	take_resp(c, &m);
-	return cma_sync_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED);
-}
-
-int
-rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
-{
-	struct cma_id *c = cma_id_of(id);
-	struct dpr_shm_msg m = { .op = DPR_SHM_CM_RESOLVE_ROUTE };
-
-	m.cm.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
-	if (cma_id_call(c, &m) != 0)
-		return -1;
-	take_resp(c, &m);
-	id->route.num_paths = 1;
-	return cma_sync_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
 int
@@ -523,8 +462,272 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	}
 	if (cma_id_call(c, &m) != 0)
 		return -1;
-	take_resp(c, &m);
+	cma_take_resp(c, &m);
 	return 0;
+}
+
+void
+cma_put_conn(struct dpr_shm_cm_conn *k, const struct rdma_conn_param *p,
+	 uint32_t max_pdata)
+{
+	memset(k, 0, sizeof(*k));
+	if (p == NULL)
+		return;
+	k->resp_res = p->responder_resources;
+	k->init_depth = p->initiator_depth;
+	k->flow_ctrl = p->flow_control;
+	k->retry_cnt = p->retry_count;
+	k->rnr_retry = p->rnr_retry_count;
+	k->srq = p->srq;
+	k->qpn = p->qp_num;
+	k->pdata_len = p->private_data_len < max_pdata ? p->private_data_len : max_pdata;
+	if (p->private_data != NULL)
+		memcpy(k->pdata, p->private_data, k->pdata_len);
+}
+
+/* --------------------------------------------- an ID's QP and SRQ */
+
+/* What rdma_init_qp_attr gives for the ID's QP in @p attr->qp_state. */
+static int
+qp_attr(struct cma_id *c, struct ibv_qp_attr *a, int *mask)
+{
+	enum ibv_qp_state st = a->qp_state;
+	bool active = c->connecting;
+
+	memset(a, 0, sizeof(*a));
+	a->qp_state = st;
+	switch (st) {
+	case IBV_QPS_INIT:
+		a->pkey_index = 0;
+		a->port_num = 1;
+		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		if (c->id.qp_type == IBV_QPT_UD) {
+			a->qkey = RDMA_UDP_QKEY;
+			*mask |= IBV_QP_QKEY;
+		} else {
+			a->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC;
+			*mask |= IBV_QP_ACCESS_FLAGS;
+		}
+		return 0;
+	case IBV_QPS_RTR:
+		if (c->id.qp_type == IBV_QPT_UD) {
+			*mask = IBV_QP_STATE;
+			return 0;
+		}
+		a->path_mtu = (enum ibv_mtu)c->mtu;
+		a->dest_qp_num = c->peer.qpn;
+		a->rq_psn = c->psn;
+		a->ah_attr.is_global = 1;
+		a->ah_attr.port_num = 1;
+		a->ah_attr.grh.dgid = c->id.route.addr.addr.ibaddr.dgid;
+		a->ah_attr.grh.sgid_index = c->sgid_index;
+		a->ah_attr.grh.hop_limit = 64;
+		a->ah_attr.grh.traffic_class = c->tos;
+		/* what we take: at most what the peer will send us */
+		a->max_dest_rd_atomic = c->param.responder_resources;
+		if (c->peer.init_depth < a->max_dest_rd_atomic)
+			a->max_dest_rd_atomic = c->peer.init_depth;
+		if (a->max_dest_rd_atomic == 0)
+			a->max_dest_rd_atomic = 1;
+		a->min_rnr_timer = CMA_MIN_RNR_TIMER;
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	case IBV_QPS_RTS:
+		if (c->id.qp_type == IBV_QPT_UD) {
+			a->sq_psn = cma_random_psn();
+			*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+			return 0;
+		}
+		a->sq_psn = c->peer.psn;
+		a->timeout = active ? c->ack_timeout :
+			(c->peer.ack_timeout ? c->peer.ack_timeout : c->ack_timeout);
+		a->retry_cnt = active ? c->param.retry_count : c->peer.retry_cnt;
+		a->rnr_retry = active ? c->peer.rnr_retry : c->peer.rnr_retry;
+		a->max_rd_atomic = c->param.initiator_depth;
+		if (c->peer.resp_res < a->max_rd_atomic)
+			a->max_rd_atomic = c->peer.resp_res;
+		if (a->max_rd_atomic == 0)
+			a->max_rd_atomic = 1;
+		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+		return 0;
+	case IBV_QPS_ERR:
+	case IBV_QPS_RESET:
+		*mask = IBV_QP_STATE;
+		return 0;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+int
+rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *attr, int *mask)
+{
+	return qp_attr(cma_id_of(id), attr, mask);
+}
+
+int
+cma_move_qp(struct cma_id *c, enum ibv_qp_state st)
+{
+	struct ibv_qp_attr a = { .qp_state = st };
+	int mask, rc;
+
+	if (c->id.qp == NULL)
+		return 0;
+	if (qp_attr(c, &a, &mask) != 0)
+		return -1;
+	rc = ibv_modify_qp(c->id.qp, &a, mask);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+int
+rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+	       struct ibv_qp_init_attr *attr)
+{
+	struct cma_id *c = cma_id_of(id);
+	struct ibv_qp *qp;
+
+	if (id->verbs == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pd == NULL && (pd = cma_device_pd(id->verbs)) == NULL)
+		return -1;
+	/* (a PD of another context of the same cma_device works too: qperf
+	 * opens its own) */
+	if (attr->srq == NULL && id->srq != NULL)
+		attr->srq = id->srq;
+	qp = ibv_create_qp(pd, attr);
+	if (qp == NULL)
+		return -1;
+	id->qp = qp;
+	if (id->pd == NULL)
+		id->pd = pd;
+	if (cma_move_qp(c, IBV_QPS_INIT) != 0)
+		goto fail;
+	if (id->qp_type == IBV_QPT_UD &&
+	    (cma_move_qp(c, IBV_QPS_RTR) != 0 || cma_move_qp(c, IBV_QPS_RTS) != 0))
+		goto fail;
+	return 0;
+fail:
+	{
+		int e = errno;
+
+		ibv_destroy_qp(qp);
+		id->qp = NULL;
+		errno = e;
+	}
+	return -1;
+}
+
+int
+rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *ax)
+{
+	struct ibv_qp_init_attr a = {
+		.qp_context = ax->qp_context,
+		.send_cq = ax->send_cq,
+		.recv_cq = ax->recv_cq,
+		.srq = ax->srq,
+		.cap = ax->cap,
+		.qp_type = ax->qp_type,
+		.sq_sig_all = ax->sq_sig_all,
+	};
+
+	if (ax->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (rdma_create_qp(id, (ax->comp_mask & IBV_QP_INIT_ATTR_PD) ? ax->pd : NULL,
+			   &a) != 0)
+		return -1;
+	ax->cap = a.cap;
+	return 0;
+}
+
+void
+rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	if (id->qp != NULL)
+		ibv_destroy_qp(id->qp);
+	id->qp = NULL;
+}
+
+int
+rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *ax)
+{
+	struct ibv_srq_init_attr a = { .srq_context = ax->srq_context, .attr = ax->attr };
+	struct ibv_pd *pd = (ax->comp_mask & IBV_SRQ_INIT_ATTR_PD) ? ax->pd : id->pd;
+
+	if (ax->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE) ||
+	    ((ax->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ax->srq_type != IBV_SRQT_BASIC)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (pd == NULL && (pd = cma_device_pd(id->verbs)) == NULL)
+		return -1;
+	id->srq = ibv_create_srq(pd, &a);
+	return id->srq == NULL ? -1 : 0;
+}
+
+int
+rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+		struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ax = {
+		.srq_context = attr->srq_context, .attr = attr->attr,
+		.comp_mask = pd != NULL ? IBV_SRQ_INIT_ATTR_PD : 0, .pd = pd,
+	};
+
+	if (rdma_create_srq_ex(id, &ax) != 0)
+		return -1;
+	attr->attr = ax.attr;
+	return 0;
+}
+
+void
+rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	if (id->srq != NULL)
+		ibv_destroy_srq(id->srq);
+	id->srq = NULL;
+}
+
+int
+rdma_establish(struct rdma_cm_id *id)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_CM_ESTABLISH };
+
+	m.cm_conn.id = cma_id_of(id)->handle;
+	return cma_cm_call(&m, -1);
+}
+
+int
+rdma_reject(struct rdma_cm_id *id, const void *private_data,
+	    uint8_t private_data_len)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_CM_REJECT };
+	struct rdma_conn_param p = { .private_data = private_data,
+				     .private_data_len = private_data_len };
+
+	cma_put_conn(&m.cm_conn.conn, &p, DPR_CM_REJ_PDATA_BYTES);
+	m.cm_conn.id = cma_id_of(id)->handle;
+	return cma_cm_call(&m, -1);
+}
+
+int
+rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
+		uint8_t private_data_len)
+{
+	return rdma_reject(id, private_data, private_data_len);
 }
 
 /* ---------------------------------------------------- devices */

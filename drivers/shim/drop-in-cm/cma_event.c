@@ -212,87 +212,6 @@ rdma_event_str(enum rdma_cm_event_type event)
 
 /* ---------------------------------------------------- endpoints */
 
-int
-rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
-	       struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
-{
-	struct rdma_cm_id *cid;
-	struct cma_id *c;
-
-	if (res == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
-		return -1;
-	c = cma_id_of(cid);
-	if (res->ai_flags & RAI_PASSIVE) {
-		if (rdma_bind_addr(cid, res->ai_src_addr) != 0)
-			goto fail;
-		if (qp_init_attr != NULL) {
-			c->ep_qp = malloc(sizeof(*c->ep_qp));
-			if (c->ep_qp == NULL)
-				goto fail;
-			*c->ep_qp = *qp_init_attr;
-		}
-		cid->pd = pd;
-		*id = cid;
-		return 0;
-	}
-	if (rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000) != 0 ||
-	    rdma_resolve_route(cid, 2000) != 0)
-		goto fail;
-	if (qp_init_attr != NULL && rdma_create_qp(cid, pd, qp_init_attr) != 0)
-		goto fail;
-	*id = cid;
-	return 0;
-fail:
-	{
-		int e = errno;
-
-		rdma_destroy_id(cid);
-		errno = e;
-	}
-	return -1;
-}
-
-void
-rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	rdma_destroy_qp(id);
-	rdma_destroy_srq(id);
-	rdma_destroy_id(id);
-}
-
-int
-rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	struct rdma_cm_event *ev;
-	int rc;
-
-	rc = rdma_get_cm_event(listen->channel, &ev);
-	if (rc != 0)
-		return rc;
-	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		errno = ev->status ? -ev->status : EINVAL;
-		rdma_ack_cm_event(ev);
-		return -1;
-	}
-	*id = ev->id;
-	/* its events are waited for, as its listener's */
-	{
-		struct cma_id *c = cma_id_of(ev->id);
-
-		if (rdma_migrate_id(ev->id, NULL) != 0) {
-			rdma_ack_cm_event(ev);
-			return -1;
-		}
-		c->sync = true;
-	}
-	rdma_ack_cm_event(ev);
-	return 0;
-}
-
 /* ------------------------------------------------- rdma_getaddrinfo */
 
 static struct sockaddr *
@@ -397,4 +316,28 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 		free(res);
 		res = next;
 	}
+}
+
+/* ------------------------------------------------------ waiting */
+
+/* A synchronous ID's call waits for its event: 0 when it is @p want. */
+int
+cma_sync_wait(struct cma_id *c, enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+	int st;
+
+	if (!c->sync)
+		return 0;
+	if (rdma_get_cm_event(c->id.channel, &ev) != 0)
+		return -1;
+	st = ev->event == want ? 0 : (ev->status ? ev->status : ECONNREFUSED);
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && want == ev->event)
+		st = 0;
+	rdma_ack_cm_event(ev);
+	if (st != 0) {
+		errno = st < 0 ? -st : st;
+		return -1;
+	}
+	return 0;
 }

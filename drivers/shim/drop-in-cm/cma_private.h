@@ -7,12 +7,15 @@
  * rooms share:
  *
  *   cma.c        the process's CM connection to dprdmad, devices and
- *                their PDs, addresses, IDs and channels, bind, resolve,
- *                listen, options, what is refused
- *   cma_conn.c   an ID's QP and SRQ (their attributes from the events),
- *                connect, accept, reject, disconnect
- *   cma_event.c  events (rdma_get_cm_event), endpoints (rdma_create_ep,
- *                rdma_get_request) and rdma_getaddrinfo
+ *                their PDs, addresses, IDs and channels, an ID's QP and
+ *                SRQ (their attributes from the events), bind, listen,
+ *                establish, reject, options, what is refused
+ *   cma_event.c  events (rdma_get_cm_event), a synchronous ID's wait,
+ *                rdma_getaddrinfo
+ *   cma_conn.c   resolving, connect, accept, disconnect, migrate,
+ *                endpoints (rdma_create_ep, rdma_get_request)
+ *
+ * cma_conn.c calls the two others, cma_event.c calls cma.c: no circle.
  */
 
 #ifndef CMA_PRIVATE_H
@@ -112,16 +115,25 @@ struct cma_id *cma_id_find_report(uint32_t handle);
 void cma_event_done(struct cma_id *owner);
 /* A request about @p c. @return 0, or -1 (errno). */
 int cma_id_call(struct cma_id *c, struct dpr_shm_msg *m);
-/* A synchronous ID waits for its event @p want. */
-int cma_sync_wait(struct cma_id *c, enum rdma_cm_event_type want);
 void cma_take_route(struct cma_id *c, uint32_t port, uint32_t sgid_index,
 		    uint32_t mtu, const struct dpr_shm_cm_addr *src,
 		    const struct dpr_shm_cm_addr *dst,
 		    const struct dpr_shm_gid *sgid,
 		    const struct dpr_shm_gid *dgid);
+/* @p sa in the ABI's form (NULL: all zero). @return 0, or -1 (errno). */
+int cma_to_shm_addr(const struct sockaddr *sa, struct dpr_shm_cm_addr *a);
+/* The route a daemon's answer carries, into @p c. */
+void cma_take_resp(struct cma_id *c, const struct dpr_shm_msg *m);
 
-/* cma_conn.c: @p c's QP to state @p st with the attributes its events
- * gave. */
+/* @p c's QP to state @p st with the attributes its events gave. */
 int cma_move_qp(struct cma_id *c, enum ibv_qp_state st);
+/* @p p's parameters and at most @p max_pdata bytes of its private data
+ * into @p k (NULL @p p: all zero). */
+void cma_put_conn(struct dpr_shm_cm_conn *k, const struct rdma_conn_param *p,
+		  uint32_t max_pdata);
+
+/* cma_event.c */
+/* A synchronous ID waits for its event @p want. */
+int cma_sync_wait(struct cma_id *c, enum rdma_cm_event_type want);
 
 #endif /* CMA_PRIVATE_H */

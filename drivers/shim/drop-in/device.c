@@ -103,61 +103,6 @@ ibv_get_device_index(struct ibv_device *device)
 
 /* ------------------------------------------------------ context */
 
-static int dv_query_port(struct ibv_context *ctx, uint8_t port,
-			 struct ibv_port_attr *attr, size_t len);
-static int dv_query_device_ex(struct ibv_context *ctx,
-			      const struct ibv_query_device_ex_input *in,
-			      struct ibv_device_attr_ex *attr, size_t len);
-
-EXPORT struct ibv_context *
-ibv_open_device(struct ibv_device *device)
-{
-	struct dv_context *d = calloc(1, sizeof(*d));
-	struct ibv_context *ctx;
-
-	if (d == NULL)
-		return NULL;
-	d->c = dprdma_open(DV(dv_device, device)->index);
-	if (d->c == NULL) {
-		int e = errno;
-
-		free(d);
-		errno = e;
-		return NULL;
-	}
-	ctx = &d->vctx.context;
-	ctx->device = device;
-	ctx->cmd_fd = -1;
-	/* async events: the eventfd the daemon counts them on */
-	ctx->async_fd = dprdma_async_fd(d->c);
-	ctx->num_comp_vectors = 1;
-	pthread_mutex_init(&ctx->mutex, NULL);
-	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
-	ctx->ops.poll_cq = dv_poll_cq;
-	ctx->ops.req_notify_cq = dv_req_notify_cq;
-	ctx->ops.post_send = dv_post_send;
-	ctx->ops.post_recv = dv_post_recv;
-	ctx->ops.post_srq_recv = dv_post_srq_recv;
-	d->vctx.sz = sizeof(d->vctx);
-	d->vctx.query_port = dv_query_port;
-	d->vctx.query_device_ex = dv_query_device_ex;
-	d->vctx.create_qp_ex = dv_create_qp_ex;
-	d->vctx.create_srq_ex = dv_create_srq_ex;
-	d->vctx.create_cq_ex = dv_create_cq_ex;
-	return ctx;
-}
-
-EXPORT int
-ibv_close_device(struct ibv_context *ctx)
-{
-	struct dv_context *d = dv_ctx(ctx);
-
-	dprdma_close(d->c);
-	pthread_mutex_destroy(&ctx->mutex);
-	free(d);
-	return 0;
-}
-
 EXPORT int
 ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 {
@@ -198,7 +143,7 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	return 0;
 }
 
-static int
+int
 dv_query_device_ex(struct ibv_context *ctx,
 		   const struct ibv_query_device_ex_input *in __attribute__((unused)),
 		   struct ibv_device_attr_ex *attr, size_t len)
@@ -212,7 +157,7 @@ dv_query_device_ex(struct ibv_context *ctx,
 	return 0;
 }
 
-static int
+int
 dv_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
 	      size_t len)
 {

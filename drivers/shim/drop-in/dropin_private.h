@@ -6,8 +6,10 @@
  * Inside the drop-in libibverbs.so.1: its objects (each an rdma-core
  * struct with libdprdma's object beside it) and what its rooms share:
  *
- *   device.c    devices, contexts, queries (device, port, GID, P_Key),
- *               async events, strings, rates, fork
+ *   context.c   ibv_open_device/ibv_close_device: the context, wired to
+ *               the other rooms (it alone knows them all)
+ *   device.c    devices, queries (device, port, GID, P_Key), async
+ *               events, strings, rates, fork
  *   objects.c   PDs, MRs, completion channels, CQs, AHs, SRQs, QPs
  *   datapath.c  post and poll (the context's ops), the extended CQ poll
  *               and the ibv_wr_* builder
@@ -110,6 +112,11 @@ dv_ctx(struct ibv_context *ctx)
 		   IBV_WC_EX_WITH_DLID_PATH_BITS)
 
 /* device.c */
+int dv_query_port(struct ibv_context *ctx, uint8_t port,
+		  struct ibv_port_attr *attr, size_t len);
+int dv_query_device_ex(struct ibv_context *ctx,
+		       const struct ibv_query_device_ex_input *in,
+		       struct ibv_device_attr_ex *attr, size_t len);
 /* GID @p index of port @p port of @p ctx. @return 0, or -1 (errno). */
 int dv_gid_of(struct ibv_context *ctx, uint8_t port, int index,
 	      union ibv_gid *gid);

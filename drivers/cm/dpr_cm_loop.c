@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * The RDMA CM's turn on the main lcore (dpr_cm_poll()): the MADs worker
+ * 0 queued handed to the peer room, the IDs' retries, time-wait and
+ * lingering owners, the capabilities' timers, destroyed channels whose
+ * client end is closed; and when the main lcore must wake for them.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_telemetry.h>
+
+#include "cm_private.h"
+#include "dpr_cm.h"
+#include "dpr_ratelimit.h"
+#include "dpr_cm_mad.h"
+#include "dpr_engine.h"
+#include "dpr_transport.h"
+#include "dpr_verbs.h"
+
+/* Destroyed channels whose client end is closed. */
+static void
+reap_channels(void)
+{
+	for (uint32_t i = 0; i < CM_MAX_CHANNELS; i++) {
+		struct pollfd pf;
+
+		if (cm.chans[i] == NULL || !cm.chans[i]->dead)
+			continue;
+		pf.fd = cm.chans[i]->fd;
+		pf.events = POLLIN;
+		if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLERR))) {
+			close(cm.chans[i]->fd);
+			free(cm.chans[i]);
+			cm.chans[i] = NULL;
+		}
+	}
+}
+
+static void
+run_timers(void)
+{
+	uint64_t now = dpr_cm_now_ms();
+
+	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
+		struct cm_id *id = cm.ids[i];
+
+		if (id != NULL && id->owner == NULL && now >= id->linger_ms) {
+			cm_id_free(id);
+			continue;
+		}
+		if (id == NULL || !id->waiting || now < id->deadline_ms)
+			continue;
+		if (id->retries_left > 0) {
+			id->retries_left--;
+			id->deadline_ms = now + cm.conf.response_timeout_ms;
+			cm.st.mads_retried++;
+			dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->mad);
+			continue;
+		}
+		id->waiting = false;
+		cm.st.timeouts++;
+		if (id->st == CS_DREQ_SENT) {
+			id->st = id->owner == NULL ? CS_TIMEWAIT : CS_CLOSED;
+			cm_emit(id, DPR_SHM_CM_EV_DISCONNECTED, 0, NULL, 0);
+			continue;
+		}
+		if (id->st == CS_REQ_SENT && !cm_id_is_ud(id))
+			cm_send_rej(id, DPR_CM_REF_OTHER, DPR_CM_REJ_TIMEOUT, NULL, 0);
+		id->st = CS_CLOSED;
+		cm_emit(id, DPR_SHM_CM_EV_UNREACHABLE, -ETIMEDOUT, NULL, 0);
+	}
+}
+
+void
+dpr_cm_poll(void)
+{
+	struct cm_mad r;
+	uint64_t v;
+
+	if (!cm.started)
+		return;
+	if (read(cm.wake_fd, &v, sizeof(v)) < 0) {
+		/* nothing new (EAGAIN): the timers may still be due */
+	}
+	for (int k = 0; k < 256 && rte_ring_sc_dequeue_elem(cm.rx, &r, sizeof(r)) == 0; k++)
+		cm_rx_mad(&r);
+	run_timers();
+	dpr_cm_caps_poll(dpr_cm_now_ms());
+	if (dpr_cm_now_ms() - cm.last_reap > 1000) {
+		cm.last_reap = dpr_cm_now_ms();
+		reap_channels();
+	}
+}
+
+int
+dpr_cm_wake_fd(void)
+{
+	return cm.started ? cm.wake_fd : -1;
+}
+
+int
+dpr_cm_next_timeout_ms(void)
+{
+	uint64_t now = dpr_cm_now_ms(), next = UINT64_MAX;
+
+	for (uint32_t i = 0; cm.started && i < CM_MAX_IDS; i++)
+		if (cm.ids[i] != NULL && cm.ids[i]->waiting)
+			next = RTE_MIN(next, cm.ids[i]->deadline_ms);
+		else if (cm.ids[i] != NULL && cm.ids[i]->owner == NULL)
+			next = RTE_MIN(next, cm.ids[i]->linger_ms);
+	if (cm.started)
+		next = RTE_MIN(next, dpr_cm_caps_next_ms());
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)RTE_MIN(next - now, 60000ull);
+}
