@@ -26,6 +26,9 @@ def tel(prefix, cmd):
     r = json.loads(s.recv(hello["max_output_len"]).decode())
     s.close()
     r = r[cmd.split(",")[0]]
+    if r is None:
+        sys.exit("demo: %s: %s: no answer (the box did not run it in time)"
+                 % (prefix, cmd))
     if isinstance(r, dict) and r.get("rc", 0) != 0:
         sys.exit("demo: %s: %s -> %r" % (prefix, cmd, r))
     return r

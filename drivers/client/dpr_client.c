@@ -188,7 +188,10 @@ tel_cmd(int (*fn)(struct client_cmd *), const char *params, struct rte_tel_data 
 		return -ENOMEM;
 	c->fn = fn;
 	snprintf(c->arg, sizeof(c->arg), "%s", params ? params : "");
-	rc = dpr_engine_call(0, run_cmd, c, sizeof(*c), 5000);
+	/* 30 s: setting up a 64 MiB MR on a box whose worker shares its CPU
+	 * took more than the 5 s this was (tools/demo.sh's box B, while
+	 * a CI run used the machine: the answer came back empty) */
+	rc = dpr_engine_call(0, run_cmd, c, sizeof(*c), 30000);
 	if (rc == -ETIMEDOUT || rc == -EBUSY || rc == -ENODEV || rc == -ENOMEM) {
 		free(c);
 		return rc;      /* not run (or not yet): no answer to give */
