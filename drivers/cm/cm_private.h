@@ -86,6 +86,7 @@ struct cm_conf {
 	_(connections) \
 	_(timeouts) \
 	_(events) \
+	_(events_held) \
 	_(events_lost)
 
 struct cm_stats {
@@ -139,11 +140,18 @@ struct cm_id {
 	bool has_answer;
 };
 
+/* Events a full channel could not take yet, sent in order when it can
+ * (cm_chan_flush()): a program that makes many IDs before it reads one
+ * event (ucmatose -c 200) must lose none. */
+#define CM_CHAN_BACKLOG_MAX 65536
+
 struct cm_chan {
 	void *owner;
 	int fd;
 	bool dead;                      /* destroyed: closed once the client's
 	                                   end is (reap_channels) */
+	struct dpr_shm_cm_event *q;     /* the backlog, a ring */
+	uint32_t qhead, qlen, qcap;
 };
 
 /* The RDMA CM's state, one per daemon (dpr_cm.c). */
@@ -161,6 +169,7 @@ struct cm_global {
 	uint32_t id_seq;
 	uint16_t next_port;
 	uint64_t last_reap;
+	bool backlog;                   /* some channel holds events back */
 	struct cm_stats st;
 };
 extern struct cm_global cm;
@@ -185,6 +194,13 @@ struct cm_mad {
 	uint8_t gid[16];                /* rx: the source; tx: the destination */
 	uint8_t mad[DPR_MAD_LEN];
 };
+
+/* dpr_cm.c: channels */
+/* Send what @p ch holds back, in order, while it takes it. @return
+ * whether some is still held. */
+bool cm_chan_flush(struct cm_chan *ch);
+/* @p ch closed and freed, its backlog with it. */
+void cm_chan_free(struct cm_chan *ch);
 
 /* dpr_cm.c: the IDs */
 /* The ID @p owner knows as @p handle, or NULL. */

@@ -174,6 +174,9 @@ cm_id_free(struct cm_id *id)
 	free(id);
 }
 
+static void chan_hold(struct cm_chan *ch, const struct dpr_shm_cm_event *ev,
+		      const struct cm_id *id);
+
 void
 cm_emit(struct cm_id *id, uint32_t event, int32_t status,
 	const struct dpr_shm_cm_conn *conn, uint32_t listen_id)
@@ -201,23 +204,80 @@ cm_emit(struct cm_id *id, uint32_t event, int32_t status,
 		ev.conn = *conn;
 	if (ch == NULL || ch->dead)
 		return;         /* the program destroyed its channel: nobody to tell */
-	if (send(ch->fd, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	/* behind what the channel holds back already, in order */
+	if ((ch->qlen != 0 && cm_chan_flush(ch)) ||
+	    send(ch->fd, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    (ssize_t)sizeof(ev)) {
-		if (errno != EAGAIN)
+		if (ch->qlen == 0 && errno != EAGAIN)
 			return; /* the program is gone (its end closed) */
+		chan_hold(ch, &ev, id);
+		return;
+	}
+	cm.st.events++;
+}
+
+/* Event @p ev for @p id kept in @p ch's backlog (the channel is full). */
+static void
+chan_hold(struct cm_chan *ch, const struct dpr_shm_cm_event *ev,
+	  const struct cm_id *id)
+{
+	if (ch->qlen == ch->qcap && ch->qcap < CM_CHAN_BACKLOG_MAX) {
+		uint32_t cap = ch->qcap ? ch->qcap * 2 : 64;
+		struct dpr_shm_cm_event *q = malloc(cap * sizeof(*q));
+
+		if (q != NULL) {
+			for (uint32_t i = 0; i < ch->qlen; i++)
+				q[i] = ch->q[(ch->qhead + i) % ch->qcap];
+			free(ch->q);
+			ch->q = q;
+			ch->qhead = 0;
+			ch->qcap = cap;
+		}
+	}
+	if (ch->qlen == ch->qcap) {
 		static struct dpr_ratelimit rl;
 		uint32_t missed;
 
 		cm.st.events_lost++;
 		if (dpr_ratelimit(&rl, &missed))
 			CM_LOG(WARNING, "an RDMA CM event (%u) for ID %u was lost: "
-			       "its channel is full (the program does not read "
-			       "it)%s", event, cm_id_handle(id), missed ?
-			       "; more lost, lines suppressed (cm/stats "
-			       "events_lost counts them)" : "");
+			       "its channel holds %u unread already (the program "
+			       "does not read it)%s", ev->event, cm_id_handle(id),
+			       ch->qlen, missed ? "; more lost, lines suppressed "
+			       "(cm/stats events_lost counts them)" : "");
 		return;
 	}
-	cm.st.events++;
+	ch->q[(ch->qhead + ch->qlen++) % ch->qcap] = *ev;
+	cm.st.events_held++;
+	cm.backlog = true;
+}
+
+bool
+cm_chan_flush(struct cm_chan *ch)
+{
+	while (ch->qlen != 0) {
+		const struct dpr_shm_cm_event *ev = &ch->q[ch->qhead];
+
+		if (send(ch->fd, ev, sizeof(*ev), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    (ssize_t)sizeof(*ev)) {
+			if (errno == EAGAIN)
+				return true;
+			ch->qlen = 0;   /* the program is gone */
+			break;
+		}
+		ch->qhead = (ch->qhead + 1) % ch->qcap;
+		ch->qlen--;
+		cm.st.events++;
+	}
+	return false;
+}
+
+void
+cm_chan_free(struct cm_chan *ch)
+{
+	close(ch->fd);
+	free(ch->q);
+	free(ch);
 }
 
 /* Send @p m and wait for its answer (timer). */
@@ -428,8 +488,7 @@ dpr_cm_stop(void)
 			cm_id_free(cm.ids[i]);
 	for (uint32_t i = 0; i < CM_MAX_CHANNELS; i++)
 		if (cm.chans[i] != NULL) {
-			close(cm.chans[i]->fd);
-			free(cm.chans[i]);
+			cm_chan_free(cm.chans[i]);
 			cm.chans[i] = NULL;
 		}
 	for (uint16_t pi = 0; pi < cm.n_ports; pi++)

@@ -424,8 +424,7 @@ dpr_cm_owner_gone(void *owner)
 			cm_id_end(cm.ids[i]);
 	for (uint32_t i = 0; i < CM_MAX_CHANNELS; i++)
 		if (cm.chans[i] != NULL && cm.chans[i]->owner == owner) {
-			close(cm.chans[i]->fd);
-			free(cm.chans[i]);
+			cm_chan_free(cm.chans[i]);
 			cm.chans[i] = NULL;
 		}
 }

@@ -37,6 +37,21 @@
 #include "dpr_transport.h"
 #include "dpr_verbs.h"
 
+/* Events held back for channels that were full, sent as far as they
+ * go now; whether some are still held (cm.backlog: the next wake is near). */
+static void
+flush_channels(void)
+{
+	bool held = false;
+
+	if (!cm.backlog)
+		return;
+	for (uint32_t i = 0; i < CM_MAX_CHANNELS; i++)
+		if (cm.chans[i] != NULL && cm.chans[i]->qlen != 0)
+			held |= cm_chan_flush(cm.chans[i]);
+	cm.backlog = held;
+}
+
 /* Destroyed channels whose client end is closed. */
 static void
 reap_channels(void)
@@ -49,8 +64,7 @@ reap_channels(void)
 		pf.fd = cm.chans[i]->fd;
 		pf.events = POLLIN;
 		if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLERR))) {
-			close(cm.chans[i]->fd);
-			free(cm.chans[i]);
+			cm_chan_free(cm.chans[i]);
 			cm.chans[i] = NULL;
 		}
 	}
@@ -105,6 +119,7 @@ dpr_cm_poll(void)
 	for (int k = 0; k < 256 && rte_ring_sc_dequeue_elem(cm.rx, &r, sizeof(r)) == 0; k++)
 		cm_rx_mad(&r);
 	run_timers();
+	flush_channels();
 	dpr_cm_caps_poll(dpr_cm_now_ms());
 	if (dpr_cm_now_ms() - cm.last_reap > 1000) {
 		cm.last_reap = dpr_cm_now_ms();
@@ -128,6 +143,8 @@ dpr_cm_next_timeout_ms(void)
 			next = RTE_MIN(next, cm.ids[i]->deadline_ms);
 		else if (cm.ids[i] != NULL && cm.ids[i]->owner == NULL)
 			next = RTE_MIN(next, cm.ids[i]->linger_ms);
+	if (cm.started && cm.backlog)
+		next = RTE_MIN(next, now + 1);  /* (events held: try again) */
 	if (cm.started)
 		next = RTE_MIN(next, dpr_cm_caps_next_ms());
 	if (next == UINT64_MAX)

@@ -63,10 +63,10 @@ extern int shim_logtype;
 
 /* Per-client quotas. */
 #define SHIM_MAX_OBJS 4096
-#define SHIM_MAX_PD 64
+#define SHIM_MAX_PD 256
 #define SHIM_MAX_MR 1024
-#define SHIM_MAX_CQ 256
-#define SHIM_MAX_CHANNELS 64
+#define SHIM_MAX_CQ 1024
+#define SHIM_MAX_CHANNELS 256
 #define SHIM_MAX_SRQ 16
 #define SHIM_MAX_MR_BYTES (64ull << 30)
 

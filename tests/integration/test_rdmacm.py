@@ -7,7 +7,7 @@ Debian programs, server on A and client on B, then both on A (QP1 looped
 back inside the daemon):
 
   rping -V (the data of every ping verified), ucmatose with 8
-  connections, udaddy (UD endpoints found by SIDR), fi_pingpong -p verbs
+  connections (and 200 from one program), udaddy (UD endpoints found by SIDR), fi_pingpong -p verbs
   (libfabric's UD, RC and RDM endpoints, data checked), ib_send_bw -R,
   ib_read_bw -R, ib_write_lat -R, qperf
   -cm1 rc_bw, rc_lat, rc_rdma_read_bw (its control connection over
@@ -315,6 +315,10 @@ def main():
             test_qperf(ds, dc)
             if os.path.exists(RPMA_TEST):
                 test_rpma(ds, dc)
+        # many IDs made before one event is read: 200 connections in one
+        # program (a PD, two CQs and a QP each; 400 events queue up in its
+        # channel, which holds 160: dprdmad holds the rest back, in order)
+        test_ucmatose(a, b, conns=200, msgs=2)
         test_cm_cases(a, b)
         sa, sb = cm_stats(a), cm_stats(b)
         t.log("A: %r" % sa)
