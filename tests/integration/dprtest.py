@@ -216,6 +216,10 @@ def memif_daemon(prefix, role, ip, sock, extra=()):
     yielding worker (tests share 2 cores), serving verbs clients on its own
     socket (Daemon.socket)."""
     vdev = "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, sock)
+    # a socket file an earlier process of this PID left: a memif server
+    # cannot bind over it
+    if role == "server" and os.path.exists(sock):
+        os.unlink(sock)
     return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
                    "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
                    "--idle", "yield"] + list(extra), prefix=prefix)

@@ -76,6 +76,10 @@ def daemon(prefix, role, ip, seed, worker_cpu=1):
         vdev = ("net_memif0,role=%s,socket=%s,socket-abstract=no%s" %
                 (role, SOCK, MEMIF_ARGS))
         ns = None
+        # a socket file an earlier process of this PID left (the flood
+        # test's server failed to bind one in CI: no port, no link)
+        if role == "server" and os.path.exists(SOCK):
+            os.unlink(SOCK)
     lcores = (["--lcores", "0@0,1@1,2@0"] if WORKERS2 else
               ["--lcores", "0@%d,1@%d" % (1 - worker_cpu, worker_cpu)])
     return t.Daemon(lcores + ["--no-pci", "--no-huge", "-m", "512",

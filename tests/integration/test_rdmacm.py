@@ -323,11 +323,17 @@ def main():
         sa, sb = cm_stats(a), cm_stats(b)
         t.log("A: %r" % sa)
         t.log("B: %r" % sb)
+        # (a MAD sent again after [cm] response_timeout_ms whose first copy
+        # was answered arrives for an ID past that state: dropped by design,
+        # counted in mad_wrong_state -- 200 connections at once on 2 cores
+        # make the CM retry)
+        late = sa["mad_wrong_state"] + sb["mad_wrong_state"] <= \
+            sa["mads_retried"] + sb["mads_retried"]
         dropped = [k for k in ("mad_short", "mad_base_version", "mad_class",
                                "mad_class_version", "mad_method", "mad_attr",
                                "mad_unknown_id", "mad_wrong_state", "mads_rx_dropped",
                                "mads_tx_dropped", "events_lost")
-                   if sa[k] or sb[k]]
+                   if (sa[k] or sb[k]) and not (k == "mad_wrong_state" and late)]
         t.check(not dropped, "no MAD dropped, no event lost on either "
                 "daemon (%s)" % (dropped or "none"))
         t.check(sa["connections"] >= 2 * (1 + 8 + 4 + 3 + 3) + 2 and
