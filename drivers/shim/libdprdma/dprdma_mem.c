@@ -190,6 +190,22 @@ shadow_file(void)
 	return fd;
 }
 
+/* Is @p e a mapping of this process's shadow file? */
+static bool
+is_shadow(const struct map_ent *e)
+{
+	return strncmp(e->path, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
+	       e->perms[3] == 's' && e->inode == shadow.ino;
+}
+
+/* Is [start, end) inside the one shared mapping @p maps holds? */
+static bool
+in_one_shared(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end)
+{
+	return n == 1 && maps[0].lo <= start && end <= maps[0].hi &&
+	       maps[0].perms[3] == 's';
+}
+
 /*
  * Make [start, end) (whole pages) shared with the daemon, at the same
  * addresses: pages of the shadow file are mapped over private anonymous
@@ -218,8 +234,7 @@ make_shadow(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
 		uintptr_t a = e->lo > start ? e->lo : start;
 		uintptr_t b = e->hi < end ? e->hi : end;
 
-		if (strncmp(e->path, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
-		    e->perms[3] == 's' && e->off == e->lo && e->inode == shadow.ino)
+		if (is_shadow(e) && e->off == e->lo)
 			continue;       /* ours already */
 		if (strncmp(e->path, "/memfd:dprdma-buf", 17) == 0)
 			return -EFAULT; /* a freed dprdma_alloc() chunk? */
@@ -252,10 +267,8 @@ static bool
 shared_mapping(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
 	       uint64_t *lo, uint64_t *hi, uint64_t *off)
 {
-	if (n != 1 || maps[0].lo > start || end > maps[0].hi ||
-	    maps[0].perms[3] != 's' || strncmp(maps[0].path, "/SYSV", 5) == 0 ||
-	    (strncmp(maps[0].path, "/memfd:" SHADOW_NAME, 7 + strlen(SHADOW_NAME)) == 0 &&
-	     maps[0].inode == shadow.ino))
+	if (!in_one_shared(maps, n, start, end) ||
+	    strncmp(maps[0].path, "/SYSV", 5) == 0 || is_shadow(&maps[0]))
 		return false;
 	*lo = maps[0].lo;
 	*hi = maps[0].hi;
@@ -269,9 +282,8 @@ static bool
 sysv_segment(const struct map_ent *maps, int n, uintptr_t start, uintptr_t end,
 	     uint32_t *sysv, uint64_t *off)
 {
-	if (n != 1 || maps[0].lo > start || end > maps[0].hi ||
-	    maps[0].perms[3] != 's' || strncmp(maps[0].path, "/SYSV", 5) != 0 ||
-	    maps[0].inode >= INT32_MAX)
+	if (!in_one_shared(maps, n, start, end) ||
+	    strncmp(maps[0].path, "/SYSV", 5) != 0 || maps[0].inode >= INT32_MAX)
 		return false;
 	*sysv = (uint32_t)maps[0].inode + 1;    /* the shmid */
 	*off = maps[0].off + (start - maps[0].lo);
