@@ -76,6 +76,7 @@ struct cm_conf {
 	_(mad_unknown_id) \
 	_(mad_wrong_state) \
 	_(mad_duplicate) \
+	_(mad_late) \
 	_(mad_bad_pdata) \
 	_(sidr_req_rx) \
 	_(sidr_no_listener) \
@@ -129,6 +130,7 @@ struct cm_id {
 	uint64_t tid;
 	uint32_t local_qpn, remote_qpn;
 	uint32_t backlog;
+	bool passive;                   /* made by a peer's REQ or SIDR_REQ */
 	uint64_t linger_ms;             /* owner gone: freed then */
 	/* the MAD waiting for its answer, sent again until then */
 	uint8_t mad[DPR_MAD_LEN];

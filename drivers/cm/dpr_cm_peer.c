@@ -80,6 +80,7 @@ passive_id(const struct cm_id *lid, int pi, int gi, uint16_t ps, uint16_t port,
 		return NULL;
 	}
 	id->st = CS_REQ_RCVD;
+	id->passive = true;
 	id->ps = ps;
 	id->pi = pi;
 	id->sgid_index = (uint8_t)gi;
@@ -337,6 +338,12 @@ cm_rx_mad(const struct cm_mad *r)
 		cm_emit(id, DPR_SHM_CM_EV_CONNECT_RESPONSE, 0, &c, 0);
 		return;
 	case DPR_CM_RTU:
+		if (id->passive && id->st > CS_REP_SENT) {
+			/* our REP went twice (the RTU was slow), and the
+			 * peer answered both */
+			cm.st.mad_late++;
+			return;
+		}
 		if (id->st != CS_REP_SENT)
 			break;
 		id->waiting = false;
@@ -357,6 +364,13 @@ cm_rx_mad(const struct cm_mad *r)
 			DPR_SHM_CM_EV_REJECTED, m.reason, &c, 0);
 		return;
 	case DPR_CM_MRA:
+		if (!id->passive ? id->st > CS_REQ_SENT && id->st != CS_REP_SENT :
+		    id->st > CS_REP_SENT) {
+			/* the peer's MRA answered a copy of our REQ (REP)
+			 * sent again; its REP (RTU) has come since */
+			cm.st.mad_late++;
+			return;
+		}
 		if (!id->waiting || (id->st != CS_REQ_SENT && id->st != CS_REP_SENT))
 			break;
 		/* the peer needs longer: 4.096 us x 2^timeout, at most 60 s */

@@ -110,6 +110,7 @@ dpr_cm_register_telemetry(void)
 		{ "mad_unknown_id", "MADs dropped: for a connection this box does not have" },
 		{ "mad_wrong_state", "MADs dropped: not expected in the connection's state" },
 		{ "mad_duplicate", "duplicate MADs answered from the last answer" },
+		{ "mad_late", "MADs dropped: a second answer to a MAD sent again, after the first moved the connection on" },
 		{ "mad_bad_pdata", "REQs refused: private data not rdma_cm's IP header" },
 		{ "sidr_req_rx", "SIDR requests (UD service lookups) received" },
 		{ "sidr_no_listener", "SIDR requests for a port nobody listens on" },
