@@ -130,42 +130,49 @@ shim_link_watch(void)
 	}
 }
 
-/* Per port: QP number -> the client's QP, for the transport's events
- * (written by the QP's worker when it is made or goes). */
-static struct shim_qp **qp_by_qpn[RTE_MAX_ETHPORTS];
-static uint32_t qp_by_qpn_len[RTE_MAX_ETHPORTS];
+/* Per port: QP table slot -> the client's QP, for the transport's events
+ * (written by the QP's worker when it is made or goes). By slot, not by
+ * number: QPNs carry random bits above the slot (lib/verbs). */
+static struct shim_qp **qp_by_slot[RTE_MAX_ETHPORTS];
+static uint32_t qp_by_slot_len[RTE_MAX_ETHPORTS];
 
 int
 shim_qp_table_init(uint16_t pi, uint32_t n)
 {
-	free(qp_by_qpn[pi]);
-	qp_by_qpn[pi] = calloc(n, sizeof(*qp_by_qpn[pi]));
-	if (qp_by_qpn[pi] == NULL) {
-		qp_by_qpn_len[pi] = 0;
+	free(qp_by_slot[pi]);
+	qp_by_slot[pi] = calloc(n, sizeof(*qp_by_slot[pi]));
+	if (qp_by_slot[pi] == NULL) {
+		qp_by_slot_len[pi] = 0;
 		return -ENOMEM;
 	}
-	qp_by_qpn_len[pi] = n;
+	qp_by_slot_len[pi] = n;
 	return 0;
 }
 
 void
 shim_qp_table_set(uint16_t pi, uint32_t qpn, struct shim_qp *q)
 {
-	if (qpn < qp_by_qpn_len[pi])
-		qp_by_qpn[pi][qpn] = q;
+	uint32_t s = dpr_qpn_slot(dpr_engine_verbs(pi), qpn);
+
+	/* (a slot's next QP may be in the table before its last one's
+	 * destruction job clears it) */
+	if (s < qp_by_slot_len[pi] &&
+	    (q != NULL || (qp_by_slot[pi][s] != NULL && qp_by_slot[pi][s]->qpn == qpn)))
+		qp_by_slot[pi][s] = q;
 }
 
 void
 shim_verbs_event(void *arg, enum dpr_event_type type, uint32_t obj)
 {
 	uint16_t pi = (uint16_t)(uintptr_t)arg;
+	uint32_t s = dpr_qpn_slot(dpr_engine_verbs(pi), obj);
 	struct shim_qp *q;
 
 	/* CQ errors of clients are raised where they overflow (shim_cq_push) */
-	if (type == DPR_EVENT_CQ_ERR || obj >= qp_by_qpn_len[pi])
+	if (type == DPR_EVENT_CQ_ERR || s >= qp_by_slot_len[pi])
 		return;
-	q = qp_by_qpn[pi][obj];
-	if (q != NULL)
+	q = qp_by_slot[pi][s];
+	if (q != NULL && q->qpn == obj)
 		raise_event(q->c, type, q->handle);
 }
 

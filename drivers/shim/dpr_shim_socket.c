@@ -227,8 +227,7 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 		return -e;
 	}
 	for (uint16_t pi = 0; pi < dpr_engine_n_ports(); pi++) {
-		if (shim_qp_table_init(pi, dpr_verbs_limits(dpr_engine_verbs(pi))->max_qp +
-				       0x100) != 0) {
+		if (shim_qp_table_init(pi, dpr_verbs_limits(dpr_engine_verbs(pi))->max_qp) != 0) {
 			close(fd);
 			return -ENOMEM;
 		}

@@ -530,6 +530,12 @@ dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 	ctx->use.qp--;
 }
 
+uint32_t
+dpr_qpn_slot(const struct dpr_verbs_ctx *ctx, uint32_t qpn)
+{
+	return qpn & ((1u << ctx->qp_idx_bits) - 1);
+}
+
 void *
 dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 {

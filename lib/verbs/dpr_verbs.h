@@ -474,6 +474,9 @@ int dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn);
 void dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn);
 /** The object a QP number was reserved for, or NULL; O(1). */
 void *dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn);
+/** The table slot of QP number @p qpn (its bits below the random ones):
+ * below max_qp for every QPN dpr_qpn_alloc() gives. */
+uint32_t dpr_qpn_slot(const struct dpr_verbs_ctx *ctx, uint32_t qpn);
 
 /** Counts of live objects, for limits and tests. */
 struct dpr_verbs_usage {

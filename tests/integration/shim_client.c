@@ -341,6 +341,28 @@ expect_wc(struct side *s, uint64_t wr_id, uint32_t opcode, uint32_t status,
 	      wc.opcode, wc.byte_len, wr_id, status, opcode, byte_len);
 }
 
+/* Whether the async event @p type on @p obj comes to @p s within 5 s
+ * (other events before it are passed over). */
+static bool
+wait_async(struct side *s, uint32_t type, void *obj)
+{
+	struct pollfd pf = { .fd = dprdma_async_fd(s->ctx), .events = POLLIN };
+	int fl = fcntl(pf.fd, F_GETFL);
+	bool found = false;
+	uint32_t t;
+	void *o;
+
+	fcntl(pf.fd, F_SETFL, fl | O_NONBLOCK);
+	for (int tries = 0; !found && tries < 50; tries++) {
+		while (!found && dprdma_get_async_event(s->ctx, &t, &o) == 0)
+			found = t == type && o == obj;
+		if (!found)
+			poll(&pf, 1, 100);
+	}
+	fcntl(pf.fd, F_SETFL, fl);
+	return found;
+}
+
 static int
 do_ops(const char *sa, const char *sb)
 {
@@ -431,6 +453,10 @@ do_ops(const char *sa, const char *sb)
 	post_send(&a, WR_WRITE, F_SIGNALED, a.buf, 64, (uintptr_t)b.buf,
 		  dprdma_mr_rkey(b.mr), 0, 0, 0, id);
 	expect_wc(&a, id++, WC_WRITE, 5 /* WR_FLUSH_ERR */, UINT32_MAX, "flushed");
+	/* and the responder's client is told, whatever its QP's number
+	 * (QPNs carry random bits above the table's index) */
+	CHECK(wait_async(&b, 3 /* IBV_EVENT_QP_ACCESS_ERR */, b.qp),
+	      "QP_ACCESS_ERR on B's QP %#x", dprdma_qp_num(b.qp));
 	pair_close(&a, &b);
 	printf("ops: %s, %d failures\n", use_events ? "events" : "polling", failures);
 	return failures != 0;
