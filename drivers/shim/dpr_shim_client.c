@@ -9,7 +9,7 @@
  * and port it is told of, and when it goes, for whatever reason, every
  * object it made destroyed in the order that frees it. Quotas: at most
  * [control] max_clients connections; each request handler checks its own
- * per-client quota (SHIM_MAX_*).
+ * per-client quota ([limits] client_*, SHIM_MAX_*).
  */
 
 #include <errno.h>
@@ -109,13 +109,13 @@ shim_req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 	d->node_guid = pi.node_guid;
 	d->sys_image_guid = d->node_guid;
 	d->vendor_id = 0xffffff;        /* rxe's: no vendor-specific paths */
-	d->max_qp = RTE_MIN(lim->max_qp, (uint32_t)DPR_SHM_MAX_QPS);
+	d->max_qp = RTE_MIN(lim->max_qp, shim.lim.qps);
 	d->max_qp_wr = RTE_MIN(lim->max_qp_wr, (uint32_t)DPR_SHM_MAX_WR);
 	d->max_sge = DPR_SHM_MAX_SEND_SGE;
-	d->max_cq = SHIM_MAX_CQ;
+	d->max_cq = RTE_MIN(lim->max_cq, shim.lim.cqs);
 	d->max_cqe = RTE_MIN(lim->max_cqe, (uint32_t)DPR_SHM_MAX_CQE);
-	d->max_mr = SHIM_MAX_MR;
-	d->max_pd = SHIM_MAX_PD;
+	d->max_mr = RTE_MIN(lim->max_mr, shim.lim.mrs);
+	d->max_pd = RTE_MIN(lim->max_pd, shim.lim.pds);
 	d->max_qp_rd_atom = lim->max_rd_atomic;
 	d->max_inline = RTE_MIN(lim->max_inline, (uint32_t)DPR_SHM_MAX_INLINE);
 	d->max_mr_size = lim->max_mr_size;
@@ -168,7 +168,7 @@ client_cleanup(struct shim_client *c)
 	uint32_t h;
 
 	for (k = 0; k < RTE_DIM(order); k++)
-		for (h = 1; h <= SHIM_MAX_OBJS; h++) {
+		for (h = 1; h <= c->obj_hi; h++) {
 			if (c->obj[h - 1].type != order[k])
 				continue;
 			switch (order[k]) {
@@ -215,6 +215,8 @@ shim_client_close(unsigned int slot, const char *why)
 	dpr_cm_owner_gone(c);
 	client_cleanup(c);
 	close(c->fd);
+	free(c->obj);
+	free(c->qps);
 	free(c);
 	shim.clients[slot] = NULL;
 	shim.st.clients_closed++;
@@ -256,12 +258,23 @@ dpr_shim_adopt(int fd)
 		dpr_shm_send(fd, &m, sizeof(m), -1);
 		return -EUSERS;
 	}
+	/* (the tables are as large as the quotas; calloc maps them, and
+	 * only the pages a client uses are ever touched) */
 	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return -ENOMEM;
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+	if (c != NULL) {
+		c->obj = calloc(shim_obj_cap(), sizeof(*c->obj));
+		c->qps = calloc(shim.lim.qps, sizeof(*c->qps));
+	}
+	if (c == NULL || c->obj == NULL || c->qps == NULL ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+		int e = c == NULL || c->obj == NULL || c->qps == NULL ? ENOMEM : errno;
+
+		if (c != NULL) {
+			free(c->obj);
+			free(c->qps);
+		}
 		free(c);
-		return -errno;
+		return -e;
 	}
 	c->fd = fd;
 	c->async_fd = -1;

@@ -74,7 +74,7 @@ drain_run(void *arg)
 	for (unsigned int i = 0; i < shim.wn[wi]; i++) {
 		struct shim_client *c = shim.wl[wi][i];
 
-		for (unsigned int k = 0; k < DPR_SHM_MAX_QPS; k++)
+		for (unsigned int k = 0; k < c->slot_hi; k++)
 			if (c->qps[k] != NULL)
 				dpr_qp_modify(c->qps[k]->qp, &a, DPR_QP_STATE);
 		raise_event(c, DPR_EVENT_DEVICE_FATAL, 0);
@@ -185,7 +185,7 @@ overflow_to_err(struct shim_client *c)
 	unsigned int i;
 
 	c->overflow_pending = false;
-	for (i = 0; i < DPR_SHM_MAX_QPS; i++) {
+	for (i = 0; i < c->slot_hi; i++) {
 		struct shim_qp *q = c->qps[i];
 
 		if (q == NULL || q->errored ||
@@ -551,10 +551,12 @@ shim_srq_attach(struct shim_srq *s)
  * and never rings. Then SHIM_POLL_GRACE more rounds with idle set, for a
  * producer the client stored before it read idle = 0 to become visible
  * (lib/shm/dpr_shm.h, Doorbells); and every SHIM_SWEEP_NS the producers
- * of the QPs not polled are looked at, whatever happened. */
+ * of SHIM_SWEEP_SLOTS QPs not polled are looked at, whatever happened (a
+ * client's first 1,024 QPs each millisecond, 65,536 in 64 ms). */
 #define SHIM_POLL_ROUNDS 256
 #define SHIM_POLL_GRACE 32
 #define SHIM_SWEEP_NS 1000000
+#define SHIM_SWEEP_SLOTS 1024
 
 /* A QP onto the worker's list: its rings looked at every round, the
  * client told it need not ring. */
@@ -564,7 +566,18 @@ poll_start(struct shim_client *c, struct shim_qp *q)
 	q->polled = true;
 	q->empty_rounds = 0;
 	c->polled[q->slot / 64] |= 1ull << (q->slot % 64);
+	c->polled_sum[q->slot / 4096] |= 1ull << (q->slot / 64 % 64);
 	__atomic_store_n(&q->sq->idle, 0, __ATOMIC_RELAXED);
+}
+
+/* Slot @p s off the worker's list (and its word off the summary when it
+ * was the word's last). */
+static inline void
+polled_clear(struct shim_client *c, uint32_t s)
+{
+	c->polled[s / 64] &= ~(1ull << (s % 64));
+	if (c->polled[s / 64] == 0)
+		c->polled_sum[s / 4096] &= ~(1ull << (s / 64 % 64));
 }
 
 /* Anything in @p q's rings the worker has not taken? */
@@ -597,21 +610,26 @@ poll_qp(struct shim_client *c, struct shim_qp *q, unsigned int wi)
 		__atomic_store_n(&q->sq->idle, 1, __ATOMIC_RELAXED);
 	} else if (q->empty_rounds >= SHIM_POLL_ROUNDS + SHIM_POLL_GRACE) {
 		q->polled = false;
-		c->polled[q->slot / 64] &= ~(1ull << (q->slot % 64));
+		polled_clear(c, q->slot);
 	}
 	return false;
 }
 
-/* Every SHIM_SWEEP_NS: the QPs of @p c not polled whose rings hold
- * something and whose doorbell is not rung (a doorbell the client did not
- * ring) back on the list. */
+/* Every SHIM_SWEEP_NS: the next SHIM_SWEEP_SLOTS slots of @p c (all of
+ * them, for a client of no more QPs) -- the QPs not polled whose rings
+ * hold something and whose doorbell is not rung (a doorbell the client
+ * did not ring) back on the list. A client of many QPs is swept over
+ * several periods: no round pays for all of its QPs. */
 static void
 sweep(struct shim_client *c, uint64_t now_ns)
 {
 	const uint64_t *db = c->ctrl->doorbell;
+	const uint32_t hi = __atomic_load_n(&c->slot_hi, __ATOMIC_ACQUIRE);
+	uint32_t s = c->sweep_from < hi ? c->sweep_from : 0;
+	const uint32_t end = RTE_MIN(hi, s + SHIM_SWEEP_SLOTS);
 
 	c->next_sweep_ns = now_ns + SHIM_SWEEP_NS;
-	for (unsigned int s = 0; s < DPR_SHM_MAX_QPS; s++) {
+	for (; s < end; s++) {
 		struct shim_qp *q = c->qps[s];
 
 		if (q != NULL && !q->polled && !q->broken && rings_moved(q) &&
@@ -620,6 +638,38 @@ sweep(struct shim_client *c, uint64_t now_ns)
 			poll_start(c, q);
 		}
 	}
+	c->sweep_from = end;
+}
+
+/* The QPs of word @p w of @p c's doorbells that are rung or polled: each
+ * polled for a round. */
+static bool
+poll_word(struct shim_client *c, uint32_t w, unsigned int wi)
+{
+	uint64_t *db = &c->ctrl->doorbell[w];
+	uint64_t bits = c->polled[w];
+	bool busy = false;
+
+	if (__atomic_load_n(db, __ATOMIC_RELAXED) != 0) {
+		const uint64_t rung = __atomic_exchange_n(db, 0, __ATOMIC_ACQ_REL);
+
+		shim.ws[wi].doorbells += (uint64_t)__builtin_popcountll(rung);
+		bits |= rung;
+	}
+	while (bits != 0) {
+		const uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(bits);
+		struct shim_qp *q = s < shim.lim.qps ? c->qps[s] : NULL;
+
+		bits &= bits - 1;
+		if (q == NULL || q->broken) {
+			polled_clear(c, s);
+			continue;
+		}
+		if (!q->polled)
+			poll_start(c, q);
+		busy |= poll_qp(c, q, wi);
+	}
+	return busy;
 }
 
 bool
@@ -630,7 +680,11 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi, uint64_t now_ns)
 
 	for (i = 0; i < shim.wn[wi]; i++) {
 		struct shim_client *c = shim.wl[wi][i];
-		uint64_t *db = c->ctrl->doorbell;
+		uint64_t *sum = c->ctrl->db_summary;
+		/* the summary words of the slots in use (a client's bits
+		 * above them name no QP) */
+		const uint32_t n_sum = (__atomic_load_n(&c->slot_hi, __ATOMIC_ACQUIRE) +
+					4095) / 4096;
 
 		if (unlikely(c->overflow_pending))
 			overflow_to_err(c);
@@ -643,28 +697,16 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi, uint64_t now_ns)
 				if (c->srqs[k] != NULL)
 					drain_srq(c->srqs[k], wi);
 
-		for (k = 0; k < RTE_DIM(c->ctrl->doorbell); k++) {
-			uint64_t bits = c->polled[k];
+		for (k = 0; k < n_sum; k++) {
+			uint64_t words = c->polled_sum[k];
 
-			if (__atomic_load_n(&db[k], __ATOMIC_RELAXED) != 0) {
-				const uint64_t rung = __atomic_exchange_n(&db[k], 0,
-									  __ATOMIC_ACQ_REL);
+			if (__atomic_load_n(&sum[k], __ATOMIC_RELAXED) != 0)
+				words |= __atomic_exchange_n(&sum[k], 0, __ATOMIC_ACQ_REL);
+			while (words != 0) {
+				const uint32_t w = k * 64 + (uint32_t)__builtin_ctzll(words);
 
-				shim.ws[wi].doorbells += (uint64_t)__builtin_popcountll(rung);
-				bits |= rung;
-			}
-			while (bits != 0) {
-				unsigned int b = (unsigned int)__builtin_ctzll(bits);
-				struct shim_qp *q = c->qps[k * 64 + b];
-
-				bits &= bits - 1;
-				if (q == NULL || q->broken) {
-					c->polled[k] &= ~(1ull << b);
-					continue;
-				}
-				if (!q->polled)
-					poll_start(c, q);
-				busy |= poll_qp(c, q, wi);
+				words &= words - 1;
+				busy |= poll_word(c, w, wi);
 			}
 		}
 	}

@@ -17,19 +17,33 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "dpr_ratelimit.h"
 #include "shim_private.h"
 
 /* ------------------------------------------------------------ handles */
 
 uint32_t
+shim_obj_cap(void)
+{
+	return shim.lim.qps + shim.lim.cqs + shim.lim.pds + shim.lim.mrs +
+		SHIM_MAX_CHANNELS + SHIM_MAX_SRQ;
+}
+
+/* The lowest free handle (the table is as large as the quotas together:
+ * each request checks its own quota before it adds). */
+uint32_t
 shim_obj_add(struct shim_client *c, enum obj_type t, void *p)
 {
+	const uint32_t cap = shim_obj_cap();
 	uint32_t i;
 
-	for (i = 0; i < SHIM_MAX_OBJS; i++)
+	for (i = c->obj_hint; i < cap; i++)
 		if (c->obj[i].type == OBJ_FREE) {
 			c->obj[i].type = (uint8_t)t;
 			c->obj[i].p = p;
+			c->obj_hint = i + 1;
+			if (i >= c->obj_hi)
+				c->obj_hi = i + 1;
 			return i + 1;
 		}
 	return 0;
@@ -38,7 +52,7 @@ shim_obj_add(struct shim_client *c, enum obj_type t, void *p)
 void *
 shim_obj_get(struct shim_client *c, uint32_t h, enum obj_type t)
 {
-	if (h == 0 || h > SHIM_MAX_OBJS || c->obj[h - 1].type != t)
+	if (h == 0 || h > c->obj_hi || c->obj[h - 1].type != t)
 		return NULL;
 	return c->obj[h - 1].p;
 }
@@ -48,6 +62,8 @@ shim_obj_del(struct shim_client *c, uint32_t h)
 {
 	c->obj[h - 1].type = OBJ_FREE;
 	c->obj[h - 1].p = NULL;
+	if (h - 1 < c->obj_hint)
+		c->obj_hint = h - 1;
 }
 
 /* --------------------------------------------- jobs on the worker */
@@ -272,7 +288,16 @@ shim_make_shared(const char *name, size_t len, void **addr)
 	}
 	*addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (*addr == MAP_FAILED) {
+		static struct dpr_ratelimit rl;
 		int e = errno;
+		uint32_t missed;
+
+		if (e == ENOMEM && dpr_ratelimit(&rl, &missed))
+			SHIM_LOG(NOTICE, "cannot map the rings of a new %s (%s): "
+				 "dprdmad is at vm.max_map_count or out of memory; "
+				 "raise vm.max_map_count (sysctl) to hold more QPs "
+				 "and CQs%s", name, strerror(e),
+				 missed ? " (more such lines suppressed)" : "");
 
 		close(fd);
 		return -e;

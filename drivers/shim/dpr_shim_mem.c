@@ -129,12 +129,12 @@ reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int fd)
 		j.kind = JOB_REREG_MR;
 		j.old = old->mr;
 	}
-	if ((old == NULL && c->n_mr >= SHIM_MAX_MR) ||
+	if ((old == NULL && c->n_mr >= shim.lim.mrs) ||
 	    c->mr_bytes - (old != NULL ? old->length : 0) + m->reg_mr.length >
 	    SHIM_MAX_MR_BYTES) {
 		shim.st.quota_refused++;
 		SHIM_LOG(NOTICE, "client %u: MR refused: over its quota "
-			 "(%u MRs, %llu GiB registered)", c->id, SHIM_MAX_MR,
+			 "(%u MRs, %llu GiB registered)", c->id, shim.lim.mrs,
 			 SHIM_MAX_MR_BYTES >> 30);
 		return -ENOMEM;
 	}

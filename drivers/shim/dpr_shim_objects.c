@@ -20,15 +20,18 @@
 
 #include "shim_private.h"
 
-/* Over a client's quota of @p what (@p max): refused, counted, logged. */
+/* Over a client's quota of @p what (@p max; @p key: the [limits] key that
+ * sets it, or NULL): refused, counted, logged. */
 static bool
-over_quota(struct shim_client *c, uint32_t n, uint32_t max, const char *what)
+over_quota(struct shim_client *c, uint32_t n, uint32_t max, const char *what,
+	   const char *key)
 {
 	if (n < max)
 		return false;
 	shim.st.quota_refused++;
-	SHIM_LOG(NOTICE, "client %u: %s refused: over its quota (%u %ss)",
-		 c->id, what, max, what);
+	SHIM_LOG(NOTICE, "client %u: %s refused: over its quota (%u %ss%s%s)",
+		 c->id, what, max, what, key != NULL ? "; dprdmad's [limits] " : "",
+		 key != NULL ? key : "");
 	return true;
 }
 
@@ -41,7 +44,21 @@ free_slot(struct shim_client *c, void *const *slots, uint32_t n, const char *wha
 
 	for (slot = 0; slot < n && slots[slot] != NULL; slot++)
 		;
-	over_quota(c, slot, n, what);
+	over_quota(c, slot, n, what, NULL);
+	return slot;
+}
+
+/* A free QP slot (the lowest: the worker's doorbell words stay few), or
+ * shim.lim.qps (refused, counted and logged). */
+static uint32_t
+free_qp_slot(struct shim_client *c)
+{
+	uint32_t slot;
+
+	if (over_quota(c, c->n_qp, shim.lim.qps, "QP", "client_qps"))
+		return shim.lim.qps;
+	for (slot = c->slot_hint; slot < shim.lim.qps && c->qps[slot] != NULL; slot++)
+		;
 	return slot;
 }
 
@@ -106,7 +123,7 @@ shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 	uint32_t h;
 	int rc;
 
-	if (over_quota(c, c->n_pd, SHIM_MAX_PD, "PD"))
+	if (over_quota(c, c->n_pd, shim.lim.pds, "PD", "client_pds"))
 		return -ENOMEM;
 	rc = shim_job(&j);
 	if (rc != 0)
@@ -150,7 +167,7 @@ shim_req_create_channel(struct shim_client *c, struct dpr_shm_msg *m,
 
 	if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISFIFO(sb.st_mode))
 		return -EBADF;
-	if (over_quota(c, c->n_channel, SHIM_MAX_CHANNELS, "completion channel"))
+	if (over_quota(c, c->n_channel, SHIM_MAX_CHANNELS, "completion channel", NULL))
 		return -ENOMEM;
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
@@ -206,7 +223,7 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 		if (ch == NULL)
 			return -EINVAL;
 	}
-	if (over_quota(c, c->n_cq, SHIM_MAX_CQ, "CQ"))
+	if (over_quota(c, c->n_cq, shim.lim.cqs, "CQ", "client_cqs"))
 		return -ENOMEM;
 	size = rte_align32pow2(cqe);
 	s = calloc(1, sizeof(*s));
@@ -291,8 +308,8 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	    cap.max_recv_sge > DPR_SHM_MAX_RECV_SGE ||
 	    cap.max_inline_data > DPR_SHM_MAX_INLINE)
 		return -EINVAL;
-	slot = free_slot(c, (void *const *)c->qps, DPR_SHM_MAX_QPS, "QP");
-	if (slot == DPR_SHM_MAX_QPS)
+	slot = free_qp_slot(c);
+	if (slot >= shim.lim.qps)
 		return -ENOMEM;
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)
@@ -346,6 +363,9 @@ shim_req_create_qp(struct shim_client *c, struct dpr_shm_msg *m,
 	scq->users++;
 	rcq->users++;
 	c->n_qp++;
+	c->slot_hint = slot + 1;
+	if (slot >= c->slot_hi)
+		__atomic_store_n(&c->slot_hi, slot + 1, __ATOMIC_RELEASE);
 	memset(&m->create_qp_resp, 0, sizeof(m->create_qp_resp));
 	m->create_qp_resp.handle = h;
 	m->create_qp_resp.qpn = q->qpn;
@@ -476,6 +496,8 @@ shim_destroy_qp(struct shim_client *c, uint32_t h)
 	if (q->srq != NULL)
 		q->srq->users--;
 	q->rcq->users--;
+	if (q->slot < c->slot_hint)
+		c->slot_hint = q->slot;
 	forget(c, h, q, q->sq, q->map_bytes);
 	c->n_qp--;
 	return 0;

@@ -180,6 +180,12 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 	char dir[108], *slash;
 	int fd;
 
+	const struct dpr_limits_conf *lc = dpr_limits_conf(conf);
+
+	shim.lim.qps = lc->client_qps;
+	shim.lim.cqs = lc->client_cqs;
+	shim.lim.pds = lc->client_pds;
+	shim.lim.mrs = lc->client_mrs;
 	shim.max_clients = sc->max_clients;
 	shim.clients = calloc(shim.max_clients, sizeof(*shim.clients));
 	if (shim.clients == NULL)

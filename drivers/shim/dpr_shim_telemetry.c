@@ -130,7 +130,7 @@ client_locked(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "worker", c->worker);
 	rte_tel_data_start_array(qps, RTE_TEL_STRING_VAL);
 	rte_tel_data_start_array(cqs, RTE_TEL_STRING_VAL);
-	for (i = 0; i < SHIM_MAX_OBJS; i++) {
+	for (i = 0; i < c->obj_hi; i++) {
 		char line[160];
 
 		if (c->obj[i].type == OBJ_QP) {
@@ -202,7 +202,7 @@ list_objs(struct rte_tel_data *d, enum obj_type t, obj_line_fn fn)
 	for (i = 0; shim.started && i < shim.max_clients; i++) {
 		const struct shim_client *c = shim.clients[i];
 
-		for (h = 0; c != NULL && h < SHIM_MAX_OBJS; h++) {
+		for (h = 0; c != NULL && h < c->obj_hi; h++) {
 			char line[RTE_TEL_MAX_STRING_LEN];
 
 			if (c->obj[h].type != t)
@@ -243,7 +243,7 @@ pd_line(const struct shim_client *c, unsigned int h, char *line, size_t len)
 {
 	unsigned int k, mrs = 0, qps = 0;
 
-	for (k = 0; k < SHIM_MAX_OBJS; k++) {
+	for (k = 0; k < c->obj_hi; k++) {
 		if (c->obj[k].type == OBJ_MR &&
 		    ((const struct shim_mr *)c->obj[k].p)->mr->pd == c->obj[h].p)
 			mrs++;
@@ -274,7 +274,7 @@ qp_owner(uint16_t pi, uint32_t qpn, char *buf, size_t len)
 		const struct shim_client *c = shim.clients[i];
 
 		for (unsigned int h = 0; c != NULL && c->port == pi &&
-		     h < SHIM_MAX_OBJS; h++)
+		     h < c->obj_hi; h++)
 			if (c->obj[h].type == OBJ_QP &&
 			    ((const struct shim_qp *)c->obj[h].p)->qpn == qpn) {
 				snprintf(buf, len, "client %u (pid %d %s) qp handle %u",

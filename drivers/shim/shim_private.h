@@ -61,11 +61,8 @@ extern int shim_logtype;
 	rte_log(RTE_LOG_ ## level, shim_logtype, "dprdma.drv.shim: " fmt "\n", \
 		## __VA_ARGS__)
 
-/* Per-client quotas. */
-#define SHIM_MAX_OBJS 4096
-#define SHIM_MAX_PD 256
-#define SHIM_MAX_MR 1024
-#define SHIM_MAX_CQ 1024
+/* Per-client quotas: QPs, CQs, PDs and MRs from [limits] (shim.lim),
+ * these fixed. */
 #define SHIM_MAX_CHANNELS 256
 #define SHIM_MAX_SRQ 16
 #define SHIM_MAX_MR_BYTES (64ull << 30)
@@ -155,11 +152,19 @@ struct shim_client {
 	bool opened;
 	struct dpr_shm_ctrl *ctrl;
 	struct dpr_verbs_ctx *ctx;
-	struct shim_qp *qps[DPR_SHM_MAX_QPS];   /* by slot: the worker reads */
+	struct shim_qp **qps;           /* shim.lim.qps, by slot: the worker reads */
+	/* slots below this have been used: the worker looks no higher
+	 * (grows only; the main lcore stores it after the slot's QP) */
+	uint32_t slot_hi;
+	uint32_t slot_hint;             /* (main) no free slot below it */
 	uint64_t polled[DPR_SHM_MAX_QPS / 64];  /* (worker) slots of polled QPs */
+	uint64_t polled_sum[DPR_SHM_MAX_QPS / 4096]; /* (worker) words of polled */
 	uint64_t next_sweep_ns;                 /* (worker) sweep() */
+	uint32_t sweep_from;                    /* (worker) sweep()'s next slot */
 	struct shim_srq *srqs[SHIM_MAX_SRQ];    /* by slot: the worker drains */
-	struct shim_obj obj[SHIM_MAX_OBJS];
+	struct shim_obj *obj;           /* by handle - 1: shim_obj_cap() */
+	uint32_t obj_hi;                /* handles below this + 1 have been used */
+	uint32_t obj_hint;              /* no free entry below it */
 	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel, n_srq;
 	uint64_t mr_bytes;
 	int async_fd;                   /* the client's eventfd, or -1 */
@@ -203,6 +208,9 @@ struct shim_state {
 	 * a worker) */
 	pthread_mutex_t lock;
 	bool draining;                  /* dprdmad stops: nothing new */
+	struct {
+		uint32_t qps, cqs, pds, mrs;    /* per client ([limits] client_*) */
+	} lim;
 	/* clients each worker serves: written only by that worker */
 	struct shim_client **wl[RTE_MAX_LCORE];
 	unsigned int wn[RTE_MAX_LCORE];
@@ -261,6 +269,8 @@ struct shim_channel {
 };
 
 /* dpr_shim_jobs.c */
+/** Entries of a client's object table (every quota together). */
+uint32_t shim_obj_cap(void);
 /** A handle for @p p in @p c's table (0: the table is full). */
 uint32_t shim_obj_add(struct shim_client *c, enum obj_type t, void *p);
 /** What handle @p h names, if it is a @p t (else NULL). */

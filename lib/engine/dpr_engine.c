@@ -393,7 +393,15 @@ dpr_engine_start(const struct dpr_config *conf,
 
 	/* a verbs device per port; on each worker a transport per port */
 	for (unsigned int pi = 0; pi < e->n_ports; pi++) {
-		e->ctx[pi] = dpr_verbs_create(NULL);
+		const struct dpr_limits_conf *lc = dpr_limits_conf(conf);
+		struct dpr_verbs_limits vl;
+
+		dpr_verbs_default_limits(&vl);
+		vl.max_qp = lc->qps;
+		vl.max_cq = lc->cqs;
+		vl.max_pd = lc->pds;
+		vl.max_mr = lc->mrs;
+		e->ctx[pi] = dpr_verbs_create(&vl);
 		if (e->ctx[pi] == NULL) {
 			snprintf(err, errlen, "out of memory for port %u's objects", pi);
 			dpr_engine_stop();

@@ -88,11 +88,19 @@ struct dpr_port_conf {
 	uint16_t tx_desc;    /**< TX ring size per queue */
 };
 
+/** The [limits] section: objects a port holds for all its clients, and
+ * what one client (a device context) may hold of them. */
+struct dpr_limits_conf {
+	uint32_t qps, cqs, pds, mrs;                    /**< per port */
+	uint32_t client_qps, client_cqs, client_pds, client_mrs;
+};
+
 /** Add [engine] and the engine's keys of [portN] to the configuration
  * (lib/config): call before the first dpr_config_defaults(). */
 void dpr_engine_config_register(void);
 const struct dpr_engine_conf *dpr_engine_conf(const struct dpr_config *conf);
 const struct dpr_transport_knobs *dpr_transport_knobs(const struct dpr_config *conf);
+const struct dpr_limits_conf *dpr_limits_conf(const struct dpr_config *conf);
 const struct dpr_port_conf *dpr_port_conf(const struct dpr_config *conf,
 		unsigned int port);
 

@@ -16,6 +16,7 @@
 #include <rte_common.h>
 
 #include "dpr_engine.h"
+#include "dpr_shm.h"
 
 static const char *const idle_names[] = { "busy", "yield", NULL };
 static const char *const tx_payload_names[] = { "auto", "attach", "copy", NULL };
@@ -116,6 +117,61 @@ static struct dpr_conf_room transport_room = {
 	.keys = transport_keys,
 	.n_keys = RTE_DIM(transport_keys),
 	.defaults = transport_defaults,
+};
+
+#define L_OFF(f) offsetof(struct dpr_limits_conf, f)
+#define L_SZ(f) sizeof(((struct dpr_limits_conf *)0)->f)
+
+/* What a port holds is bounded by the 24-bit QPN and key (their low bits
+ * index the tables, lib/verbs) and by memory; what a client holds, by the
+ * shared-memory ABI's 65,536 QP slots (lib/shm). Each QP's rings are a
+ * mapping in dprdmad and one in its client: vm.max_map_count (65,530 by
+ * default) bounds both (doc/deploying.rst). */
+static const struct dpr_conf_key limits_keys[] = {
+	{ "qps", DPR_CONF_UINT, L_OFF(qps), L_SZ(qps), 16, (1u << 23) - 1,
+	  .help = "QPs a port holds for all its clients (its QPNs keep 24 - "
+		  "log2(qps + 1) random bits above the table index)" },
+	{ "cqs", DPR_CONF_UINT, L_OFF(cqs), L_SZ(cqs), 16, 1u << 22,
+	  .help = "CQs a port holds" },
+	{ "pds", DPR_CONF_UINT, L_OFF(pds), L_SZ(pds), 16, 1u << 22,
+	  .help = "protection domains a port holds" },
+	{ "mrs", DPR_CONF_UINT, L_OFF(mrs), L_SZ(mrs), 16, (1u << 23) - 1,
+	  .help = "memory regions a port holds (their keys keep 32 - "
+		  "log2(mrs + 1) random bits above the table index)" },
+	{ "client_qps", DPR_CONF_UINT, L_OFF(client_qps), L_SZ(client_qps), 1,
+	  DPR_SHM_MAX_QPS, .help = "QPs one client (device context) may hold" },
+	{ "client_cqs", DPR_CONF_UINT, L_OFF(client_cqs), L_SZ(client_cqs), 1,
+	  1u << 22, .help = "CQs one client may hold" },
+	{ "client_pds", DPR_CONF_UINT, L_OFF(client_pds), L_SZ(client_pds), 1,
+	  1u << 22, .help = "protection domains one client may hold" },
+	{ "client_mrs", DPR_CONF_UINT, L_OFF(client_mrs), L_SZ(client_mrs), 1,
+	  (1u << 23) - 1, .help = "memory regions one client may hold" },
+};
+
+static void
+limits_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_limits_conf *l = area;
+
+	/* rxe's are 65,536 QPs (with 8 random QPN bits here: 65,535) and
+	 * 32,764 PDs; a program holds a QP, a PD and two CQs per connection
+	 * (ucmatose, librpma) */
+	l->qps = 65535;
+	l->cqs = 131072;
+	l->pds = 65536;
+	l->mrs = 65535;
+	l->client_qps = 65535;
+	l->client_cqs = 131072;
+	l->client_pds = 65536;
+	l->client_mrs = 65535;
+}
+
+static struct dpr_conf_room limits_room = {
+	.section = "limits",
+	.size = sizeof(struct dpr_limits_conf),
+	.keys = limits_keys,
+	.n_keys = RTE_DIM(limits_keys),
+	.defaults = limits_defaults,
 };
 
 static struct dpr_conf_room engine_room = {
@@ -271,12 +327,19 @@ dpr_engine_config_register(void)
 	dpr_config_register(&engine_room);
 	dpr_config_register(&port_room);
 	dpr_config_register(&transport_room);
+	dpr_config_register(&limits_room);
 }
 
 const struct dpr_transport_knobs *
 dpr_transport_knobs(const struct dpr_config *conf)
 {
 	return dpr_config_room(conf, &transport_room, 0);
+}
+
+const struct dpr_limits_conf *
+dpr_limits_conf(const struct dpr_config *conf)
+{
+	return dpr_config_room(conf, &limits_room, 0);
 }
 
 const struct dpr_engine_conf *

@@ -25,9 +25,13 @@
  * reads from shared memory, and copies every entry before it checks it.
  *
  * Doorbells: the client's control page holds a bitmap with one bit per QP
- * slot. After posting, the client sets its QP's bit (an atomic OR); the
- * worker that owns the client takes the whole word (an atomic exchange)
- * and drains those QPs' rings: no scan of every QP. A rung QP then stays
+ * slot, and above it a summary with one bit per word of the bitmap. After
+ * posting, the client sets its QP's bit, then the word's summary bit (two
+ * atomic ORs); the worker that owns the client takes a summary word (an
+ * atomic exchange), then each word it names, and drains those QPs' rings:
+ * no scan of every QP, nor of every word (65,536 slots are 1,024 words).
+ * A bit set after the worker took its summary bit has its summary bit set
+ * after that, so it is taken next round: nothing is missed. A rung QP then stays
  * on the worker's own list, its rings looked at every round, until they
  * have been empty for a while: meanwhile the QP's SQ ring says idle = 0,
  * and the client rings no doorbell (an atomic OR on a line the worker
@@ -40,8 +44,9 @@
  * at its rings for a grace of rounds before it drops it (a producer
  * stored before idle was seen is visible by then: a store leaves the
  * store buffer within nanoseconds); and every millisecond it looks at the
- * producers of every QP it does not poll, so that no post waits longer
- * than that whatever the timing.
+ * producers of 1,024 QPs it does not poll, so that no post waits longer
+ * than that (a millisecond for each 1,024 QPs the client has) whatever
+ * the timing.
  */
 
 #ifndef DPR_SHM_H
@@ -55,14 +60,16 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 8            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 9            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
                                           5: RDMA CM; 6: a send WQE's first
                                           line holds a one-SGE request; 7: a
                                           QP's doorbell only while its SQ
                                           ring says idle; 8: MRs of a shared
                                           mapping (reg_mr.vma_lo/hi),
-                                          ibv_rereg_mr (reg_mr.rereg) */
+                                          ibv_rereg_mr (reg_mr.rereg); 9:
+                                          65,536 QP slots, the doorbell's
+                                          summary */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -71,7 +78,7 @@ extern "C" {
 #define DPR_SHM_CACHE_LINE 64
 
 /* Per-client limits (quotas; the daemon may lower them in its answer). */
-#define DPR_SHM_MAX_QPS 256           /**< QP slots (doorbell bits) */
+#define DPR_SHM_MAX_QPS 65536         /**< QP slots (doorbell bits) */
 #define DPR_SHM_MAX_SEND_SGE 8
 #define DPR_SHM_MAX_RECV_SGE 7
 #define DPR_SHM_MAX_INLINE 256
@@ -199,11 +206,12 @@ struct dpr_shm_event {
  * lost the oldest.
  */
 struct dpr_shm_ctrl {
-	uint64_t doorbell[DPR_SHM_MAX_QPS / 64];   /**< client ORs, worker takes */
-	uint8_t pad0[DPR_SHM_CACHE_LINE - DPR_SHM_MAX_QPS / 8];
 	uint32_t ev_prod;               /**< daemon only */
-	uint8_t pad1[DPR_SHM_CACHE_LINE - 4];
+	uint8_t pad0[DPR_SHM_CACHE_LINE - 4];
 	struct dpr_shm_event ev[DPR_SHM_EVENTS];
+	/** bit w % 64 of word w / 64: doorbell[w] may have a bit set */
+	uint64_t db_summary[DPR_SHM_MAX_QPS / 64 / 64];
+	uint64_t doorbell[DPR_SHM_MAX_QPS / 64];   /**< client ORs, worker takes */
 };
 
 /* The layout is the ABI: both compilers must agree with these. */
@@ -216,7 +224,11 @@ _Static_assert(__builtin_offsetof(struct dpr_shm_swqe, sge) + 16 <= DPR_SHM_CACH
 	       "a one-SGE request in the first line");
 _Static_assert(sizeof(struct dpr_shm_rwqe) == 128, "recv wqe");
 _Static_assert(sizeof(struct dpr_shm_cqe) == 48, "cqe");
-_Static_assert(sizeof(struct dpr_shm_ctrl) == 10 * DPR_SHM_CACHE_LINE, "control page");
+_Static_assert(sizeof(struct dpr_shm_ctrl) ==
+	       9 * DPR_SHM_CACHE_LINE + DPR_SHM_MAX_QPS / 8 + DPR_SHM_MAX_QPS / 512,
+	       "control page");
+_Static_assert(__builtin_offsetof(struct dpr_shm_ctrl, db_summary) % DPR_SHM_CACHE_LINE == 0,
+	       "the summary on lines of its own");
 
 /** Bytes of a ring of @p n entries of @p esize bytes. */
 static inline uint64_t

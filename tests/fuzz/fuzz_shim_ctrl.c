@@ -67,6 +67,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (dpr_config_set(&conf, "engine", "idle", "yield", "fuzz", err,
 			   sizeof(err)) != 0 ||
 	    dpr_config_set(&conf, "control", "socket", sock, "fuzz", err,
+			   sizeof(err)) != 0 ||
+	    /* small tables: a client is made per input */
+	    dpr_config_set(&conf, "limits", "client_qps", "64", "fuzz", err,
+			   sizeof(err)) != 0 ||
+	    dpr_config_set(&conf, "limits", "client_cqs", "64", "fuzz", err,
 			   sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_shim_ctrl: %s\n", err);
 		abort();

@@ -19,6 +19,11 @@
  *                                   WRITEs DEPTH deep: messages/s (JSON)
  *   exhaust SOCK                    contexts and QPs until the daemon's
  *                                   limits refuse them (see do_exhaust)
+ *   many SOCK N                     two clients of one daemon, N QPs each,
+ *                                   QP i of one connected to QP i of the
+ *                                   other (looped back): a WRITE each way
+ *                                   on every pair, data checked; JSON
+ *                                   timings on stdout (see do_many)
  *   target SOCK PEER_IP NQP RQPN0 RPSN
  *                                   MRs of every kind between canary pages
  *                                   and NQP QPs connected to a peer on the
@@ -680,17 +685,24 @@ do_isolation(const char *sa, const char *sb)
 		while (nq < 300 && (qps[nq] = dprdma_create_qp(x.pd, &init)) != NULL)
 			nq++;
 		e = errno;
-		/* x already has one QP */
-		CHECK(nq == DPR_SHM_MAX_QPS - 1 && e == ENOMEM,
-		      "QPs until the quota of %d, then ENOMEM (%d, errno %d)",
-		      DPR_SHM_MAX_QPS, nq + 1, e);
+		/* x already has one QP; the daemon's [limits] client_qps
+		 * (test_shim.py: 256) is the device's max_qp */
+		const uint32_t max_qp = dprdma_device(x.ctx)->max_qp,
+			       max_mr = dprdma_device(x.ctx)->max_mr;
+
+		CHECK(max_qp == 256 && max_mr == 1024,
+		      "the device says the client's quotas: 256 QPs, 1024 MRs (%u, %u)",
+		      max_qp, max_mr);
+		CHECK(nq == (int)max_qp - 1 && e == ENOMEM,
+		      "QPs until the quota of %u, then ENOMEM (%d, errno %d)",
+		      max_qp, nq + 1, e);
 		while (nm < 1100 && (mrs[nm] = dprdma_reg_mr(x.pd, x.buf + (nm % 64) * 4096,
 							     4096, 0, ACC_LOCAL)) != NULL)
 			nm++;
 		e = errno;
-		CHECK(nm == 1024 - 1 && e == ENOMEM,
-		      "MRs until the quota of 1024, then ENOMEM (%d, errno %d)",
-		      nm + 1, e);
+		CHECK(nm == (int)max_mr - 1 && e == ENOMEM,
+		      "MRs until the quota of %u, then ENOMEM (%d, errno %d)",
+		      max_mr, nm + 1, e);
 		while (nq > 0)
 			CHECK(dprdma_destroy_qp(qps[--nq]) == 0, "destroy_qp");
 		while (nm > 0)
@@ -965,7 +977,7 @@ do_exhaust(const char *sock)
 		qp_errno = errno;
 		qps += n;
 		qp_ctx++;
-		table_full = n < DPR_SHM_MAX_QPS;
+		table_full = n < (int)dprdma_device(ctx[nctx - 1])->max_qp;
 		if (qp_errno != ENOMEM)
 			break;
 	}
@@ -1367,6 +1379,123 @@ do_ud_to(const char *sock, const char *addr, int n)
 	return 0;
 }
 
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A WRITE of 8 bytes (the pair's number, tagged by @p tag) from @p s's QP
+ * @p qp into @p peer's buffer at @p off + 8 i for every pair i, 512 in
+ * flight at most; @return the completions that were not successful. */
+static int
+write_each(struct side *s, struct dprdma_qp **qp, const struct side *peer,
+	   uint32_t off, uint64_t tag, int n)
+{
+	int bad = 0, done = 0, posted = 0;
+	const double deadline = now_s() + 60;
+	dprdma_wc wc[64];
+
+	while (done < n) {
+		while (posted < n && posted - done < 512) {
+			struct side one = *s;
+			uint64_t *v = (uint64_t *)(s->buf + off) + posted;
+
+			*v = tag | (uint64_t)posted;
+			one.qp = qp[posted];
+			post_send(&one, WR_WRITE, F_SIGNALED, v, 8,
+				  (uintptr_t)((uint64_t *)(peer->buf + off) + posted),
+				  dprdma_mr_rkey(peer->mr), 0, 0, 0, (uint64_t)posted);
+			posted++;
+		}
+		int k = dprdma_poll_cq(s->cq, 64, wc);
+
+		if (k < 0) {
+			printf("FAIL: CQ overflowed\n");
+			return n - done;
+		}
+		for (int i = 0; i < k; i++)
+			bad += wc[i].status != 0;
+		done += k;
+		if (k == 0) {
+			if (now_s() > deadline) {
+				printf("FAIL: %d of %d WRITEs not complete in 60 s\n",
+				       n - done, n);
+				return bad + n - done;
+			}
+			usleep(100);
+		}
+	}
+	return bad;
+}
+
+/* Two clients of one daemon, @p n QPs each: more than a client's first
+ * doorbell summary word covers (4,096 slots) when n is, and every QP
+ * carries a WRITE each way. */
+static int
+do_many(const char *sock, int n)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct dprdma_qp **qa = calloc((size_t)n, sizeof(*qa));
+	struct dprdma_qp **qb = calloc((size_t)n, sizeof(*qb));
+	struct dprdma_qp_init init = { .qp_type = 2 };
+	double t0, t1, t2, t3;
+	int i, made = 0, bad, wrong = 0;
+
+	if (qa == NULL || qb == NULL || (size_t)n * 8 > BUF / 2)
+		die("many: N too large");
+	cq_entries = 1024;
+	side_open(&a, sock, false);
+	side_open(&b, sock, true);
+	init.send_cq = init.recv_cq = a.cq;
+	init.cap.max_send_wr = 2;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		init.send_cq = init.recv_cq = a.cq;
+		qa[i] = dprdma_create_qp(a.pd, &init);
+		init.send_cq = init.recv_cq = b.cq;
+		qb[i] = dprdma_create_qp(b.pd, &init);
+		if (qa[i] == NULL || qb[i] == NULL) {
+			CHECK(false, "QP pair %d of %d made (%s)", i, n, strerror(errno));
+			break;
+		}
+		made++;
+	}
+	t1 = now_s();
+	for (i = 0; i < made; i++) {
+		connect_to(qa[i], &b.port.gid[1], dprdma_qp_num(qb[i]), 1000 + (uint32_t)i,
+			   7000 + (uint32_t)i, 1);
+		connect_to(qb[i], &a.port.gid[1], dprdma_qp_num(qa[i]), 7000 + (uint32_t)i,
+			   1000 + (uint32_t)i, 1);
+	}
+	t2 = now_s();
+	bad = write_each(&a, qa, &b, 0, 0xa5a5ull << 48, made);
+	bad += write_each(&b, qb, &a, BUF / 2, 0x5a5aull << 48, made);
+	t3 = now_s();
+	for (i = 0; i < made; i++)
+		wrong += ((uint64_t *)b.buf)[i] != ((0xa5a5ull << 48) | (uint64_t)i) ||
+			 ((uint64_t *)(a.buf + BUF / 2))[i] != ((0x5a5aull << 48) | (uint64_t)i);
+	CHECK(made == n && bad == 0 && wrong == 0,
+	      "%d QP pairs of %d made; a WRITE each way on each: %d failed, %d "
+	      "landed wrong", made, n, bad, wrong);
+	printf("{\"qps\": %d, \"create_s\": %.3f, \"connect_s\": %.3f, "
+	       "\"writes_s\": %.3f}\n", 2 * made, t1 - t0, t2 - t1, t3 - t2);
+	for (i = 0; i < made; i++)
+		CHECK(dprdma_destroy_qp(qa[i]) == 0 && dprdma_destroy_qp(qb[i]) == 0,
+		      "destroy QP pair %d", i);
+	free(qa);
+	free(qb);
+	pair_close(&a, &b);
+	printf("many: %d failures\n", failures);
+	return failures != 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1393,6 +1522,8 @@ main(int argc, char **argv)
 				(uint32_t)atoi(argv[5]));
 	if (argc >= 4 && strcmp(argv[1], "victim") == 0)
 		return do_victim(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "many") == 0)
+		return do_many(argv[2], atoi(argv[3]));
 	if (argc >= 3 && strcmp(argv[1], "exhaust") == 0)
 		return do_exhaust(argv[2]);
 	if (argc >= 4 && strcmp(argv[1], "mrloop") == 0)

@@ -8,7 +8,8 @@
              polling and then sleeping on completion channels; another
              client's lkey, an MR without remote write, a file mapping, a UD
              QP, an oversized QP: refused and nothing touched; QPs and MRs
-             until the per-client quotas (256, 1024), then ENOMEM; a client
+             until the per-client quotas ([limits] client_qps = 256,
+             client_mrs = 1024 in its config), then ENOMEM; a client
              that stops consuming its CQ (CQ_ERR, its QP to ERR, QP_FATAL)
              between two healthy runs; then hostile
              control messages on the socket (garbage, wrong magic/version,
@@ -54,13 +55,17 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "libdprdma"
 DAEMONS = {}
 
 
-def daemon(prefix, role, ip, ip6):
+def daemon(prefix, role, ip, ip6, small_limits):
     # payload attached from the MR even on memif (which copies frames, so
     # the default copies them): the MR mappings the frames in flight hold
     # are what mr_mappings_released() checks
-    conf = "/tmp/dprt-shim-attach-%d.conf" % os.getpid()
+    conf = "/tmp/dprt-shim-attach-%s.conf" % prefix
     with open(conf, "w") as f:
         f.write("[engine]\ntx_payload = attach\n")
+        if small_limits:
+            # A: the quotas the tests fill, lower than the defaults; B
+            # keeps the defaults (a client of many QPs: many())
+            f.write("[limits]\nqps = 4096\nclient_qps = 256\nclient_mrs = 1024\n")
     return t.memif_daemon(prefix, role, ip, MEMIF,
                           extra=["-f", conf, "--ipv6", ip6])
 
@@ -274,6 +279,24 @@ def hostile_control(sock):
                 "left (%d)" % (k, before[k], after[k]))
 
 
+def many(sock, n=4200):
+    """Two clients of B with N QPs each (past a client's first 4,096
+    doorbell slots), QP i of one connected to QP i of the other: a WRITE
+    each way on every pair lands; everything given back."""
+    base = stats(PB)
+    r = run_client(["many", sock, str(n)])
+    m = re.search(r'^\{.*\}$', r.stdout, re.M)
+    j = json.loads(m.group(0)) if m else {}
+    t.log("many: %r" % j)
+    t.check(r.returncode == 0 and "FAIL" not in r.stdout and
+            j.get("qps") == 2 * n,
+            "two clients of %d QPs each, a WRITE each way on every one of "
+            "the %d pairs, data checked (made in %.1f s, connected in %.1f "
+            "s)" % (n, n, j.get("create_s", 0), j.get("connect_s", 0)))
+    t.wait_for(lambda: stats(PB)["verbs_qps"] == base["verbs_qps"], 30,
+               "B: the %d QPs given back" % (2 * n))
+
+
 def test_libdprdma(sa, sb):
     # a client that stops consuming its CQ between two healthy runs
     for mode in (["ops", sa, sb], ["ops", sa, sb, "events"],
@@ -283,6 +306,7 @@ def test_libdprdma(sa, sb):
         r = run_client(mode)
         t.check(r.returncode == 0 and "FAIL" not in r.stdout,
                 "dprdma-shim-test %s passes" % " ".join(mode[:1] + mode[3:]))
+    many(sb)
     # two QPs of one daemon connected to each other: the frames loop back
     # inside its worker (two clients on one box)
     lb0 = t.telemetry(PA, "/dprdma/port/stats,0")["loopback_packets"]
@@ -663,7 +687,7 @@ def test_dropin_port_events(sa):
         t.wait_for(lambda: any("dprdma0 (net_memif0): link down" in x
                                for x in DAEMONS["a"].lines[since:]), 10,
                    "dprdmad A to log its link down")
-        DAEMONS["b"] = daemon(PB, "client", "10.82.0.2/24", "fd82::2/64")
+        DAEMONS["b"] = daemon(PB, "client", "10.82.0.2/24", "fd82::2/64", False)
         t.wait_for(lambda: any("dprdma0 (net_memif0): link up" in x
                                for x in DAEMONS["a"].lines[since:]), 20,
                    "dprdmad A to log its link up again")
@@ -748,7 +772,7 @@ def exhaust(sock):
         r = json.loads(line)
         t.log("exhaust: %r" % r)
         s = stats(PA)
-        limit = 4096      # dpr_verbs_default_limits(): max_qp
+        limit = 4096      # daemon(): [limits] qps
         t.check(r["qp_errno"] == errno.ENOMEM and
                 r["qps"] + base["verbs_qps"] == limit and
                 r["qp_contexts"] == -(-limit // 256) and
@@ -853,8 +877,8 @@ def main():
         os.unlink(MEMIF)
     a = b = None
     try:
-        a = daemon(PA, "server", "10.82.0.1/24", "fd82::1/64")
-        b = daemon(PB, "client", "10.82.0.2/24", "fd82::2/64")
+        a = daemon(PA, "server", "10.82.0.1/24", "fd82::1/64", True)
+        b = daemon(PB, "client", "10.82.0.2/24", "fd82::2/64", False)
         sa, sb = a.socket, b.socket
         DAEMONS.update(a=a, b=b)
         if MODE == "libdprdma":

@@ -199,6 +199,11 @@ dprdma_open_at(const char *socket, unsigned int index)
 	ctx->dev = m.open_resp.dev;
 	ctx->port = m.open_resp.port;
 	ctx->ctrl_bytes = m.open_resp.ctrl_bytes;
+	if (ctx->ctrl_bytes < sizeof(struct dpr_shm_ctrl)) {
+		close(cfd);
+		rc = -EPROTO;
+		goto fail;
+	}
 	ctx->ctrl = dpr_map_fd(cfd, ctx->ctrl_bytes);
 	if (ctx->ctrl == NULL) {
 		rc = -ENOMEM;

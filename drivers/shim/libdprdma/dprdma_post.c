@@ -183,6 +183,22 @@ dprdma_rq_next(struct dprdma_qp *qp)
 	return w;
 }
 
+
+/* The QP of @p slot's doorbell bit, then its word's summary bit (lib/shm,
+ * Doorbells). Sequentially consistent, so that a summary bit seen set
+ * (and so not set again) is one the worker takes after our doorbell
+ * bit is in: it then takes that bit too. */
+static inline void
+ring_doorbell(struct dpr_shm_ctrl *ctrl, uint32_t slot)
+{
+	const uint64_t sbit = 1ull << (slot / 64 % 64);
+
+	__atomic_fetch_or(&ctrl->doorbell[slot / 64], 1ull << (slot % 64),
+			  __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&ctrl->db_summary[slot / 4096], __ATOMIC_SEQ_CST) & sbit))
+		__atomic_fetch_or(&ctrl->db_summary[slot / 4096], sbit, __ATOMIC_SEQ_CST);
+}
+
 void
 dprdma_post_end(struct dprdma_qp *qp)
 {
@@ -203,8 +219,7 @@ dprdma_post_end(struct dprdma_qp *qp)
 	 * read of idle: the worker's grace and sweep cover its reordering
 	 * before the producers' stores) */
 	if (rang && __atomic_load_n(&qp->sq->idle, __ATOMIC_ACQUIRE) != 0)
-		__atomic_fetch_or(&qp->ctx->ctrl->doorbell[qp->slot / 64],
-				  1ull << (qp->slot % 64), __ATOMIC_RELEASE);
+		ring_doorbell(qp->ctx->ctrl, qp->slot);
 	pthread_spin_unlock(&qp->lock);
 }
 
