@@ -47,7 +47,6 @@ extern int cm_logtype;
 	rte_log(RTE_LOG_ ## level, cm_logtype, "dprdma.drv.cm: " fmt "\n", \
 		## __VA_ARGS__)
 
-#define CM_MAX_IDS 4096                 /* per daemon */
 #define CM_MAX_CHANNELS 1024
 #define CM_MAX_PORTS 8
 #define GSI_RECVS 64                    /* QP1 receive WQEs per port */
@@ -57,6 +56,10 @@ extern int cm_logtype;
 #define CM_RTR_MIN_RNR 12               /* 0.64 ms, as ibv_rc_pingpong */
 #define CM_ACK_TIMEOUT 14               /* 67 ms: the QP's local ACK timeout */
 #define CM_RESPONSE_TIMEOUT 20          /* told in REQs, as Linux */
+/* An MRA's service timeout: 4.096 us x 2^24, about 69 s, as Linux's
+ * CMA_CM_MRA_SETTING -- the answer waits for a program, which may be busy
+ * with thousands of connections */
+#define CM_MRA_TIMEOUT 24
 #define CM_MAX_CM_RETRIES 15
 #define IBV_QPT_UD_ 4                   /* ibv_qp_type */
 
@@ -64,6 +67,7 @@ struct cm_conf {
 	uint32_t enabled;
 	uint32_t response_timeout_ms;
 	uint32_t max_retries;
+	uint32_t max_ids;
 };
 
 #define CM_STATS(_) \
@@ -88,7 +92,8 @@ struct cm_conf {
 	_(timeouts) \
 	_(events) \
 	_(events_held) \
-	_(events_lost)
+	_(events_lost) \
+	_(timers_dropped)
 
 struct cm_stats {
 #define _(n) uint64_t n;
@@ -116,6 +121,7 @@ enum cm_state {
 extern const char *const cm_state_names[];
 
 struct cm_id {
+	struct cm_id *next, *prev;      /* cm.live */
 	void *owner;
 	uint32_t chan;                  /* channel handle */
 	enum cm_state st;
@@ -156,6 +162,11 @@ struct cm_chan {
 	uint32_t qhead, qlen, qcap;
 };
 
+struct cm_timer {
+	uint64_t due_ms;
+	uint32_t local_id;
+};
+
 /* The RDMA CM's state, one per daemon (dpr_cm.c). */
 struct cm_global {
 	bool started;
@@ -166,7 +177,22 @@ struct cm_global {
 	struct gsi gsi[CM_MAX_PORTS];
 	struct rte_ring *rx, *tx;       /* worker 0 -> main, main -> worker 0 */
 	int wake_fd;
-	struct cm_id *ids[CM_MAX_IDS];  /* handle = index + 1 */
+	/* IDs by index (handle = index + 1, the low bits of the local comm
+	 * ID), max_ids of them (a power of two); those in use on a list, the
+	 * free indices in a FIFO (an index is reused last: a late MAD for an
+	 * ID gone meets no new ID of its index, whose random high bits
+	 * differ anyway) */
+	struct cm_id **ids;
+	uint32_t max_ids;
+	struct cm_id *live;
+	uint32_t n_live;
+	uint32_t *free_q;
+	uint32_t free_head, n_free;
+	/* deadlines (an ID waiting for an answer, or lingering), a min-heap
+	 * of due times; an entry whose ID has gone or moved its deadline is
+	 * passed over when it comes up (cm_timer_arm()) */
+	struct cm_timer *heap;
+	uint32_t heap_n, heap_cap;
 	struct cm_chan *chans[CM_MAX_CHANNELS];
 	uint32_t id_seq;
 	uint16_t next_port;
@@ -213,6 +239,16 @@ struct cm_id *cm_id_new(void *owner, uint32_t chan);
 /* The ID whose local communication ID is @p local_id, or NULL. */
 struct cm_id *cm_id_by_local(uint32_t local_id);
 void cm_id_free(struct cm_id *id);
+/* Every ID in use (@p id may be freed in the body). */
+#define CM_FOREACH_ID(id, nx) \
+	for ((id) = cm.live; (id) != NULL && ((nx) = (id)->next, 1); (id) = (nx))
+/* @p id's deadline, or its linger, comes due at @p due_ms: run_timers()
+ * looks at it then. */
+void cm_timer_arm(const struct cm_id *id, uint64_t due_ms);
+/* The earliest deadline armed (UINT64_MAX: none), and those come due by
+ * @p now_ms taken off, one by one (their IDs, or NULL for one gone). */
+uint64_t cm_timer_next(void);
+bool cm_timer_pop(uint64_t now_ms, struct cm_id **id);
 /* An event to @p id's owner through its channel (lost, counted, when the
  * channel is full). */
 void cm_emit(struct cm_id *id, uint32_t event, int32_t status,

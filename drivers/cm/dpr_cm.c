@@ -77,6 +77,11 @@ static const struct dpr_conf_key cm_keys[] = {
 	  sizeof(uint32_t), 0, 15,
 	  .help = "times a REQ, REP or DREQ is sent again before the "
 		  "connection fails (UNREACHABLE)" },
+	{ "max_ids", DPR_CONF_UINT, offsetof(struct cm_conf, max_ids),
+	  sizeof(uint32_t), 64, 1u << 22,
+	  .help = "RDMA CM IDs (connections, listeners, IDs in time-wait) "
+		  "the box holds for all its clients and peers; rounded up to "
+		  "a power of two" },
 };
 
 static void
@@ -87,6 +92,7 @@ cm_defaults(void *area, int port __rte_unused)
 	c->enabled = 1;
 	c->response_timeout_ms = 1000;
 	c->max_retries = 5;
+	c->max_ids = 65536;
 }
 
 static struct dpr_conf_room cm_room = {
@@ -118,7 +124,7 @@ const char *const cm_state_names[] = {
 struct cm_id *
 cm_id_get(void *owner, uint32_t handle)
 {
-	if (handle == 0 || handle > CM_MAX_IDS || cm.ids[handle - 1] == NULL ||
+	if (handle == 0 || handle > cm.max_ids || cm.ids[handle - 1] == NULL ||
 	    cm.ids[handle - 1]->owner != owner)
 		return NULL;
 	return cm.ids[handle - 1];
@@ -127,40 +133,46 @@ cm_id_get(void *owner, uint32_t handle)
 uint32_t
 cm_id_handle(const struct cm_id *id)
 {
-	return (id->local_id & (CM_MAX_IDS - 1)) + 1;
+	return (id->local_id & (cm.max_ids - 1)) + 1;
 }
 
 /* A new ID: its local comm ID carries its index in the low bits. */
 struct cm_id *
 cm_id_new(void *owner, uint32_t chan)
 {
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		struct cm_id *id;
+	struct cm_id *id;
+	uint32_t i;
 
-		if (cm.ids[i] != NULL)
-			continue;
-		id = calloc(1, sizeof(*id));
-		if (id == NULL)
-			return NULL;
-		id->owner = owner;
-		id->chan = chan;
-		id->pi = -1;
-		cm.id_seq = cm.id_seq * 1103515245u + 12345u + (uint32_t)rte_rand();
-		id->local_id = (cm.id_seq & ~(uint32_t)(CM_MAX_IDS - 1)) | i;
-		if (id->local_id == 0)
-			id->local_id = CM_MAX_IDS | i;
-		pthread_mutex_lock(&cm.lock);
-		cm.ids[i] = id;
-		pthread_mutex_unlock(&cm.lock);
-		return id;
-	}
-	return NULL;
+	if (cm.n_free == 0)
+		return NULL;
+	id = calloc(1, sizeof(*id));
+	if (id == NULL)
+		return NULL;
+	i = cm.free_q[cm.free_head];
+	cm.free_head = (cm.free_head + 1) & (cm.max_ids - 1);
+	cm.n_free--;
+	id->owner = owner;
+	id->chan = chan;
+	id->pi = -1;
+	cm.id_seq = cm.id_seq * 1103515245u + 12345u + (uint32_t)rte_rand();
+	id->local_id = (cm.id_seq & ~(cm.max_ids - 1)) | i;
+	if (id->local_id == 0)
+		id->local_id = cm.max_ids | i;
+	id->next = cm.live;
+	if (cm.live != NULL)
+		cm.live->prev = id;
+	pthread_mutex_lock(&cm.lock);
+	cm.live = id;
+	cm.n_live++;
+	cm.ids[i] = id;
+	pthread_mutex_unlock(&cm.lock);
+	return id;
 }
 
 struct cm_id *
 cm_id_by_local(uint32_t local_id)
 {
-	struct cm_id *id = cm.ids[local_id & (CM_MAX_IDS - 1)];
+	struct cm_id *id = cm.ids[local_id & (cm.max_ids - 1)];
 
 	return id != NULL && id->local_id == local_id ? id : NULL;
 }
@@ -168,10 +180,96 @@ cm_id_by_local(uint32_t local_id)
 void
 cm_id_free(struct cm_id *id)
 {
+	const uint32_t i = cm_id_handle(id) - 1;
+
 	pthread_mutex_lock(&cm.lock);
-	cm.ids[cm_id_handle(id) - 1] = NULL;
+	cm.ids[i] = NULL;
+	if (id->prev != NULL)
+		id->prev->next = id->next;
+	else
+		cm.live = id->next;
+	if (id->next != NULL)
+		id->next->prev = id->prev;
+	cm.n_live--;
 	pthread_mutex_unlock(&cm.lock);
+	cm.free_q[(cm.free_head + cm.n_free) & (cm.max_ids - 1)] = i;
+	cm.n_free++;
 	free(id);
+}
+
+/* ------------------------------------------------------- deadlines */
+
+/* A binary min-heap of due times, entries never taken out before they
+ * come due: an ID that goes, answers, or moves its deadline leaves its
+ * old entry, which run_timers() finds stale and passes over. So nothing
+ * costs per idle ID, and arming is O(log n). (rte_timer would need each
+ * place that ends a wait to stop its timer, and its callbacks to run
+ * from rte_timer_manage() on this lcore: more to get wrong for the
+ * same thing.) */
+static void
+heap_swap(uint32_t a, uint32_t b)
+{
+	struct cm_timer t = cm.heap[a];
+
+	cm.heap[a] = cm.heap[b];
+	cm.heap[b] = t;
+}
+
+void
+cm_timer_arm(const struct cm_id *id, uint64_t due_ms)
+{
+	uint32_t i;
+
+	if (cm.heap_n == cm.heap_cap) {
+		uint32_t cap = cm.heap_cap ? 2 * cm.heap_cap : 1024;
+		struct cm_timer *h = realloc(cm.heap, cap * sizeof(*h));
+
+		if (h == NULL) {
+			/* (no memory: the deadline is missed, and the ID
+			 * waits for its peer or its owner instead) */
+			cm.st.timers_dropped++;
+			return;
+		}
+		cm.heap = h;
+		cm.heap_cap = cap;
+	}
+	i = cm.heap_n++;
+	cm.heap[i] = (struct cm_timer){ .due_ms = due_ms, .local_id = id->local_id };
+	while (i > 0 && cm.heap[(i - 1) / 2].due_ms > cm.heap[i].due_ms) {
+		heap_swap(i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+uint64_t
+cm_timer_next(void)
+{
+	return cm.heap_n ? cm.heap[0].due_ms : UINT64_MAX;
+}
+
+bool
+cm_timer_pop(uint64_t now_ms, struct cm_id **id)
+{
+	uint32_t i = 0, local_id;
+
+	if (cm.heap_n == 0 || cm.heap[0].due_ms > now_ms)
+		return false;
+	local_id = cm.heap[0].local_id;
+	cm.heap[0] = cm.heap[--cm.heap_n];
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < cm.heap_n && cm.heap[l].due_ms < cm.heap[m].due_ms)
+			m = l;
+		if (r < cm.heap_n && cm.heap[r].due_ms < cm.heap[m].due_ms)
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(i, m);
+		i = m;
+	}
+	*id = cm_id_by_local(local_id);
+	return true;
 }
 
 static void chan_hold(struct cm_chan *ch, const struct dpr_shm_cm_event *ev,
@@ -288,6 +386,7 @@ cm_send_waiting(struct cm_id *id, const struct dpr_cm_msg *m)
 	id->waiting = true;
 	id->retries_left = cm.conf.max_retries;
 	id->deadline_ms = dpr_cm_now_ms() + cm.conf.response_timeout_ms;
+	cm_timer_arm(id, id->deadline_ms);
 	dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->mad);
 }
 
@@ -411,6 +510,7 @@ cm_id_end(struct cm_id *id)
 	id->st = id->st == CS_DREQ_SENT ? CS_DREQ_SENT : CS_TIMEWAIT;
 	id->linger_ms = dpr_cm_now_ms() + 2ull * cm.conf.response_timeout_ms *
 		(cm.conf.max_retries + 1);
+	cm_timer_arm(id, id->linger_ms);
 }
 
 /* ------------------------------------------------- start and stop */
@@ -425,6 +525,19 @@ dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 	cm.cfg = conf;
 	if (!c->enabled)
 		return 0;
+	cm.max_ids = rte_align32pow2(c->max_ids);
+	cm.ids = calloc(cm.max_ids, sizeof(*cm.ids));
+	cm.free_q = calloc(cm.max_ids, sizeof(*cm.free_q));
+	if (cm.ids == NULL || cm.free_q == NULL) {
+		snprintf(err, errlen, "RDMA CM: no memory for %u IDs; lower [cm] "
+			 "max_ids", cm.max_ids);
+		dpr_cm_stop();
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < cm.max_ids; i++)
+		cm.free_q[i] = i;
+	cm.free_head = 0;
+	cm.n_free = cm.max_ids;
 	cm.n_ports = RTE_MIN(dpr_engine_n_ports(), (uint16_t)CM_MAX_PORTS);
 	cm.rx = rte_ring_create_elem("dpr_cm_rx", sizeof(struct cm_mad), GSI_RING,
 				     SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -483,9 +596,16 @@ dpr_cm_stop(void)
 	dpr_cm_caps_stop();
 	if (cm.rx != NULL || cm.tx != NULL)
 		dpr_engine_run_on(0, poll_barrier, NULL);
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++)
-		if (cm.ids[i] != NULL)
-			cm_id_free(cm.ids[i]);
+	while (cm.live != NULL)
+		cm_id_free(cm.live);
+	free(cm.ids);
+	free(cm.free_q);
+	free(cm.heap);
+	cm.ids = NULL;
+	cm.free_q = NULL;
+	cm.heap = NULL;
+	cm.heap_n = cm.heap_cap = 0;
+	cm.n_free = 0;
 	for (uint32_t i = 0; i < CM_MAX_CHANNELS; i++)
 		if (cm.chans[i] != NULL) {
 			cm_chan_free(cm.chans[i]);

@@ -42,10 +42,10 @@
 static bool
 port_in_use(uint16_t ps, uint16_t port, const struct dpr_shm_cm_addr *a)
 {
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		const struct cm_id *id = cm.ids[i];
+	struct cm_id *id, *nx;
 
-		if (id == NULL || id->ps != ps || id->src.port != port ||
+	CM_FOREACH_ID(id, nx) {
+		if (id->ps != ps || id->src.port != port ||
 		    (id->st != CS_BOUND && id->st != CS_LISTEN))
 			continue;
 		if (cm_addr_any(a) || cm_addr_any(&id->src) ||
@@ -258,11 +258,12 @@ dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 		return -EMFILE;
 	case DPR_SHM_CM_DESTROY_CHANNEL: {
 		uint32_t h = m->cm.channel;
+		struct cm_id *user, *nx;
 
 		if (!chan_ok(owner, h))
 			return -EINVAL;
-		for (uint32_t i = 0; i < CM_MAX_IDS; i++)
-			if (cm.ids[i] != NULL && cm.ids[i]->chan == h)
+		CM_FOREACH_ID(user, nx)
+			if (user->chan == h)
 				return -EBUSY;
 		/* kept open until the client closes its end: a thread of it
 		 * may still wait in rdma_get_cm_event, and must go on waiting
@@ -419,9 +420,11 @@ dpr_cm_owner_gone(void *owner)
 {
 	if (!cm.started)
 		return;
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++)
-		if (cm.ids[i] != NULL && cm.ids[i]->owner == owner)
-			cm_id_end(cm.ids[i]);
+	struct cm_id *id, *nx;
+
+	CM_FOREACH_ID(id, nx)
+		if (id->owner == owner)
+			cm_id_end(id);
 	for (uint32_t i = 0; i < CM_MAX_CHANNELS; i++)
 		if (cm.chans[i] != NULL && cm.chans[i]->owner == owner) {
 			cm_chan_free(cm.chans[i]);

@@ -70,23 +70,29 @@ reap_channels(void)
 	}
 }
 
+/* The deadlines come due: an ID whose owner has gone is freed when its
+ * linger ends; one waiting for an answer sends its MAD again, or fails
+ * when its retries are spent. Entries that are stale (the ID gone, its
+ * wait over, its deadline moved) are passed over. */
 static void
 run_timers(void)
 {
 	uint64_t now = dpr_cm_now_ms();
+	struct cm_id *id;
 
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		struct cm_id *id = cm.ids[i];
-
-		if (id != NULL && id->owner == NULL && now >= id->linger_ms) {
+	while (cm_timer_pop(now, &id)) {
+		if (id == NULL)
+			continue;
+		if (id->owner == NULL && now >= id->linger_ms) {
 			cm_id_free(id);
 			continue;
 		}
-		if (id == NULL || !id->waiting || now < id->deadline_ms)
+		if (!id->waiting || now < id->deadline_ms)
 			continue;
 		if (id->retries_left > 0) {
 			id->retries_left--;
 			id->deadline_ms = now + cm.conf.response_timeout_ms;
+			cm_timer_arm(id, id->deadline_ms);
 			cm.st.mads_retried++;
 			dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->mad);
 			continue;
@@ -138,11 +144,8 @@ dpr_cm_next_timeout_ms(void)
 {
 	uint64_t now = dpr_cm_now_ms(), next = UINT64_MAX;
 
-	for (uint32_t i = 0; cm.started && i < CM_MAX_IDS; i++)
-		if (cm.ids[i] != NULL && cm.ids[i]->waiting)
-			next = RTE_MIN(next, cm.ids[i]->deadline_ms);
-		else if (cm.ids[i] != NULL && cm.ids[i]->owner == NULL)
-			next = RTE_MIN(next, cm.ids[i]->linger_ms);
+	if (cm.started)
+		next = cm_timer_next();
 	if (cm.started && cm.backlog)
 		next = RTE_MIN(next, now + 1);  /* (events held: try again) */
 	if (cm.started)

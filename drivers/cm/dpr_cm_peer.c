@@ -44,12 +44,10 @@
 static struct cm_id *
 find_listener(int pi, uint16_t ps, uint16_t port, const uint8_t *dst_ip)
 {
-	struct cm_id *wild = NULL;
+	struct cm_id *wild = NULL, *id, *nx;
 
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		struct cm_id *id = cm.ids[i];
-
-		if (id == NULL || id->st != CS_LISTEN || id->ps != ps ||
+	CM_FOREACH_ID(id, nx) {
+		if (id->st != CS_LISTEN || id->ps != ps ||
 		    ntohs(id->src.port) != port || (id->pi >= 0 && id->pi != pi))
 			continue;
 		if (!cm_addr_any(&id->src)) {
@@ -105,16 +103,15 @@ rx_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 {
 	struct dpr_shm_cm_conn c;
 	struct dpr_cma_hdr h;
-	struct cm_id *lid, *id;
+	struct cm_id *lid, *id, *nx;
 	uint16_t ps = (uint16_t)(m->service_id >> 16);
 	uint16_t port = (uint16_t)m->service_id;
 	int gi;
 
 	cm.st.req_rx++;
 	/* a duplicate: the peer has not heard our answer */
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		id = cm.ids[i];
-		if (id == NULL || id->remote_id != m->local_id ||
+	CM_FOREACH_ID(id, nx) {
+		if (id->remote_id != m->local_id ||
 		    id->remote_guid != m->ca_guid || id->st < CS_REQ_RCVD)
 			continue;
 		cm.st.mad_duplicate++;
@@ -123,7 +120,7 @@ rx_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 
 			cm_msg_ids(id, &mra, DPR_CM_MRA);
 			mra.msg_ref = DPR_CM_REF_REQ;
-			mra.service_timeout = CM_RESPONSE_TIMEOUT;
+			mra.service_timeout = CM_MRA_TIMEOUT;
 			cm_send_answer(id, &mra);
 		} else if (id->waiting) {
 			dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->mad);
@@ -195,14 +192,13 @@ rx_sidr_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 {
 	struct dpr_shm_cm_conn c;
 	struct dpr_cma_hdr h;
-	struct cm_id *lid = NULL, *id;
+	struct cm_id *lid = NULL, *id, *nx;
 	uint16_t port = (uint16_t)m->service_id;
 	int gi = -1;
 
 	cm.st.sidr_req_rx++;
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		id = cm.ids[i];
-		if (id == NULL || !cm_id_is_ud(id) || id->st < CS_REQ_RCVD ||
+	CM_FOREACH_ID(id, nx) {
+		if (!cm_id_is_ud(id) || id->st < CS_REQ_RCVD ||
 		    id->remote_id != m->local_id || memcmp(id->dgid, r->gid, 16) != 0)
 			continue;
 		cm.st.mad_duplicate++;
@@ -314,8 +310,20 @@ cm_rx_mad(const struct cm_mad *r)
 	case DPR_CM_REP:
 		if (id->st == CS_REP_RCVD || id->st == CS_ESTABLISHED) {
 			cm.st.mad_duplicate++;
-			if (id->has_answer)     /* our RTU was lost */
+			if (id->has_answer) {   /* our RTU was lost */
 				dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->answer);
+			} else if (id->st == CS_REP_RCVD) {
+				/* our program has not taken the REP yet (busy
+				 * with others): the peer is to wait, as
+				 * Linux's CM tells it (IBA 12.6.6) */
+				struct dpr_cm_msg mra;
+
+				cm_msg_ids(id, &mra, DPR_CM_MRA);
+				mra.msg_ref = DPR_CM_REF_REP;
+				mra.service_timeout = CM_MRA_TIMEOUT;
+				dpr_cm_encode(&mra, id->answer);
+				dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->answer);
+			}
 			return;
 		}
 		if (id->st != CS_REQ_SENT)
@@ -379,6 +387,7 @@ cm_rx_mad(const struct cm_mad *r)
 
 		id->deadline_ms = dpr_cm_now_ms() +
 			RTE_MIN(extra + cm.conf.response_timeout_ms, 60000ull);
+		cm_timer_arm(id, id->deadline_ms);
 	}
 		return;
 	case DPR_CM_DREQ: {

@@ -43,6 +43,8 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 {
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "enabled", cm.started);
+	rte_tel_data_add_dict_u64(d, "ids", __atomic_load_n(&cm.n_live, __ATOMIC_RELAXED));
+	rte_tel_data_add_dict_u64(d, "max_ids", cm.max_ids);
 #define _(n) rte_tel_data_add_dict_u64(d, #n, __atomic_load_n(&cm.st.n, __ATOMIC_RELAXED));
 	CM_STATS(_)
 #undef _
@@ -72,12 +74,11 @@ tel_conns(const char *cmd __rte_unused, const char *params __rte_unused,
 {
 	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
 	pthread_mutex_lock(&cm.lock);
-	for (uint32_t i = 0; i < CM_MAX_IDS; i++) {
-		const struct cm_id *id = cm.ids[i];
+	const struct cm_id *id;
+
+	for (id = cm.live; id != NULL; id = id->next) {
 		char line[RTE_TEL_MAX_STRING_LEN], s[64], t[64];
 
-		if (id == NULL)
-			continue;
 		addr_str(&id->src, s, sizeof(s));
 		addr_str(&id->dst, t, sizeof(t));
 		/* at most 127 characters: two IPv6 addresses just fit */
@@ -96,6 +97,8 @@ dpr_cm_register_telemetry(void)
 {
 	static const struct dpr_counter_help cm_help[] = {
 		{ "enabled", "1: the CM runs ([cm] enabled = yes)" },
+		{ "ids", "IDs in use: listeners, connections, IDs in time-wait" },
+		{ "max_ids", "IDs the CM holds at most ([cm] max_ids)" },
 		{ "mads_rx", "CM MADs QP1 received" },
 		{ "mads_tx", "CM MADs sent" },
 		{ "mads_retried", "MADs sent again: no answer within [cm] response_timeout_ms" },
@@ -122,6 +125,7 @@ dpr_cm_register_telemetry(void)
 		{ "timeouts", "handshakes or disconnects given up after [cm] max_retries" },
 		{ "events", "events delivered to clients' event channels" },
 		{ "events_held", "events a full channel held back, sent in order once the client read" },
+		{ "timers_dropped", "deadlines not armed: no memory (the ID waits for its peer or owner)" },
 		{ "events_lost", "events past a channel's backlog (65536 unread): lost" },
 		{ "caps_get_tx", "DprdmaCaps Gets sent: a peer asked what it speaks" },
 		{ "caps_get_retried", "DprdmaCaps Gets sent again: no answer yet" },

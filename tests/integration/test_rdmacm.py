@@ -315,10 +315,16 @@ def main():
             test_qperf(ds, dc)
             if os.path.exists(RPMA_TEST):
                 test_rpma(ds, dc)
-        # many IDs made before one event is read: 200 connections in one
-        # program (a PD, two CQs and a QP each; 400 events queue up in its
-        # channel, which holds 160: dprdmad holds the rest back, in order)
-        test_ucmatose(a, b, conns=200, msgs=2)
+        # many IDs made before one event is read: 1,000 connections in one
+        # program (a PD, two CQs and a QP each; thousands of events queue
+        # up in its channel, which holds 160: dprdmad holds the rest back,
+        # in order), more than the program answers within [cm]
+        # response_timeout_ms (300 ms here): the REQs and REPs sent again
+        # are answered with MRAs, as Linux does, and none times out
+        t0 = time.time()
+        test_ucmatose(a, b, conns=1000, msgs=1)
+        t.log("ucmatose -c 1000: %.1f s, %.0f connections/s"
+              % (time.time() - t0, 1000 / (time.time() - t0)))
         test_cm_cases(a, b)
         sa, sb = cm_stats(a), cm_stats(b)
         t.log("A: %r" % sa)
@@ -339,6 +345,8 @@ def main():
                    if sa[k] or sb[k]]
         t.check(not dropped, "no MAD dropped, no event lost on either "
                 "daemon (%s)" % (dropped or "none"))
+        t.check(sa["timeouts"] == 0, "no connection of A's timed out (%d; "
+                "B's REQ to nowhere is the one of B's)" % sa["timeouts"])
         t.check(sa["connections"] >= 2 * (1 + 8 + 4 + 3 + 3) + 2 and
                 sa["sidr_req_rx"] >= 8 and
                 sb["mads_retried"] >= 3 and sb["timeouts"] >= 1 and
