@@ -74,6 +74,8 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "retransmits", "request packets sent again (timeout, NAK or RNR)" },
 	{ "local_ack_timeouts", "times the ACK timer ran out (the peer did not answer in time)" },
 	{ "rto_timeouts", "adaptive retransmission timeouts (no progress for an RTO measured from the RTT): sent again without spending retry_cnt" },
+	{ "rto_probes", "RTOs that sent the newest request again alone, with AckReq (a tail probe)" },
+	{ "rto_gobacks", "RTOs that went back to the oldest request not acknowledged (the probe went unanswered)" },
 	{ "rnr_waits", "times a requester waited after an RNR NAK" },
 	{ "ack_rx", "ACKs received" },
 	{ "nak_seq_rx", "PSN sequence error NAKs received (the peer missed a packet)" },

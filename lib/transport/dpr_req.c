@@ -173,11 +173,8 @@ count_send(struct dpr_tqp *qp, uint32_t psn, uint32_t last)
 	struct dpr_transport *tp = qp->tp;
 
 	QP_STAT(qp, req_packets);
-	if (dpr_psn_lt(psn, qp->req.psn_hi)) {
+	if (dpr_psn_lt(psn, qp->req.psn_hi))
 		QP_STAT(qp, retransmits);
-		if (!dpr_psn_lt(psn, qp->req.resend_hi))
-			qp->req.resend_hi = dpr_psn_add(psn, 1);
-	}
 	if (dpr_psn_ge(last, qp->req.psn_hi)) {
 		qp->req.psn_hi = dpr_psn_add(last, 1);
 		/* (a READ's first response ends its sample: the round trip,
@@ -616,11 +613,9 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 			idx++;
 		}
 		/* count_send() */
-		if (dpr_psn_lt(psn, psn_hi)) {
+		if (dpr_psn_lt(psn, psn_hi))
 			retx++;
-			if (!dpr_psn_lt(psn, qp->req.resend_hi))
-				qp->req.resend_hi = dpr_psn_add(psn, 1);
-		} else
+		else
 			psn_hi = dpr_psn_add(psn, 1);
 queued_new:
 		tp->txq[head++ & tp->txq_mask] = m;

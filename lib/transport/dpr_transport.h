@@ -220,6 +220,8 @@ struct dpr_qp_init_attr {
 	_(retransmits) \
 	_(local_ack_timeouts) \
 	_(rto_timeouts) \
+	_(rto_probes) \
+	_(rto_gobacks) \
 	_(rnr_waits) \
 	_(ack_rx) \
 	_(nak_seq_rx) \

@@ -246,10 +246,6 @@ struct dpr_tqp {
 		 * packets that asked for no ACK would wait for a timeout */
 		uint32_t window;
 		uint32_t ack_every;
-		/** one past the highest PSN sent again since the last
-		 * go-back (dpr_comp.c's retry(): a NAK for a PSN the replay
-		 * has resent says that resend was lost) */
-		uint32_t resend_hi;
 		/* the last local key checked: most WQEs of a QP use one MR */
 		struct dpr_mr_cache lkey;
 	} req;
@@ -261,6 +257,8 @@ struct dpr_tqp {
 		bool rnr_wait;         /**< timer is an RNR wait, not an ACK timeout */
 		uint32_t rnr_psn;
 		bool retried;          /**< a retry from retry_psn is under way */
+		bool retry_nak;        /**< ... that a NAK asked for: the peer
+		                            waits at retry_psn, in silence */
 		uint32_t retry_psn;
 		/** What was outstanding when the last retry went back: until
 		 * comp.psn reaches it (or the ACK timer fires), responses and
@@ -293,6 +291,11 @@ struct dpr_tqp {
 		 * shared -- would time out every exchange afresh and never
 		 * be measured). */
 		uint8_t rto_karn;
+		/** psn_hi at the last RTO: an ACK past it acknowledges a
+		 * request first sent after that RTO, and so that the path
+		 * answers within the RTO as measured; the doubling ends
+		 * (RFC 6298 5.7: cleared once new data is acknowledged) */
+		uint32_t karn_psn;
 		/* the RTT: one request in flight timed at a time (rtt_sent
 		 * 0: none; a retransmission spoils the sample, as Karn's
 		 * algorithm has it) and RFC 6298's smoothing */
