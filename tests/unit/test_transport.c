@@ -1031,6 +1031,22 @@ script_ack(uint32_t psn, uint32_t msn)
 	rc_inject(&H, 1, &h, NULL, 0);
 }
 
+/* The scripted side 1 NAKs a sequence error: it expects @p psn. */
+static void
+script_nak(uint32_t psn, uint32_t msn)
+{
+	struct dpr_wire_hdrs h;
+
+	memset(&h, 0, sizeof(h));
+	h.opcode = DPR_OP_RC_ACK;
+	h.pkey = DPR_DEFAULT_PKEY;
+	h.dqpn = dpr_qp_num(qa);
+	h.psn = psn;
+	h.aeth.syndrome = DPR_AETH_NAK | DPR_NAK_PSN_SEQ_ERR;
+	h.aeth.msn = msn;
+	rc_inject(&H, 1, &h, NULL, 0);
+}
+
 /* One WRITE of 64 B from A, its ACK @p answer_ns after the request left.
  * @return the packets A sent again meanwhile, or UINT32_MAX if the WRITE
  * did not go out or complete. */
@@ -1073,6 +1089,58 @@ slow_exchange(struct dpr_mr *l, struct dpr_mr *r, uint64_t answer_ns,
  * repeat, the second RTO of a window sends only its oldest request again
  * (the peer holds the rest), where go-back-N sends the whole window.
  */
+/*
+ * A go-back-N peer's NAKs during a replay: one for a point past the one
+ * the replay went back to is acted on even before the replay has resent
+ * it (the peer holds everything before it and waits there in silence:
+ * passing it over cost an RTO pair), one for the point itself again is
+ * stale and passed over; and a NAKed request whose resend is lost is sent
+ * again at the first RTO, not after a probe and a second one.
+ */
+static int
+test_nak_during_replay(void)
+{
+	struct rc_faults f = { .rto_min_ns = 100000, .sr = DPR_SR_OFF };
+	uint32_t first = 0, again = 0, msn = 0;
+	struct dpr_mr *l, *r;
+	struct dpr_cqe c[16];
+	struct rc_conn cc;
+	int i;
+
+	rc_conn_defaults(&cc);
+	CHECK(conn(&f, &cc, 48) == 0, "connect");
+	rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+	CHECK_EQ(slow_exchange(l, r, 5000, &msn), 0, "one exchange in 5 us");
+	for (i = 0; i < 16; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova, r->rkey,
+				   i, DPR_SEND_SIGNALED), 0, "WRITE %d", i);
+	CHECK_EQ(drain_after(20000, &first), 16, "16 WRITEs on the wire");
+	/* a stale NAK for an early point, then the peer's news: it has up
+	 * to first + 7 -- in one burst, before the replay resent anything */
+	script_nak(dpr_psn_add(first, 2), msn);
+	script_nak(dpr_psn_add(first, 8), msn);
+	CHECK_EQ(drain_after(20000, &again), 8, "the replay starts at the "
+		 "later NAK: 8 WRITEs again, not 14");
+	CHECK_EQ(again, dpr_psn_add(first, 8), "from the PSN the peer waits at");
+	script_nak(dpr_psn_add(first, 8), msn);
+	CHECK_EQ(drain_after(20000, NULL), 0, "the same NAK again: nothing");
+	/* that resend of first + 8 is lost: the peer says nothing */
+	CHECK_EQ(drain_after(100000, &again), 8, "the first RTO goes back at "
+		 "once (no probe: the peer NAKed and drops it)");
+	CHECK_EQ(again, dpr_psn_add(first, 8), "from the NAKed PSN");
+	script_ack(dpr_psn_add(first, 15), msn + 16);
+	CHECK_EQ(wait_cq(H.side[0].scq, 16, c, MS), 16, "all 16 complete");
+	for (i = 0; i < 16; i++)
+		CHECK(c[i].status == DPR_WC_SUCCESS && c[i].wr_id == (uint64_t)i,
+		      "WRITE %d completes in order", i);
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
 static int
 test_rto_slow_peer(void)
 {
@@ -2280,6 +2348,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
 	DPR_TEST_CASE(test_stale_responses_bounded),
 	DPR_TEST_CASE(test_rto_slow_peer),
+	DPR_TEST_CASE(test_nak_during_replay),
 	DPR_TEST_CASE(test_read_resources_and_msn),
 	DPR_TEST_CASE(test_mr_owner_release),
 	DPR_TEST_CASE(test_psn_wrap),
