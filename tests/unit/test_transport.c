@@ -1015,9 +1015,9 @@ drain_after(uint64_t ns, uint32_t *first_psn)
 	return n;
 }
 
-/* The scripted side 1 acknowledges everything through @p psn. */
+/* The scripted side 1 answers with an AETH of @p syndrome at @p psn. */
 static void
-script_ack(uint32_t psn, uint32_t msn)
+script_aeth(uint32_t psn, uint32_t msn, uint8_t syndrome)
 {
 	struct dpr_wire_hdrs h;
 
@@ -1026,25 +1026,23 @@ script_ack(uint32_t psn, uint32_t msn)
 	h.pkey = DPR_DEFAULT_PKEY;
 	h.dqpn = dpr_qp_num(qa);
 	h.psn = psn;
-	h.aeth.syndrome = DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID;
+	h.aeth.syndrome = syndrome;
 	h.aeth.msn = msn;
 	rc_inject(&H, 1, &h, NULL, 0);
 }
 
-/* The scripted side 1 NAKs a sequence error: it expects @p psn. */
+/* ... acknowledging everything through @p psn */
+static void
+script_ack(uint32_t psn, uint32_t msn)
+{
+	script_aeth(psn, msn, DPR_AETH_ACK | DPR_AETH_CREDIT_INVALID);
+}
+
+/* ... NAKing a sequence error: it expects @p psn */
 static void
 script_nak(uint32_t psn, uint32_t msn)
 {
-	struct dpr_wire_hdrs h;
-
-	memset(&h, 0, sizeof(h));
-	h.opcode = DPR_OP_RC_ACK;
-	h.pkey = DPR_DEFAULT_PKEY;
-	h.dqpn = dpr_qp_num(qa);
-	h.psn = psn;
-	h.aeth.syndrome = DPR_AETH_NAK | DPR_NAK_PSN_SEQ_ERR;
-	h.aeth.msn = msn;
-	rc_inject(&H, 1, &h, NULL, 0);
+	script_aeth(psn, msn, DPR_AETH_NAK | DPR_NAK_PSN_SEQ_ERR);
 }
 
 /* One WRITE of 64 B from A, its ACK @p answer_ns after the request left.
