@@ -118,6 +118,7 @@ static const struct dpr_counter_help lcore_help[] = {
 	{ "polls", "loops of the worker" },
 	{ "idle_polls", "loops that found nothing to do" },
 	{ "sleeps", "times the worker slept ([engine] idle = yield)" },
+	{ "wakeups", "sleeps a command from the main lcore (a client's request) ended early" },
 	{ "rx_packets", "frames the worker received, every port" },
 	{ "tx_packets", "frames the worker sent, every port" },
 	{ "drops", "frames the worker dropped, every reason" },

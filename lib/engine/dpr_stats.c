@@ -538,6 +538,7 @@ tel_lcore_stats(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "polls", w->polls);
 	rte_tel_data_add_dict_u64(d, "idle_polls", w->idle_polls);
 	rte_tel_data_add_dict_u64(d, "sleeps", w->sleeps);
+	rte_tel_data_add_dict_u64(d, "wakeups", w->wakeups);
 	rte_tel_data_add_dict_u64(d, "rx_packets", rx);
 	rte_tel_data_add_dict_u64(d, "tx_packets", tx);
 	rte_tel_data_add_dict_u64(d, "drops", drops);

@@ -16,7 +16,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -447,6 +449,26 @@ const struct dpr_neigh_ops dpr_worker_neigh_ops = {
 	.changed = neigh_changed,
 };
 
+/* A yielding worker's nap: @p nap long, or until a command comes (the
+ * main lcore's requests for clients -- making a QP, moving it to RTS --
+ * would each wait out a nap otherwise). */
+static void
+nap_until_woken(struct dpr_worker *w, const struct timespec *nap)
+{
+	struct pollfd pf = { .fd = w->wake_fd, .events = POLLIN };
+	uint64_t v;
+
+	if (w->wake_fd < 0) {
+		nanosleep(nap, NULL);
+		return;
+	}
+	__atomic_store_n(&w->napping, 1, __ATOMIC_SEQ_CST);
+	if (rte_ring_count(w->cmd) == 0 && ppoll(&pf, 1, nap, NULL) == 1 &&
+	    read(w->wake_fd, &v, sizeof(v)) == sizeof(v))
+		w->wakeups++;
+	__atomic_store_n(&w->napping, 0, __ATOMIC_RELAXED);
+}
+
 int
 dpr_worker_main(void *arg)
 {
@@ -513,7 +535,7 @@ dpr_worker_main(void *arg)
 		if (yield && ++idle_run >= IDLE_POLLS_BEFORE_SLEEP) {
 			w->sleeps++;
 			rte_rcu_qsbr_thread_offline(qv, w->index);
-			nanosleep(&nap, NULL);
+			nap_until_woken(w, &nap);
 			rte_rcu_qsbr_thread_online(qv, w->index);
 		}
 	}

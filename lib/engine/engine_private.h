@@ -299,6 +299,11 @@ struct dpr_worker {
 	uint64_t polls;               /**< loop iterations */
 	uint64_t idle_polls;          /**< iterations that received nothing */
 	uint64_t sleeps;              /**< yield-mode sleeps */
+	uint64_t wakeups;             /**< ... ended early by a command */
+	/* a yielding worker naps in ppoll() on this eventfd, napping set:
+	 * a command submitted meanwhile writes it (dpr_engine_cmd_submit) */
+	int wake_fd;
+	uint32_t napping;
 	uint64_t rx_bursts;           /**< rx_burst calls that returned frames */
 	uint64_t busy_tsc;            /**< TSC cycles of loops with work */
 	uint64_t idle_tsc;            /**< ... without (sleeps included) */
