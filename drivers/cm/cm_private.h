@@ -49,8 +49,8 @@ extern int cm_logtype;
 
 #define CM_MAX_CHANNELS 1024
 #define CM_MAX_PORTS 8
-#define GSI_RECVS 64                    /* QP1 receive WQEs per port */
-#define GSI_RING 256                    /* MADs queued each way */
+#define GSI_RECVS 256                   /* QP1 receive WQEs per port */
+#define GSI_RING 1024                   /* MADs queued each way */
 #define GRH_LEN 40
 #define CM_PORT_EPHEMERAL 32768         /* ports given to bind(0) from here */
 #define CM_RTR_MIN_RNR 12               /* 0.64 ms, as ibv_rc_pingpong */
@@ -74,6 +74,7 @@ struct cm_conf {
 	_(mads_rx) \
 	_(mads_tx) \
 	_(mads_retried) \
+	_(mads_tx_held) \
 	_(mads_tx_dropped) \
 	_(mads_rx_dropped) \
 	DPR_CM_MAD_ERRORS(_) \
@@ -198,6 +199,9 @@ struct cm_global {
 	uint16_t next_port;
 	uint64_t last_reap;
 	bool backlog;                   /* some channel holds events back */
+	/* MADs the ring to worker 0 could not take yet (main lcore) */
+	struct cm_mad *txq;
+	uint32_t txq_head, txq_n, txq_cap;
 	struct cm_stats st;
 };
 extern struct cm_global cm;
@@ -273,6 +277,9 @@ void cm_id_end(struct cm_id *id);
 int cm_gsi_create(void *arg);
 int cm_gsi_destroy(void *arg);
 /* Queue @p mad to QP1 of @p gid on port @p pi, from our GID @p sgid_index. */
+/* MADs held back into the ring to worker 0, as it takes them: @return
+ * whether some still wait (dpr_cm_qp1.c). */
+bool cm_mad_flush(void);
 void dpr_cm_mad_send(int pi, uint8_t sgid_index, const uint8_t gid[16],
 		const uint8_t *mad);
 /* The port and our GID index that reach @p gid, or -1. */

@@ -601,6 +601,9 @@ dpr_cm_stop(void)
 	free(cm.ids);
 	free(cm.free_q);
 	free(cm.heap);
+	free(cm.txq);
+	cm.txq = NULL;
+	cm.txq_n = cm.txq_cap = cm.txq_head = 0;
 	cm.ids = NULL;
 	cm.free_q = NULL;
 	cm.heap = NULL;

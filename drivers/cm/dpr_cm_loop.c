@@ -124,7 +124,9 @@ dpr_cm_poll(void)
 	}
 	for (int k = 0; k < 256 && rte_ring_sc_dequeue_elem(cm.rx, &r, sizeof(r)) == 0; k++)
 		cm_rx_mad(&r);
+	cm_mad_flush();
 	run_timers();
+	cm_mad_flush();
 	flush_channels();
 	dpr_cm_caps_poll(dpr_cm_now_ms());
 	if (dpr_cm_now_ms() - cm.last_reap > 1000) {
@@ -146,8 +148,8 @@ dpr_cm_next_timeout_ms(void)
 
 	if (cm.started)
 		next = cm_timer_next();
-	if (cm.started && cm.backlog)
-		next = RTE_MIN(next, now + 1);  /* (events held: try again) */
+	if (cm.started && (cm.backlog || cm.txq_n != 0))
+		next = RTE_MIN(next, now + 1);  /* (events, MADs held: again) */
 	if (cm.started)
 		next = RTE_MIN(next, dpr_cm_caps_next_ms());
 	if (next == UINT64_MAX)

@@ -163,6 +163,10 @@ grh_sgid(const uint8_t *grh, bool ipv6, uint8_t gid[16])
 	memcpy(gid + 12, grh + 20 + 12, 4);
 }
 
+/* (worker 0) a MAD dequeued that QP1 did not take yet */
+static struct cm_mad tx_hold;
+static bool tx_held;
+
 bool
 dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 		   uint64_t now_ns __rte_unused)
@@ -180,7 +184,10 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 
 		if (!__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE))
 			continue;
-		n = dpr_cq_poll(g->rcq, e, RTE_DIM(e));
+		/* no more than the ring to the main lcore takes: the rest
+		 * waits in the CQ (a burst of REQs outruns the main lcore) */
+		n = dpr_cq_poll(g->rcq, e, RTE_MIN((unsigned int)RTE_DIM(e),
+						   rte_ring_free_count(cm.rx)));
 		for (i = 0; i < n; i++) {
 			uint32_t slot = (uint32_t)e[i].wr_id;
 			const uint8_t *p = g->buf + (size_t)slot * (GRH_LEN + DPR_MAD_LEN);
@@ -209,8 +216,18 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 		while (dpr_cq_poll(g->scq, e, RTE_DIM(e)) > 0)
 			;
 	}
-	for (k = 0; k < 32 && rte_ring_sc_dequeue_elem(cm.tx, &t, sizeof(t)) == 0; k++) {
-		struct gsi *g = &cm.gsi[t.port < cm.n_ports ? t.port : 0];
+	/* a MAD QP1 could not take last time (its send queue full behind a
+	 * busy link) goes first: never dropped for that */
+	for (k = 0; k < 32; k++) {
+		struct gsi *g;
+
+		if (tx_held) {
+			t = tx_hold;
+		} else if (rte_ring_sc_dequeue_elem(cm.tx, &t, sizeof(t)) != 0) {
+			break;
+		}
+		tx_held = false;
+		g = &cm.gsi[t.port < cm.n_ports ? t.port : 0];
 		struct dpr_send_wr wr = {
 			.opcode = DPR_WR_SEND,
 			.send_flags = DPR_SEND_INLINE | DPR_SEND_SIGNALED,
@@ -226,9 +243,14 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 		memcpy(wr.ud.dgid, t.gid, 16);
 		memcpy(wr.inline_data, t.mad, DPR_MAD_LEN);
 		if (t.port >= cm.n_ports ||
-		    !__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE) ||
-		    dpr_post_send(g->qp, &wr, 1, NULL) != 0)
+		    !__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE)) {
 			__atomic_fetch_add(&cm.st.mads_tx_dropped, 1, __ATOMIC_RELAXED);
+		} else if (dpr_post_send(g->qp, &wr, 1, NULL) != 0) {
+			tx_hold = t;
+			tx_held = true;
+			more = true;
+			break;
+		}
 	}
 	more |= k == 32;
 	if (woke) {
@@ -240,6 +262,8 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 	}
 	return more;
 }
+
+static void txq_put(const struct cm_mad *m);
 
 /* Queue @p mad to QP1 of @p gid on port @p pi. */
 void
@@ -255,13 +279,49 @@ dpr_cm_mad_send(int pi, uint8_t sgid_index, const uint8_t gid[16],
 
 	memcpy(out.gid, gid, 16);
 	memcpy(out.mad, mad, DPR_MAD_LEN);
-	/* single producer: the main lcore (the worker only puts back its
-	 * own, which it took the moment before) */
-	if (rte_ring_mp_enqueue_elem(cm.tx, &out, sizeof(out)) != 0) {
-		cm.st.mads_tx_dropped++;
-		return;
-	}
 	cm.st.mads_tx++;
+	/* in order: behind what waits already, or straight to worker 0 */
+	if (cm.txq_n != 0 || rte_ring_mp_enqueue_elem(cm.tx, &out, sizeof(out)) != 0)
+		txq_put(&out);
+}
+
+/* A burst of MADs (1,000 REQs from one program, their retries at one
+ * deadline) can outrun the ring to worker 0: the rest waits here, on the
+ * main lcore, and goes as worker 0 takes what is in the ring
+ * (cm_mad_flush() each poll) -- never dropped. */
+static void
+txq_put(const struct cm_mad *m)
+{
+	if (cm.txq_n == cm.txq_cap) {
+		uint32_t cap = cm.txq_cap ? 2 * cm.txq_cap : 256;
+		struct cm_mad *q = malloc(cap * sizeof(*q));
+
+		if (q == NULL) {
+			cm.st.mads_tx_dropped++;
+			return;
+		}
+		for (uint32_t i = 0; i < cm.txq_n; i++)
+			q[i] = cm.txq[(cm.txq_head + i) % cm.txq_cap];
+		free(cm.txq);
+		cm.txq = q;
+		cm.txq_cap = cap;
+		cm.txq_head = 0;
+	}
+	cm.txq[(cm.txq_head + cm.txq_n) % cm.txq_cap] = *m;
+	cm.txq_n++;
+	cm.st.mads_tx_held++;
+}
+
+bool
+cm_mad_flush(void)
+{
+	while (cm.txq_n != 0 &&
+	       rte_ring_mp_enqueue_elem(cm.tx, &cm.txq[cm.txq_head],
+					sizeof(cm.txq[0])) == 0) {
+		cm.txq_head = (cm.txq_head + 1) % cm.txq_cap;
+		cm.txq_n--;
+	}
+	return cm.txq_n != 0;
 }
 
 /* The path MTU (ibv_mtu: 1 = 256 .. 5 = 4096) of port @p pi. */
