@@ -121,8 +121,12 @@ def main():
     try:
         run_ours(d.socket)
         run_rdma_core(d.socket)
-        s = t.telemetry(PREFIX, "/dprdma/shim/stats")
-        t.check(s["clients"] == 0, "every client gone (%d left)" % s["clients"])
+        # (dprdmad learns of a closed connection in its main loop, and
+        # releases what the client held there: not at the instant the
+        # program exits -- under ASan, 15 of rdma-core's 273 tests' clients
+        # were still going when the python process had ended)
+        t.wait_for(lambda: t.telemetry(PREFIX, "/dprdma/shim/stats")["clients"] == 0,
+                   10, "every client gone")
     finally:
         rc = d.stop()
     t.check(rc == 0, "dprdmad stops cleanly")
