@@ -139,6 +139,18 @@ progress(struct dpr_tqp *qp)
 	qp_work(qp);
 }
 
+/* Where going back starts: the oldest PSN not acknowledged, or where a
+ * READ or atomic at the head resumes. */
+static uint32_t
+go_back_psn(struct dpr_tqp *qp)
+{
+	const struct dpr_send_wqe *w = qp->comp.index != qp->sq.prod ?
+		sq_wqe(qp, qp->comp.index) : NULL;
+
+	return w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
+		wqe_resume_psn(qp, w) : qp->comp.psn;
+}
+
 /*
  * Go back to @p psn, once per point until something moves (as rxe's
  * started_retry): a duplicated NAK, or the responses of a long READ
@@ -177,6 +189,7 @@ retry(struct dpr_tqp *qp, uint32_t psn, bool count)
 		qp->comp.retry_cnt--;
 	}
 	qp->comp.retried = true;
+	qp->comp.probing = false;
 	qp->comp.retry_nak = count;
 	qp->comp.retry_psn = psn;
 	qp->comp.replaying = true;
@@ -332,6 +345,30 @@ ack_through(struct dpr_tqp *qp, uint32_t psn)
 	return moved;
 }
 
+/*
+ * An ACK of @p psn while a head probe is out (dpr_comp_rto()). The probe
+ * went last, so the responder's answer to it says where it stands after
+ * everything sent before it: an ACK of exactly the probe's PSN, with more
+ * sent past it, means it took the probe as the next in order -- it had
+ * been waiting there, and dropped what came after (its NAK went missing:
+ * one per gap, C9-97); that is a NAK, and the rest goes again now. An ACK
+ * past the probe (a duplicate's answer, IBA 9.7.5.1.2: all arrived up to
+ * there) needs nothing more.
+ */
+static void
+probe_answer(struct dpr_tqp *qp, uint32_t psn)
+{
+	if (dpr_psn_lt(psn, qp->comp.probe_psn))
+		return;         /* an answer to something before it */
+	qp->comp.probing = false;
+	if (psn != qp->comp.probe_psn || qp->state == DPR_QPS_ERR ||
+	    !dpr_psn_lt(dpr_psn_add(psn, 1), qp->comp.probe_hi) ||
+	    !dpr_psn_lt(psn, qp->comp.psn))
+		return;
+	QP_STAT(qp, probe_gobacks);
+	retry(qp, go_back_psn(qp), false);
+}
+
 static void
 rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 {
@@ -344,6 +381,8 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		QP_STAT(qp, ack_rx);
 		if (ack_through(qp, psn))
 			progress(qp);
+		if (unlikely(qp->comp.probing))
+			probe_answer(qp, psn);
 		return;
 	case DPR_AETH_RNR_NAK:
 		/* IBA 9.7.5.2.8: wait the encoded time, then resend from psn */
@@ -670,22 +709,29 @@ dpr_comp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
  * (perftest asks for 67 ms) is far off. Without spending retry_cnt (the
  * local ACK timeout runs beside it and alone counts retries, so a peer
  * that is gone ends as it did):
- * - the first RTO since the last progress sends the newest request again,
- *   alone, with AckReq: a tail probe. If everything arrived and only the
- *   ACK went missing, the responder answers the duplicate with an ACK of
- *   it all (IBA 9.7.5.1.2); if the tail went missing, it is out of
- *   sequence there and the NAK sends the requester back (C9-97). An RTO
- *   that came too early costs one packet. Where the newest request is a
- *   READ or an atomic there is no probe (answers to it would come out of
- *   order, which the completer takes for lost responses), and where the
- *   oldest is one nothing is asked again yet: a READ request asked again
- *   makes the responder start its responses over from there, while those
- *   it had queued still come first.
- * - the next one (the probe too went unanswered: a go-back-N responder
- *   that already NAKed its gap drops what is past it without a word)
- *   goes back to the oldest request not acknowledged, as the ACK timeout
- *   would; with a peer with selective repeat it sends that oldest
- *   request alone (dpr_sr_rto()): the peer holds what came after it.
+ * - the first RTO since the last progress sends one request again, alone,
+ *   with AckReq: a probe, whose answer says where the responder stands.
+ *   An RTO that came too early costs one packet. To a go-back-N peer it
+ *   is the oldest request not acknowledged (a head probe): if everything
+ *   arrived and only ACKs went missing, the responder answers the
+ *   duplicate with an ACK of it all (IBA 9.7.5.1.2); if it waits there --
+ *   the packet was lost at the tail, so nothing came after it to make a
+ *   NAK, or its one NAK for the gap (C9-97) was lost and it drops the
+ *   rest without a word -- it takes the probe and ACKs exactly it, and
+ *   the requester goes back past it at once (probe_answer()). A tail
+ *   probe would be dropped unanswered in that second case, for a second
+ *   RTO: one NAK in a hundred is lost at 1% loss, and each cost three
+ *   floors of the RTO. To a peer with selective repeat it is the newest
+ *   (a tail probe): the peer holds what arrived and SACKs the holes.
+ *   Where the probe would be a READ or an atomic there is none (answers
+ *   to it would come out of order, which the completer takes for lost
+ *   responses), and where the oldest is one nothing is asked again yet:
+ *   a READ request asked again makes the responder start its responses
+ *   over from there, while those it had queued still come first.
+ * - the next one (the probe too went unanswered) goes back to the oldest
+ *   request not acknowledged, as the ACK timeout would; with a peer with
+ *   selective repeat it sends that oldest request alone (dpr_sr_rto()):
+ *   the peer holds what came after it.
  * The timer doubles with each RTO and keeps the doubling past progress
  * until an RTT is sampled again (rto_karn).
  * With a peer with selective repeat a READ at the head asks for every
@@ -726,9 +772,9 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	/* what the probe's answer says is acted on: the pass before is
 	 * over (retried stays: the same point is not counted twice) */
 	qp->comp.replaying = false;
+	qp->comp.probing = false;
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
-	psn = w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
-		wqe_resume_psn(qp, w) : qp->comp.psn;
+	psn = go_back_psn(qp);
 	if (w != NULL && w->started && w->opcode == DPR_WR_RDMA_READ &&
 	    qp->sr == SR_YES) {
 		/* a READ's responses stopped: ask for what is missing */
@@ -750,6 +796,15 @@ dpr_comp_rto(struct dpr_tqp *qp)
 		QP_STAT(qp, rto_gobacks);
 		qp->comp.retried = false;
 		retry(qp, psn, false);
+	} else if (qp->sr_tx == NULL && !sr_on(qp)) {
+		/* a go-back-N peer: the head probe */
+		if (w != NULL && w->started && !wr_is_rd_atomic(w->opcode) &&
+		    dpr_req_resend(qp, qp->comp.psn) == 0) {
+			QP_STAT(qp, rto_probes);
+			qp->comp.probing = true;
+			qp->comp.probe_psn = qp->comp.psn;
+			qp->comp.probe_hi = qp->req.psn_hi;
+		}
 	} else if (tail_is_plain(qp) && (w == NULL || !wr_is_rd_atomic(w->opcode))) {
 		QP_STAT(qp, rto_probes);
 		dpr_req_resend(qp, dpr_psn_add(qp->req.psn_hi, -1));
@@ -765,8 +820,6 @@ dpr_comp_rto(struct dpr_tqp *qp)
 void
 dpr_comp_timeout(struct dpr_tqp *qp)
 {
-	struct dpr_send_wqe *w;
-
 	if (qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) {
 		if (qp->mac_resolved || qp->req.index == qp->sq.prod)
 			return;   /* nothing outstanding */
@@ -783,9 +836,7 @@ dpr_comp_timeout(struct dpr_tqp *qp)
 	}
 	QP_STAT(qp, local_ack_timeouts);
 	/* IBA 9.7.6.1.3: resend from the oldest unacknowledged PSN */
-	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
 	qp->comp.retried = false;
 	qp->comp.replaying = false;
-	retry(qp, w != NULL && w->started && wr_is_rd_atomic(w->opcode) ?
-	      wqe_resume_psn(qp, w) : qp->comp.psn, true);
+	retry(qp, go_back_psn(qp), true);
 }

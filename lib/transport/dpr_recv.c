@@ -57,7 +57,7 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	if (tp->conf.qp_burst == 0)
 		tp->conf.qp_burst = 32;
 	if (tp->conf.rto_min_ns == 0)
-		tp->conf.rto_min_ns = 1000000;
+		tp->conf.rto_min_ns = 100000;
 	ring = tp->conf.tx_ring ? tp->conf.tx_ring : DPR_TX_RING;
 	ring = rte_align32pow2(ring);
 	tp->txq = calloc(ring, sizeof(*tp->txq));

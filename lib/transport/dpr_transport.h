@@ -222,6 +222,7 @@ struct dpr_qp_init_attr {
 	_(rto_timeouts) \
 	_(rto_probes) \
 	_(rto_gobacks) \
+	_(probe_gobacks) \
 	_(rnr_waits) \
 	_(ack_rx) \
 	_(nak_seq_rx) \

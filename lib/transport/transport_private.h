@@ -296,6 +296,15 @@ struct dpr_tqp {
 		 * answers within the RTO as measured; the doubling ends
 		 * (RFC 6298 5.7: cleared once new data is acknowledged) */
 		uint32_t karn_psn;
+		/** A head probe is out (dpr_comp_rto(), a go-back-N peer):
+		 * the oldest request not acknowledged, sent again alone at
+		 * probe_psn while PSNs up to probe_hi had gone out. An ACK
+		 * of exactly probe_psn says the responder took the probe as
+		 * the next in order -- it had stopped there (its NAK was
+		 * lost) and dropped the rest: go back past it. */
+		bool probing;
+		uint32_t probe_psn;
+		uint32_t probe_hi;
 		/* the RTT: one request in flight timed at a time (rtt_sent
 		 * 0: none; a retransmission spoils the sample, as Karn's
 		 * algorithm has it) and RFC 6298's smoothing */

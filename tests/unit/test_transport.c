@@ -1095,13 +1095,26 @@ slow_exchange(struct dpr_mr *l, struct dpr_mr *r, uint64_t answer_ns,
  * stale and passed over; and a NAKed request whose resend is lost is sent
  * again at the first RTO, not after a probe and a second one.
  */
+/* The 16 WRITEs of wr_id 0-15 complete, in order, successfully. */
+static int
+sixteen_complete(void)
+{
+	struct dpr_cqe c[16];
+	int i;
+
+	CHECK_EQ(wait_cq(H.side[0].scq, 16, c, MS), 16, "all 16 complete");
+	for (i = 0; i < 16; i++)
+		CHECK(c[i].status == DPR_WC_SUCCESS && c[i].wr_id == (uint64_t)i,
+		      "WRITE %d completes in order", i);
+	return TEST_SUCCESS;
+}
+
 static int
 test_nak_during_replay(void)
 {
 	struct rc_faults f = { .rto_min_ns = 100000, .sr = DPR_SR_OFF };
 	uint32_t first = 0, again = 0, msn = 0;
 	struct dpr_mr *l, *r;
-	struct dpr_cqe c[16];
 	struct rc_conn cc;
 	int i;
 
@@ -1129,13 +1142,34 @@ test_nak_during_replay(void)
 		 "once (no probe: the peer NAKed and drops it)");
 	CHECK_EQ(again, dpr_psn_add(first, 8), "from the NAKed PSN");
 	script_ack(dpr_psn_add(first, 15), msn + 16);
-	CHECK_EQ(wait_cq(H.side[0].scq, 16, c, MS), 16, "all 16 complete");
-	for (i = 0; i < 16; i++)
-		CHECK(c[i].status == DPR_WC_SUCCESS && c[i].wr_id == (uint64_t)i,
-		      "WRITE %d completes in order", i);
+	CHECK_EQ(sixteen_complete(), TEST_SUCCESS, "all 16 complete, in order");
 	mr_free(l);
 	mr_free(r);
 	fini();
+	return TEST_SUCCESS;
+}
+
+/* A connection (@p seed) to a scripted peer, one exchange answered in
+ * 5 us, then 16 WRITEs of 64 B at once, all on the wire: the first's PSN
+ * in @p first. */
+static int
+sixteen_writes(const struct rc_faults *f, uint64_t seed, struct dpr_mr **l,
+	       struct dpr_mr **r, uint32_t *msn, uint32_t *first)
+{
+	struct rc_conn cc;
+	int i;
+
+	rc_conn_defaults(&cc);
+	*msn = 0;
+	CHECK(conn(f, &cc, seed) == 0, "connect");
+	rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
+	*l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	*r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
+	CHECK_EQ(slow_exchange(*l, *r, 5000, msn), 0, "one exchange in 5 us");
+	for (i = 0; i < 16; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, *l, 0, 64, (*r)->iova,
+				   (*r)->rkey, i, DPR_SEND_SIGNALED), 0, "WRITE %d", i);
+	CHECK_EQ(drain_after(50000, first), 16, "16 WRITEs on the wire");
 	return TEST_SUCCESS;
 }
 
@@ -1174,21 +1208,16 @@ test_rto_slow_peer(void)
 
 	for (sr = 0; sr < 2; sr++) {
 		f.sr = sr ? DPR_SR_ON : DPR_SR_OFF;
-		msn = 0;
-		CHECK(conn(&f, &cc, 47) == 0, "connect");
-		rc_peer_mode(&H, 1, RC_PEER_SCRIPT);
-		l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
-		r = rc_mr(&H, 1, 4096, DPR_ACCESS_ALL);
-		CHECK_EQ(slow_exchange(l, r, 5000, &msn), 0, "one exchange in 5 us");
-		for (i = 0; i < 16; i++)
-			CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova,
-					   r->rkey, i, DPR_SEND_SIGNALED), 0,
-				 "WRITE %d", i);
-		/* the 16 at once; RTOs at 100 us (the newest as a probe) and
+		/* RTOs at 100 us (a probe: the newest to a peer with
+		 * selective repeat, the oldest to a go-back-N one) and
 		 * 300 us, not 700 us */
-		CHECK_EQ(drain_after(50000, &first), 16, "16 WRITEs on the wire");
+		CHECK_EQ(sixteen_writes(&f, 47, &l, &r, &msn, &first), TEST_SUCCESS,
+			 "16 WRITEs on the wire at once");
 		CHECK_EQ(drain_after(100000, &probe), 1, "first RTO: one probe");
-		CHECK_EQ(probe, dpr_psn_add(first, 15), "the probe is the newest");
+		if (sr)
+			CHECK_EQ(probe, dpr_psn_add(first, 15), "the probe is the newest");
+		else
+			CHECK_EQ(probe, first, "the probe is the oldest");
 		again = drain_after(300000, &oldest);
 		CHECK_EQ(oldest, first, "second RTO: from the oldest");
 		if (sr)
@@ -1197,6 +1226,49 @@ test_rto_slow_peer(void)
 			CHECK_EQ(again, 16, "going back N, all 16 again");
 		script_ack(dpr_psn_add(first, 15), msn + 16);
 		CHECK_EQ(wait_cq(H.side[0].scq, 16, c, MS), 16, "all 16 complete");
+		mr_free(l);
+		mr_free(r);
+		fini();
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * A go-back-N peer whose one NAK for a gap was lost waits at the gap and
+ * drops the rest without a word. The first RTO's head probe is the PSN it
+ * waits at: it takes it and ACKs exactly it, and the requester goes back
+ * past it at once, not at a second RTO. Where only ACKs were lost, the
+ * answer to the probe (a duplicate) acknowledges everything: nothing
+ * more is sent.
+ */
+static int
+test_probe_lost_nak(void)
+{
+	struct rc_faults f = { .rto_min_ns = 100000, .sr = DPR_SR_OFF };
+	uint32_t msn = 0, first = 0, probe = 0, again = 0;
+	struct dpr_mr *l, *r;
+	int dup;
+
+	for (dup = 0; dup < 2; dup++) {
+		CHECK_EQ(sixteen_writes(&f, 48, &l, &r, &msn, &first), TEST_SUCCESS,
+			 "16 WRITEs on the wire at once");
+		/* (the peer lost the first: its NAK, or all its ACKs, lost) */
+		CHECK_EQ(drain_after(100000, &probe), 1, "first RTO: one probe");
+		CHECK_EQ(probe, first, "the head probe: the oldest");
+		if (dup) {
+			script_ack(dpr_psn_add(first, 15), msn + 16);
+			CHECK_EQ(drain_after(20000, NULL), 0, "a duplicate's answer "
+				 "covers all: nothing sent again");
+		} else {
+			script_ack(first, msn + 1);
+			CHECK_EQ(drain_after(20000, &again), 15, "the probe taken "
+				 "as the next in order: the 15 after it again");
+			CHECK_EQ(again, dpr_psn_add(first, 1), "from past the probe");
+			script_ack(dpr_psn_add(first, 15), msn + 16);
+		}
+		CHECK_EQ(sixteen_complete(), TEST_SUCCESS, "all 16 complete, in order");
+		CHECK_EQ(dpr_transport_stats(H.side[0].tp)->probe_gobacks, dup ? 0 : 1,
+			 "probe_gobacks");
 		mr_free(l);
 		mr_free(r);
 		fini();
@@ -2346,6 +2418,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
 	DPR_TEST_CASE(test_stale_responses_bounded),
 	DPR_TEST_CASE(test_rto_slow_peer),
+	DPR_TEST_CASE(test_probe_lost_nak),
 	DPR_TEST_CASE(test_nak_during_replay),
 	DPR_TEST_CASE(test_read_resources_and_msn),
 	DPR_TEST_CASE(test_mr_owner_release),
