@@ -258,21 +258,17 @@ dpr_shim_adopt(int fd)
 		dpr_shm_send(fd, &m, sizeof(m), -1);
 		return -EUSERS;
 	}
-	/* (the tables are as large as the quotas; calloc maps them, and
-	 * only the pages a client uses are ever touched) */
+	/* (the QP slot table, which the worker reads, is as large as the
+	 * quota: calloc maps it, and only the pages a client uses are ever
+	 * touched; the handle table grows, shim_obj_add()) */
 	c = calloc(1, sizeof(*c));
-	if (c != NULL) {
-		c->obj = calloc(shim_obj_cap(), sizeof(*c->obj));
+	if (c != NULL)
 		c->qps = calloc(shim.lim.qps, sizeof(*c->qps));
-	}
-	if (c == NULL || c->obj == NULL || c->qps == NULL ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
-		int e = c == NULL || c->obj == NULL || c->qps == NULL ? ENOMEM : errno;
+	if (c == NULL || c->qps == NULL || fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+		int e = c == NULL || c->qps == NULL ? ENOMEM : errno;
 
-		if (c != NULL) {
-			free(c->obj);
+		if (c != NULL)
 			free(c->qps);
-		}
 		free(c);
 		return -e;
 	}

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -29,15 +30,28 @@ shim_obj_cap(void)
 		SHIM_MAX_CHANNELS + SHIM_MAX_SRQ;
 }
 
-/* The lowest free handle (the table is as large as the quotas together:
- * each request checks its own quota before it adds). */
+/* The lowest free handle. The table grows as the client's objects do
+ * (doubling, from 64) to at most the quotas together: each request checks
+ * its own quota before it adds. Only the main lcore reads it. */
 uint32_t
 shim_obj_add(struct shim_client *c, enum obj_type t, void *p)
 {
 	const uint32_t cap = shim_obj_cap();
 	uint32_t i;
 
-	for (i = c->obj_hint; i < cap; i++)
+	for (i = c->obj_hint; i < cap; i++) {
+		if (i == c->obj_cap) {
+			uint32_t n = c->obj_cap < 32 ? 64 : 2 * c->obj_cap;
+			struct shim_obj *o;
+
+			n = RTE_MIN(n, cap);
+			o = realloc(c->obj, n * sizeof(*o));
+			if (o == NULL)
+				return 0;
+			memset(&o[c->obj_cap], 0, (n - c->obj_cap) * sizeof(*o));
+			c->obj = o;
+			c->obj_cap = n;
+		}
 		if (c->obj[i].type == OBJ_FREE) {
 			c->obj[i].type = (uint8_t)t;
 			c->obj[i].p = p;
@@ -46,6 +60,7 @@ shim_obj_add(struct shim_client *c, enum obj_type t, void *p)
 				c->obj_hi = i + 1;
 			return i + 1;
 		}
+	}
 	return 0;
 }
 

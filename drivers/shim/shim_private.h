@@ -162,7 +162,8 @@ struct shim_client {
 	uint64_t next_sweep_ns;                 /* (worker) sweep() */
 	uint32_t sweep_from;                    /* (worker) sweep()'s next slot */
 	struct shim_srq *srqs[SHIM_MAX_SRQ];    /* by slot: the worker drains */
-	struct shim_obj *obj;           /* by handle - 1: shim_obj_cap() */
+	struct shim_obj *obj;           /* by handle - 1, obj_cap of them */
+	uint32_t obj_cap;               /* grows to shim_obj_cap() (main lcore) */
 	uint32_t obj_hi;                /* handles below this + 1 have been used */
 	uint32_t obj_hint;              /* no free entry below it */
 	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel, n_srq;

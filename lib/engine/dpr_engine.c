@@ -164,7 +164,6 @@ dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, unsigned int timeout_m
 {
 	const bool patient = timeout_ms == 0;
 	struct rte_ring *ring;
-	struct timespec now, until;
 	uint32_t queued = 0;
 
 	if (!dpr_engine.running || wi >= dpr_engine.n_workers ||
@@ -193,35 +192,25 @@ dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, unsigned int timeout_m
 			/* a full eventfd still wakes it */
 		}
 	}
-	/* the worker runs commands every loop, until it stops: the first
-	 * 50 us yielding the CPU (a woken worker answers in a few), then
-	 * napping 20 us at a time */
+	/* the worker runs commands every loop, until it stops: for the
+	 * first 50 us this thread yields the CPU between looks (a woken
+	 * worker answers in a few), then naps 20 us at a time */
 	{
-		const uint64_t spin_until = rte_get_timer_cycles() +
-			rte_get_timer_hz() / 20000;
+		const uint64_t hz = rte_get_timer_hz(), start = rte_get_timer_cycles();
+		const uint64_t spin = hz / 20000, end = start + hz / 1000 * timeout_ms;
+		const struct timespec nap = { .tv_nsec = 20000 };
+		uint64_t now = start;
 
-		while (rte_get_timer_cycles() < spin_until) {
+		while (patient || now < end) {
 			if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 1)
 				return 0;
-			sched_yield();
+			if (now - start < spin)
+				sched_yield();
+			else
+				nanosleep(&nap, NULL);
+			now = rte_get_timer_cycles();
 		}
 	}
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
-	do {
-		const struct timespec us = { .tv_nsec = 20000 };
-
-		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 1)
-			return 0;
-		nanosleep(&us, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (patient || now.tv_sec < until.tv_sec ||
-		 (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec));
 	/* given up: the worker frees it when it gets to it */
 	if (__atomic_compare_exchange_n(&c->state, &queued, 2, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
