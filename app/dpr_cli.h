@@ -20,7 +20,13 @@
 
 #define EXIT_USAGE 2
 
+/* (a tool of several files defines DPR_CLI_USAGE_EXTERN: its usage() is
+ * one of them) */
+#ifdef DPR_CLI_USAGE_EXTERN
+void usage(FILE *f);
+#else
 static void usage(FILE *f);
+#endif
 
 /* A message on stderr, then exit with @rc (with the usage for EXIT_USAGE). */
 static inline void
