@@ -385,7 +385,7 @@ main(int argc, char **argv)
 			.port_adapter = dpr_faults_port_adapter,
 			.arg = &conf,
 			.pollers = {
-				{ dpr_shim_worker_poll, NULL },
+				{ dpr_shim_worker_poll, NULL, dpr_shim_worker_nap },
 				{ dpr_client_worker_poll, NULL },
 				{ dpr_cm_worker_poll, NULL },
 			},

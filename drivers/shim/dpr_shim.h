@@ -65,6 +65,9 @@ unsigned int dpr_shim_clients(void);
 
 /** The engine's worker hook (struct dpr_engine_hooks.worker_poll). */
 bool dpr_shim_worker_poll(void *arg, unsigned int worker, uint64_t now_ns);
+/** The worker hook's nap (struct dpr_engine_poller): clients told, and
+ * told to wake the worker when they post. */
+bool dpr_shim_worker_nap(void *arg, unsigned int worker, bool napping, uint64_t now_ns);
 
 /** Register /dprdma/shim/{stats,clients,client} with telemetry. */
 void dpr_shim_register_telemetry(void);

@@ -156,6 +156,20 @@ shim_req_query_port(struct shim_client *c, struct dpr_shm_msg *m,
 	return 0;
 }
 
+/* The eventfd that wakes the client's worker from a nap (a copy: the
+ * socket closes what it sends). */
+int
+shim_req_get_wake(struct shim_client *c, struct dpr_shm_msg *m __rte_unused,
+		  int *in_fd __rte_unused, int *out_fd)
+{
+	const int fd = dpr_engine_wake_fd(c->worker);
+
+	if (fd < 0)
+		return -EOPNOTSUPP;
+	*out_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return *out_fd < 0 ? -errno : 0;
+}
+
 /* Everything a client made goes, in the order that frees it: QPs (to ERR
  * first, so that nothing more is placed), MRs (invalid before their
  * memory is unmapped), CQs, channels, PDs. */

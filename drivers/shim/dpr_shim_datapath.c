@@ -712,3 +712,23 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi, uint64_t now_ns)
 	}
 	return busy;
 }
+
+/*
+ * The worker's nap (lib/shm/dpr_shm.h, Naps): napping set in each of its
+ * clients' control pages, a full fence, then one more round for what was
+ * posted meanwhile -- work found, it stays awake. Woken, the marks go.
+ */
+bool
+dpr_shim_worker_nap(void *arg, unsigned int wi, bool napping, uint64_t now_ns)
+{
+	unsigned int i;
+
+	for (i = 0; i < shim.wn[wi]; i++)
+		__atomic_store_n(&shim.wl[wi][i]->ctrl->napping, napping ? 1 : 0,
+				 __ATOMIC_RELAXED);
+	if (!napping)
+		return true;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !dpr_shim_worker_poll(arg, wi, now_ns);
+}
+

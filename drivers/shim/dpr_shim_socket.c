@@ -431,6 +431,7 @@ static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
 	[DPR_SHM_OPEN] = { .req = shim_req_open, .before_open = true, .makes = true },
 	[DPR_SHM_LIST_DEVICES] = { .req = shim_req_list_devices, .before_open = true },
 	[DPR_SHM_QUERY_PORT] = { .req = shim_req_query_port },
+	[DPR_SHM_GET_WAKE] = { .req = shim_req_get_wake },
 	[DPR_SHM_ALLOC_PD] = { .req = shim_req_alloc_pd, .makes = true },
 	[DPR_SHM_DEALLOC_PD] = { .destroy = shim_dealloc_pd },
 	[DPR_SHM_REG_MR] = { .req = shim_req_reg_mr, .makes = true },

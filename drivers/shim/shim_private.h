@@ -289,6 +289,8 @@ int shim_req_open(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 		  int *out_fd);
 int shim_req_list_devices(struct shim_client *c, struct dpr_shm_msg *m,
 			  int *in_fd, int *out_fd);
+int shim_req_get_wake(struct shim_client *c, struct dpr_shm_msg *m,
+		      int *in_fd, int *out_fd);
 int shim_req_query_port(struct shim_client *c, struct dpr_shm_msg *m,
 			int *in_fd, int *out_fd);
 /** Undo everything the client in @p slot made, close it, log @p why. */

@@ -120,6 +120,8 @@ static const struct dpr_counter_help lcore_help[] = {
 	{ "idle_polls", "loops that found nothing to do" },
 	{ "sleeps", "times the worker slept ([engine] idle = yield)" },
 	{ "wakeups", "sleeps a command from the main lcore (a client's request) ended early" },
+	{ "client_wakeups", "sleeps a client ended early: it posted while the worker napped" },
+	{ "nap_aborts", "sleeps not taken: a client had posted between the last round and the nap" },
 	{ "rx_packets", "frames the worker received, every port" },
 	{ "tx_packets", "frames the worker sent, every port" },
 	{ "drops", "frames the worker dropped, every reason" },

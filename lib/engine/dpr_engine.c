@@ -219,6 +219,14 @@ dpr_engine_cmd_submit(unsigned int wi, struct dpr_cmd *c, unsigned int timeout_m
 }
 
 int
+dpr_engine_wake_fd(unsigned int wi)
+{
+	if (wi >= dpr_engine.n_workers)
+		return -1;
+	return dpr_engine.workers[wi].client_wake_fd;
+}
+
+int
 dpr_engine_run_on(unsigned int wi, int (*fn)(void *arg), void *arg)
 {
 	struct run_on_arg a = { .fn = fn, .arg = arg };
@@ -432,6 +440,7 @@ dpr_engine_start(const struct dpr_config *conf,
 		snprintf(name, sizeof(name), "dpr_cmd_%u", i);
 		w->cmd = rte_ring_create(name, 64, rte_socket_id(), RING_F_SC_DEQ);
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		w->client_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		for (unsigned int pi = 0; pi < e->n_ports && w->cmd != NULL; pi++) {
 			const struct dpr_port *p = &e->ports[pi];
 			struct dpr_transport_conf tc = {
@@ -596,6 +605,9 @@ dpr_engine_stop(void)
 			if (w->wake_fd >= 0)
 				close(w->wake_fd);
 			w->wake_fd = -1;
+			if (w->client_wake_fd >= 0)
+				close(w->client_wake_fd);
+			w->client_wake_fd = -1;
 		}
 	}
 	for (pi = 0; pi < e->n_ports; pi++) {

@@ -141,7 +141,20 @@ int dpr_engine_set_tap(uint16_t pi, dpr_tap_fn fn, void *state);
 struct dpr_engine_poller {
 	bool (*fn)(void *arg, unsigned int worker, uint64_t now_ns);
 	void *arg;
+	/** Optional: a yielding worker is about to nap (@p napping true;
+	 * return false if work has come, and it stays awake) or has woken
+	 * (false; the return is ignored). The hook tells whom it serves how
+	 * to wake it (dpr_engine_wake_fd()). */
+	bool (*nap)(void *arg, unsigned int worker, bool napping, uint64_t now_ns);
 };
+
+/**
+ * The eventfd that wakes worker @p wi from a nap (write 8 bytes, any
+ * value): a command from the main lcore writes it, and clients of the
+ * worker may be given it. -1 if there is none (the worker then naps its
+ * full idle_sleep_us).
+ */
+int dpr_engine_wake_fd(unsigned int wi);
 
 #define DPR_ENGINE_MAX_POLLERS 4
 

@@ -451,21 +451,56 @@ const struct dpr_neigh_ops dpr_worker_neigh_ops = {
 
 /* A yielding worker's nap: @p nap long, or until a command comes (the
  * main lcore's requests for clients -- making a QP, moving it to RTS --
- * would each wait out a nap otherwise). */
+ * would each wait out a nap otherwise) or a client posts (the pollers'
+ * nap hooks tell their clients that the worker naps, and look once more
+ * for work after: then it does not nap). */
 static void
-nap_until_woken(struct dpr_worker *w, const struct timespec *nap)
+nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
+		struct rte_rcu_qsbr *qv)
 {
-	struct pollfd pf = { .fd = w->wake_fd, .events = POLLIN };
+	struct pollfd pf[2] = {
+		{ .fd = w->wake_fd, .events = POLLIN },
+		{ .fd = w->client_wake_fd, .events = POLLIN },
+	};
+	unsigned int k, n = 0;
+	bool stay = false;
 	uint64_t v;
 
 	if (w->wake_fd < 0) {
+		rte_rcu_qsbr_thread_offline(qv, w->index);
 		nanosleep(nap, NULL);
+		rte_rcu_qsbr_thread_online(qv, w->index);
 		return;
 	}
 	__atomic_store_n(&w->napping, 1, __ATOMIC_SEQ_CST);
-	if (rte_ring_count(w->cmd) == 0 && ppoll(&pf, 1, nap, NULL) == 1 &&
-	    read(w->wake_fd, &v, sizeof(v)) == sizeof(v))
-		w->wakeups++;
+	for (k = 0; k < dpr_engine.n_pollers && !stay; k++) {
+		const struct dpr_engine_poller *p = &dpr_engine.pollers[k];
+
+		if (p->nap == NULL)
+			continue;
+		n = k + 1;
+		stay = !p->nap(p->arg, w->index, true, w->now);
+	}
+	/* (the hooks look at objects a port's quiescence may free: only
+	 * the sleep itself is offline) */
+	if (stay) {
+		w->nap_aborts++;
+	} else if (rte_ring_count(w->cmd) == 0) {
+		rte_rcu_qsbr_thread_offline(qv, w->index);
+		if (ppoll(pf, w->client_wake_fd >= 0 ? 2 : 1, nap, NULL) > 0) {
+			if ((pf[0].revents & POLLIN) &&
+			    read(w->wake_fd, &v, sizeof(v)) == sizeof(v))
+				w->wakeups++;
+			if ((pf[1].revents & POLLIN) &&
+			    read(w->client_wake_fd, &v, sizeof(v)) == sizeof(v))
+				w->client_wakeups++;
+		}
+		rte_rcu_qsbr_thread_online(qv, w->index);
+	}
+	for (k = 0; k < n; k++)
+		if (dpr_engine.pollers[k].nap != NULL)
+			dpr_engine.pollers[k].nap(dpr_engine.pollers[k].arg, w->index,
+						  false, w->now);
 	__atomic_store_n(&w->napping, 0, __ATOMIC_RELAXED);
 }
 
@@ -534,9 +569,7 @@ dpr_worker_main(void *arg)
 		w->idle_polls++;
 		if (yield && ++idle_run >= IDLE_POLLS_BEFORE_SLEEP) {
 			w->sleeps++;
-			rte_rcu_qsbr_thread_offline(qv, w->index);
-			nap_until_woken(w, &nap);
-			rte_rcu_qsbr_thread_online(qv, w->index);
+			nap_until_woken(w, &nap, qv);
 		}
 	}
 	rte_rcu_qsbr_thread_offline(qv, w->index);

@@ -300,9 +300,14 @@ struct dpr_worker {
 	uint64_t idle_polls;          /**< iterations that received nothing */
 	uint64_t sleeps;              /**< yield-mode sleeps */
 	uint64_t wakeups;             /**< ... ended early by a command */
-	/* a yielding worker naps in ppoll() on this eventfd, napping set:
-	 * a command submitted meanwhile writes it (dpr_engine_cmd_submit) */
+	uint64_t client_wakeups;      /**< ... ended early by a client's post */
+	uint64_t nap_aborts;          /**< naps not taken: a client had posted */
+	/* a yielding worker naps in ppoll() on these eventfds, napping set:
+	 * a command submitted meanwhile writes the first
+	 * (dpr_engine_cmd_submit), a client that posted the second (given
+	 * to it by dpr_engine_wake_fd()) */
 	int wake_fd;
+	int client_wake_fd;
 	uint32_t napping;
 	uint64_t rx_bursts;           /**< rx_burst calls that returned frames */
 	uint64_t busy_tsc;            /**< TSC cycles of loops with work */

@@ -47,6 +47,18 @@
  * producers of 1,024 QPs it does not poll, so that no post waits longer
  * than that (a millisecond for each 1,024 QPs the client has) whatever
  * the timing.
+ *
+ * Naps: a worker that yields the CPU (--idle yield) and found nothing to
+ * do for a few rounds sleeps up to idle_sleep_us. Before it does, it sets
+ * napping in the control page of each of its clients (then a full fence)
+ * and looks at their doorbells and polled QPs once more; after, it clears
+ * them. A client that published a producer and reads napping set writes
+ * to the eventfd GET_WAKE gave it: the worker wakes at once, not at the
+ * end of its nap. A doorbell is rung with atomics (full fences): a client
+ * ringing one either sees napping or its bit is seen before the nap. A
+ * QP polled every round rings none and reads napping without a fence (the
+ * cost the doorbell's rules avoid): the rare read that misses a nap just
+ * begun waits for its end, as every post did before.
  */
 
 #ifndef DPR_SHM_H
@@ -60,7 +72,7 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 9            /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 10           /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
                                           5: RDMA CM; 6: a send WQE's first
                                           line holds a one-SGE request; 7: a
@@ -69,7 +81,8 @@ extern "C" {
                                           mapping (reg_mr.vma_lo/hi),
                                           ibv_rereg_mr (reg_mr.rereg); 9:
                                           65,536 QP slots, the doorbell's
-                                          summary */
+                                          summary; 10: the worker's nap
+                                          (ctrl.napping, GET_WAKE) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -207,7 +220,11 @@ struct dpr_shm_event {
  */
 struct dpr_shm_ctrl {
 	uint32_t ev_prod;               /**< daemon only */
-	uint8_t pad0[DPR_SHM_CACHE_LINE - 4];
+	/** 1 while the client's worker naps (it found nothing to do): a
+	 * client that published a producer then writes 1 to the eventfd
+	 * GET_WAKE gave it (see Naps above) */
+	uint32_t napping;
+	uint8_t pad0[DPR_SHM_CACHE_LINE - 8];
 	struct dpr_shm_event ev[DPR_SHM_EVENTS];
 	/** bit w % 64 of word w / 64: doorbell[w] may have a bit set */
 	uint64_t db_summary[DPR_SHM_MAX_QPS / 64 / 64];
@@ -284,6 +301,8 @@ enum dpr_shm_op {
 	DPR_SHM_CM_REJECT,       /**< cm_conn: REJ (its private data) */
 	DPR_SHM_CM_ESTABLISH,    /**< cm_conn: RTU (after the REP, QP in RTS) */
 	DPR_SHM_CM_DISCONNECT,   /**< cm_conn: DREQ */
+	DPR_SHM_GET_WAKE,        /**< after OPEN; answer fd: an eventfd that
+	                              wakes the client's worker from a nap */
 	DPR_SHM_OP_MAX
 };
 

@@ -54,7 +54,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		(char *)"--no-shconf", (char *)"--no-telemetry",
 		(char *)"--vdev", (char *)"net_null0",
 		(char *)"--log-level", (char *)"*:error", NULL };
-	struct dpr_engine_hooks hooks = { .pollers = { { dpr_shim_worker_poll, NULL } } };
+	struct dpr_engine_hooks hooks = { .pollers = { { dpr_shim_worker_poll, NULL, dpr_shim_worker_nap } } };
 	char err[256], sock[64];
 
 	(void)argc;

@@ -516,6 +516,11 @@ def test_dropin(sa, sb):
     # ibv_rc_pingpong: sizes below, at, above the path MTU; events; the
     # ibv_wr API; data checked (-c). The events run is long: a lost CQ
     # wake-up (the arm/produce race) hung it about once in 2,500 waits
+    def client_wakeups():
+        return sum(t.telemetry(p, "/dprdma/lcore/stats,1")["client_wakeups"]
+                   for p in (PA, PB))
+
+    woke0 = client_wakeups()
     for args in (["-s", "64", "-n", "200", "-c"], ["-s", "1024", "-n", "200"],
                  ["-s", "4096", "-n", "100", "-c"], ["-s", "65536", "-n", "50"],
                  ["-e", "-s", "4096", "-n", "1000"], ["-N", "-s", "1024", "-n", "100"]):
@@ -539,6 +544,13 @@ def test_dropin(sa, sb):
             t.check(s1["send_wqes"] - s0["send_wqes"] == n,
                     "dprdmad %s took %d send WQEs (%d)" %
                     (p, n, s1["send_wqes"] - s0["send_wqes"]))
+
+    # the yielding workers nap between the messages of a ping-pong: a
+    # client that posts meanwhile wakes its worker (lib/shm/dpr_shm.h,
+    # Naps) instead of its post waiting for the nap to end
+    woke = client_wakeups() - woke0
+    t.check(woke > 0, "ibv_rc_pingpong: clients woke their napping workers "
+            "%d times" % woke)
 
     # UD: ibv_ud_pingpong (address handles, the GRH in front of every
     # receive), small, at the port MTU, with events; then both ends on one

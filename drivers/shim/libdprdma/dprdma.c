@@ -209,6 +209,12 @@ dprdma_open_at(const char *socket, unsigned int index)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/* what wakes the worker when it naps (a daemon whose workers never
+	 * nap has none: posts are seen the next round anyway) */
+	memset(&m, 0, sizeof(m));
+	m.op = DPR_SHM_GET_WAKE;
+	if (dpr_call(ctx, &m, -1, &ctx->wake_fd) != 0)
+		ctx->wake_fd = -1;
 	return ctx;
 fail:
 	if (ctx->fd >= 0)
@@ -284,6 +290,8 @@ dprdma_close(struct dprdma_context *ctx)
 	close(ctx->fd);
 	munmap(ctx->ctrl, ctx->ctrl_bytes);
 	close(ctx->async_fd);
+	if (ctx->wake_fd >= 0)
+		close(ctx->wake_fd);
 	for (ch = ctx->chunks; ch != NULL; ch = next) {
 		next = ch->next;
 		munmap(ch->addr, ch->len);

@@ -220,6 +220,15 @@ dprdma_post_end(struct dprdma_qp *qp)
 	 * before the producers' stores) */
 	if (rang && __atomic_load_n(&qp->sq->idle, __ATOMIC_ACQUIRE) != 0)
 		ring_doorbell(qp->ctx->ctrl, qp->slot);
+	/* a worker that naps is woken (lib/shm/dpr_shm.h, Naps) */
+	if (rang && __atomic_load_n(&qp->ctx->ctrl->napping, __ATOMIC_ACQUIRE) != 0 &&
+	    qp->ctx->wake_fd >= 0) {
+		const uint64_t one = 1;
+
+		if (write(qp->ctx->wake_fd, &one, sizeof(one)) < 0) {
+			/* a full eventfd wakes it all the same */
+		}
+	}
 	pthread_spin_unlock(&qp->lock);
 }
 

@@ -44,6 +44,7 @@ struct dprdma_context {
 	size_t ctrl_bytes;
 	struct chunk *chunks;
 	int async_fd;                   /* eventfd the daemon counts events on */
+	int wake_fd;                    /* eventfd that wakes our worker's nap, or -1 */
 	uint32_t ev_cons;
 };
 
