@@ -149,10 +149,10 @@ struct dpr_engine_poller {
 };
 
 /**
- * The eventfd that wakes worker @p wi from a nap (write 8 bytes, any
- * value): a command from the main lcore writes it, and clients of the
- * worker may be given it. -1 if there is none (the worker then naps its
- * full idle_sleep_us).
+ * The eventfd for the clients of worker @p wi: writing it (8 bytes, any
+ * value) wakes the worker from a nap, counted as client_wakeups (commands
+ * from the main lcore have an eventfd of their own). -1 if there is none
+ * (a post then waits for the nap to end).
  */
 int dpr_engine_wake_fd(unsigned int wi);
 
