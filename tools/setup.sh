@@ -23,6 +23,7 @@ packages=(
 	# build
 	gcc clang meson ninja-build pkg-config
 	dpdk dpdk-dev libdpdk-dev libnuma-dev libbsd-dev libisal-dev libpcap-dev
+	libipsec-mb-dev libssl-dev
 	python3-pyelftools libibverbs-dev librdmacm-dev libjansson-dev
 	# tests: namespaces, kernel ping/arping, decoding and crafting frames,
 	# checking the documents

@@ -20,6 +20,7 @@
 #include <rte_udp.h>
 
 #include "dpr_test.h"
+#include "dpr_test_wire.h"
 #include "dpr_wire.h"
 
 static struct rte_mempool *pool;
@@ -168,30 +169,6 @@ test_opcode_table(void)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static void
-sample_encap(struct dpr_wire_encap *e, bool ipv6, bool vlan)
-{
-	memset(e, 0, sizeof(*e));
-	e->dst_mac = (struct rte_ether_addr){{ 0x52, 0x54, 0, 0x99, 0, 2 }};
-	e->src_mac = (struct rte_ether_addr){{ 0x02, 0x64, 0x74, 0x61, 0x70, 0 }};
-	e->ipv6 = ipv6;
-	e->vlan = vlan;
-	e->vlan_tci = vlan ? 0x2064 : 0;
-	e->ttl = 64;
-	e->sport = dpr_udp_sport_rc(0x11, 0x123, 0);
-	if (ipv6) {
-		inet_pton(AF_INET6, "fd00:99::a", e->sgid.raw);
-		inet_pton(AF_INET6, "fd00:99::2", e->dgid.raw);
-		e->flow_label = 0xabcde;
-		e->tos = 0x28;
-	} else {
-		e->df = true;
-		e->ip_id = 0x4242;
-		dpr_gid_from_ipv4(&e->sgid, htonl(0x0a63000a));
-		dpr_gid_from_ipv4(&e->dgid, htonl(0x0a630002));
-	}
-}
 
 static void
 sample_hdrs(struct dpr_wire_hdrs *h, uint8_t op)
