@@ -469,6 +469,7 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	U(max_dest_rd_atomic); U(res_unsent); U(ack_pending); U(nak_pending);
 	U(nak_syndrome); U(nak_psn); U(sr); U(sr_held);
 #undef U
+	rte_tel_data_add_dict_string(d, "sec", q.sec);
 	if (q.sq_completed != q.sq_posted) {
 		char wr_id[24];
 

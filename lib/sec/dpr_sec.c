@@ -159,9 +159,9 @@ fix_lengths(uint8_t *p, const struct layout *l, int d)
 	}
 }
 
-/* The ICRC of a frame in one piece, @p len through its ICRC, written. */
-static void
-set_icrc(struct rte_mbuf *m, const struct layout *l, uint32_t len)
+/* The ICRC of a frame in one piece, @p len through its ICRC. */
+static rte_le32_t
+icrc_of(const struct rte_mbuf *m, const struct layout *l, uint32_t len)
 {
 	struct dpr_pkt_info pi = {
 		.l3_off = (uint16_t)l->l3,
@@ -170,7 +170,14 @@ set_icrc(struct rte_mbuf *m, const struct layout *l, uint32_t len)
 		.paylen = len - l->bth - (uint32_t)sizeof(struct dpr_bth) - DPR_ICRC_LEN,
 		.encap.ipv6 = l->ipv6,
 	};
-	rte_le32_t icrc = rte_cpu_to_le_32(dpr_icrc_mbuf(m, &pi));
+
+	return rte_cpu_to_le_32(dpr_icrc_mbuf(m, &pi));
+}
+
+static void
+set_icrc(struct rte_mbuf *m, const struct layout *l, uint32_t len)
+{
+	rte_le32_t icrc = icrc_of(m, l, len);
 
 	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, len - DPR_ICRC_LEN), &icrc,
 	       DPR_ICRC_LEN);
@@ -193,6 +200,31 @@ dpr_sec_is_sealed(const struct rte_mbuf *m)
 
 	return layout_of(p, m->data_len, &l) &&
 		(p[l.bth + 1] & DPR_BTH_TVER_MASK) == DPR_SEC_TVER;
+}
+
+enum dpr_sec_err
+dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t tail[DPR_ICRC_LEN];
+	const void *carried;
+	struct layout l;
+	rte_le32_t icrc;
+	uint32_t len;
+
+	if (!layout_of(p, m->data_len, &l) ||
+	    (p[l.bth + 1] & DPR_BTH_TVER_MASK) != DPR_SEC_TVER)
+		return DPR_SEC_ERR_MALFORMED;
+	len = ip_frame_len(p, &l);
+	if (len > m->pkt_len ||
+	    len < l.bth + sizeof(struct dpr_bth) + DPR_SEC_OVERHEAD + DPR_ICRC_LEN)
+		return DPR_SEC_ERR_MALFORMED;
+	icrc = icrc_of(m, &l, len);
+	carried = rte_pktmbuf_read(m, len - DPR_ICRC_LEN, DPR_ICRC_LEN, tail);
+	if (carried == NULL || memcmp(&icrc, carried, DPR_ICRC_LEN) != 0)
+		return DPR_SEC_ERR_ICRC;
+	*dqpn = dpr_bth_qpn((const struct dpr_bth *)(p + l.bth));
+	return DPR_SEC_OK;
 }
 
 struct rte_mbuf *
@@ -227,6 +259,9 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 	}
 	memcpy(p, src, hl);
 	p[l.bth + 1] = (uint8_t)((p[l.bth + 1] & ~DPR_BTH_TVER_MASK) | DPR_SEC_TVER);
+	/* FECN and BECN are not authenticated (a switch may set them):
+	 * zero in the AAD, and a sender sets neither */
+	p[l.bth + 4] &= 0x3f;
 	sech = p + hl;
 	memset(sech, 0, DPR_SEC_HDR_LEN);
 	sech[0] = DPR_SEC_VERSION << 4 | tx->mode;
@@ -320,7 +355,7 @@ enum dpr_sec_err
 dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 {
 	struct gcm_context_data ctx;
-	uint8_t iv[12], icv[DPR_SEC_ICV_LEN], *p, *sech;
+	uint8_t iv[12], icv[DPR_SEC_ICV_LEN], *p, *sech, becn;
 	uint32_t hl, len, body;
 	struct layout l;
 	rte_be64_t seqb;
@@ -351,6 +386,10 @@ dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 		return DPR_SEC_ERR_REPLAY;
 	body = len - hl - DPR_SEC_OVERHEAD - DPR_ICRC_LEN;
 	make_iv(iv, rx->salt, seq);
+	/* FECN and BECN out of the AAD: a switch may mark them (the ICRC
+	 * masks them too); put back after */
+	becn = p[l.bth + 4];
+	p[l.bth + 4] &= 0x3f;
 	if (rx->mode == DPR_SEC_ENCRYPT) {
 		/* in place: a frame that fails is dropped, garbled */
 		IMB_AES128_GCM_DEC(mgr, &rx->gk, &ctx, sech + DPR_SEC_HDR_LEN,
@@ -363,6 +402,7 @@ dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 				       sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body);
 		IMB_AES128_GMAC_FINALIZE(mgr, &rx->gk, &ctx, icv, DPR_SEC_ICV_LEN);
 	}
+	p[l.bth + 4] = becn;
 	if (CRYPTO_memcmp(icv, sech + DPR_SEC_HDR_LEN + body, DPR_SEC_ICV_LEN) != 0)
 		return DPR_SEC_ERR_AUTH;
 	replay_take(rx, seq);
@@ -384,6 +424,7 @@ dpr_sec_err_name(enum dpr_sec_err e)
 {
 	static const char *const names[] = {
 		[DPR_SEC_OK] = "ok",
+		[DPR_SEC_ERR_ICRC] = "icrc",
 		[DPR_SEC_ERR_MALFORMED] = "malformed",
 		[DPR_SEC_ERR_MODE] = "mode",
 		[DPR_SEC_ERR_KEY] = "key",

@@ -20,7 +20,8 @@
  *   too (a READ response sent again may carry other bytes under its PSN).
  *
  *   Nonce: the key's 4-byte salt, then the sequence number (RFC 4106's
- *   layout). AAD: the BTH as sent and the SECH; in auth mode everything
+ *   layout). AAD: the BTH as sent, FECN and BECN zero (a switch may mark
+ *   them; the ICRC masks them too), and the SECH; in auth mode everything
  *   after them is authenticated too and stays readable.
  *
  * A peer that does not speak it drops the frame at the BTH (IBA 9.2.2:
@@ -70,6 +71,7 @@ enum dpr_sec_mode {
 /** Why dpr_sec_open() refused a frame (each a counter). */
 enum dpr_sec_err {
 	DPR_SEC_OK = 0,
+	DPR_SEC_ERR_ICRC,         /**< corrupt on the way (checked first) */
 	DPR_SEC_ERR_MALFORMED,    /**< too short, or a SECH we do not know */
 	DPR_SEC_ERR_MODE,         /**< not the QP's mode */
 	DPR_SEC_ERR_KEY,          /**< another key's id (an old handshake) */
@@ -87,7 +89,8 @@ struct dpr_sec_key {
 
 /** The sending side of a QP's association. */
 struct dpr_sec_tx {
-	struct gcm_key_data gk;   /**< expanded key (ipsec-mb) */
+	/** expanded key (ipsec-mb: its AVX-512 code wants it aligned) */
+	struct gcm_key_data gk __rte_aligned(64);
 	uint8_t salt[DPR_SEC_SALT_LEN];
 	uint32_t id;
 	uint8_t mode;
@@ -96,7 +99,7 @@ struct dpr_sec_tx {
 
 /** The receiving side: its key and replay window. */
 struct dpr_sec_rx {
-	struct gcm_key_data gk;
+	struct gcm_key_data gk __rte_aligned(64);
 	uint8_t salt[DPR_SEC_SALT_LEN];
 	uint32_t id;
 	uint8_t mode;
@@ -122,6 +125,13 @@ void dpr_sec_rx_init(struct dpr_sec_rx *rx, const struct dpr_sec_key *k,
 /** Is @p m (a frame from its Ethernet header) a sealed RoCEv2 frame? Only
  * its BTH's TVer is looked at; dpr_sec_open() checks the rest. */
 bool dpr_sec_is_sealed(const struct rte_mbuf *m);
+/**
+ * First look at a frame dpr_sec_is_sealed() says is sealed: its ICRC (a
+ * frame corrupted on the way is told from a forged one) and the
+ * destination QP of its BTH, whose keys open it.
+ * @return DPR_SEC_OK, DPR_SEC_ERR_ICRC or DPR_SEC_ERR_MALFORMED.
+ */
+enum dpr_sec_err dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn);
 
 /**
  * Seal a plain RoCEv2 frame (its ICRC need not be set): a new frame in one
@@ -135,7 +145,8 @@ struct rte_mbuf *dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m,
 			      struct rte_mempool *pool);
 
 /**
- * Check and open a sealed frame in place: the plain frame it carried, as
+ * Open a sealed frame in place, its ICRC checked (dpr_sec_check()): the
+ * plain frame it carried, as
  * its sender built it (TVer 0, lengths, IPv4 checksum and ICRC set), in
  * one segment. The replay window moves only for a frame that passed.
  * @return DPR_SEC_OK, or why the frame must be dropped (it is left as it
@@ -143,7 +154,7 @@ struct rte_mbuf *dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m,
  */
 enum dpr_sec_err dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m);
 
-/** "ok", "malformed", "mode", "key", "replay", "auth". */
+/** "ok", "icrc", "malformed", "mode", "key", "replay", "auth". */
 const char *dpr_sec_err_name(enum dpr_sec_err e);
 
 /* ------------------------------------------------------------------ keys */

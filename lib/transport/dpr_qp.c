@@ -312,6 +312,7 @@ qp_unlink(struct dpr_tqp *qp)
 		qp->on_work = false;
 	}
 	path_wait_set(qp, false);
+	dpr_secqp_end(qp);
 }
 
 int
@@ -452,6 +453,7 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 	info->nak_syndrome = qp->resp.nak_syn;
 	info->nak_psn = qp->resp.nak_psn;
 	info->sr = qp->sr == SR_YES;
+	info->sec = dpr_secqp_mode_name(qp);
 	info->sr_held = qp->sr_rx != NULL ? qp->sr_rx->n : 0;
 	info->stats = qp->stats;
 }
@@ -557,6 +559,14 @@ build_encap(struct dpr_tqp *qp)
 						    &e->dgid, &e->dst_mac) == 0;
 	}
 	path_wait_set(qp, !qp->mac_resolved);
+	dpr_qp_rx_tmpl(qp);
+}
+
+void
+dpr_qp_rx_tmpl(struct dpr_tqp *qp)
+{
+	const struct dpr_wire_encap *e = &qp->encap;
+
 	/* the peer's frames, for the receive fast path (RC over IPv4) */
 	qp->rxt.on = false;
 	if (qp->type == DPR_QPT_RC && !e->ipv6 && dpr_gid_is_ipv4(&e->sgid))
@@ -677,6 +687,10 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 	}
 
 	qp->state = next;
+	/* secure or plain with this peer (after the state: a QP refused
+	 * goes to ERR from RTR) */
+	if (mask & (DPR_QP_AV | DPR_QP_DEST_QPN))
+		dpr_secqp_begin(qp);
 	if (next == DPR_QPS_SQD && qp->comp.index == qp->req.index &&
 	    qp->attr.en_sqd_async_notify)
 		dpr_verbs_event(qp->tp->ctx, DPR_EVENT_SQ_DRAINED, qp->qpn);

@@ -699,7 +699,7 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 	if (qp->type == DPR_QPT_UD)
 		return dpr_ud_req_run(qp, budget);
 	if ((qp->state != DPR_QPS_RTS && qp->state != DPR_QPS_SQD) ||
-	    qp->comp.rnr_wait)
+	    qp->comp.rnr_wait || unlikely(secqp_blocked(qp)))
 		return false;
 	if (unlikely(!qp->mac_resolved) && !dpr_qp_path_resolve(qp)) {
 		/* Nothing leaves before the peer's MAC is known: the QP waits

@@ -53,6 +53,33 @@ typedef int (*dpr_peer_caps_cb)(void *arg, const union dpr_gid *gid,
 /** It reads DPR_OP_DPR_SACK: its requester sends again what a SACK says
  * is missing, so our responder may hold what arrives past a gap. */
 #define DPR_PEER_SR 0x1
+/** Its secure QPs authenticate (its [security] mode = auth). */
+#define DPR_PEER_SEC_AUTH 0x2
+/** Its secure QPs encrypt (mode = encrypt). */
+#define DPR_PEER_SEC_ENC 0x4
+/** It holds our pre-shared key (its fingerprint is ours): set by the
+ * asker, never sent. */
+#define DPR_PEER_SEC_KEY 0x8
+
+/** What a transport asks of whoever runs secure QPs' handshakes. */
+enum dpr_sec_req_op {
+	DPR_SEC_REQ_BEGIN,      /**< keys wanted for this QP and peer */
+	DPR_SEC_REQ_END,        /**< the QP went (destroyed, reset, error) */
+};
+
+struct dpr_sec_req {
+	uint8_t op;             /**< enum dpr_sec_req_op */
+	uint8_t mode;           /**< enum dpr_sec_mode agreed from caps */
+	uint8_t sgid_index;
+	uint32_t owner;         /**< the transport's conf.owner */
+	uint32_t lqpn, rqpn;
+	uint32_t gen;           /**< the QP's handshake: dpr_transport_sec_install()
+				     gives it back */
+	union dpr_gid lgid, rgid;
+};
+
+/** Called with sec_arg on the worker, must not block. */
+typedef void (*dpr_sec_req_cb)(void *arg, const struct dpr_sec_req *r);
 
 /** Selective repeat of RC QPs (doc/architecture.rst). */
 enum dpr_sr_mode {
@@ -119,6 +146,16 @@ struct dpr_transport_conf {
 	 * at most, all QPs together (0: 2048): mbufs taken from the pool
 	 * until the gap fills */
 	uint32_t sr_hold_max;
+	/** Secure QPs (doc/security.rst): DPR_SEC_NONE (0) for plain RC/UC
+	 * with every peer; else the mode this box asks for; a QP is secure
+	 * with a peer whose peer_caps say it holds our key and runs secure
+	 * QPs too, in the stronger of the two modes, its keys from sec_req's
+	 * handshake */
+	uint8_t sec_mode;
+	/** A QP that cannot be secure goes to ERR (else it runs plain) */
+	bool sec_required;
+	dpr_sec_req_cb sec_req;
+	void *sec_arg;
 };
 
 /** GID @p index of @p c, or NULL where there is none (out of the table,
@@ -273,6 +310,16 @@ struct dpr_qp_init_attr {
 	_(tx_no_mbuf) \
 	_(tx_unresolved) \
 	_(path_updates) \
+	_(sec_sealed) \
+	_(sec_opened) \
+	_(sec_seal_failed) \
+	_(sec_drop_auth) \
+	_(sec_drop_replay) \
+	_(sec_drop_key) \
+	_(sec_drop_malformed) \
+	_(sec_drop_plain) \
+	_(sec_drop_unexpected) \
+	_(sec_refused) \
 	DPR_QP_STATS(_) \
 	_(tx_payload_copied) \
 	_(tx_payload_attached)
@@ -358,6 +405,8 @@ struct dpr_qp_info {
 	/* selective repeat */
 	bool sr;                      /**< on with this peer */
 	uint32_t sr_held;             /**< requests held past a gap */
+	const char *sec;              /**< "none", "asking", "keying", "auth",
+					   "encrypt" */
 	struct dpr_qp_stats stats;
 };
 
@@ -395,6 +444,21 @@ uint16_t dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts,
  */
 void dpr_transport_path_update(struct dpr_transport *tp,
 		const union dpr_gid *gid, const struct rte_ether_addr *mac);
+
+/**
+ * Keys for QP @p lqpn's handshake @p gen (struct dpr_sec_req): its frames
+ * are sealed and opened with them from now on, and it starts to send.
+ * @return 0, or -ENOENT where the QP is gone or began another handshake
+ *   since (the keys are dropped).
+ */
+struct dpr_sec_key;
+int dpr_transport_sec_install(struct dpr_transport *tp, uint32_t lqpn,
+		uint32_t gen, uint8_t mode, const struct dpr_sec_key *tx,
+		const struct dpr_sec_key *rx);
+/** QP @p lqpn's handshake @p gen failed (@p why logged): the QP to ERR.
+ * @return 0 or -ENOENT. */
+int dpr_transport_sec_fail(struct dpr_transport *tp, uint32_t lqpn,
+		uint32_t gen, const char *why);
 
 /** Run the requesters with work, pending responses and expired timers. */
 void dpr_transport_poll(struct dpr_transport *tp, uint64_t now);

@@ -33,6 +33,11 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 		return -rte_errno;
 	}
 	qp->encap.ip_id++;            /* as Linux does, one per frame */
+	if (unlikely(qp->sec != NULL)) {
+		m = dpr_secqp_seal(qp, m);
+		if (m == NULL)
+			return -ENOBUFS;
+	}
 	tp->stats.tx_frames++;
 	if (unlikely(rte_is_zero_ether_addr(&qp->encap.dst_mac))) {
 		/* the peer's MAC is not known yet (an answer to a request

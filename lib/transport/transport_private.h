@@ -199,6 +199,10 @@ struct dpr_sr_tx {
 
 /* ----------------------------------------------------------------- QP */
 
+/* A QP's security (dpr_secqp.c): plain, waiting for its peer's
+ * capabilities, waiting for its keys, secure. */
+enum { SECS_PLAIN, SECS_CAPS, SECS_KEYS, SECS_ON };
+
 struct dpr_tqp {
 	struct dpr_transport *tp;
 	uint32_t qpn;
@@ -219,6 +223,13 @@ struct dpr_tqp {
 	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
 	bool mac_resolved;             /**< encap.dst_mac is the peer's */
 	bool path_wait;                /**< on tp->path_wait: no MAC yet */
+	/* secure QPs (dpr_secqp.c) */
+	uint8_t sec_state;             /**< SECS_* */
+	uint8_t sec_mode;              /**< enum dpr_sec_mode, once decided */
+	bool sec_waiting;              /**< on tp->sec_wait */
+	uint32_t sec_gen;              /**< its handshake (struct dpr_sec_req) */
+	struct dpr_sec_qp *sec;        /**< its keys: SECS_ON */
+	TAILQ_ENTRY(dpr_tqp) sec_link;
 	bool comm_established;
 
 	struct {
@@ -398,6 +409,9 @@ struct dpr_transport {
 	/* connected QPs whose peer's MAC is not known yet: the ones
 	 * dpr_transport_path_update() looks at first */
 	struct dpr_tqp_list path_wait;
+	/* QPs that wait for their peer's capabilities or their keys */
+	struct dpr_tqp_list sec_wait;
+	uint32_t sec_gen;               /**< handshakes begun */
 	struct dpr_wheel wheel;
 	const uint64_t *mr_gen;         /**< the device's (dpr_verbs_mr_gen) */
 	/* mbufs for the send fast path, taken from the pool 32 at a time */
@@ -486,7 +500,7 @@ req_img_refresh(struct dpr_tqp *qp)
 	/* (never from a template without the peer's MAC: the fast paths
 	 * send only to a resolved peer) */
 	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan &&
-	    qp->mac_resolved) {
+	    qp->mac_resolved && qp->sec_state == SECS_PLAIN) {
 		dpr_wire_req_img_make(&qp->req_img, &qp->tmpl, DPR_DEFAULT_PKEY,
 				      qp->attr.dest_qp_num);
 		qp->tmpl_fresh = true;
@@ -704,6 +718,22 @@ int dpr_sge_scatter(struct dpr_tqp *qp, const struct dpr_sge *sge,
 /** To ERR, its work flushed. @p why (NULL: its owner asked) is logged,
  * rate-limited: a QP that fails on its own is worth an operator's line. */
 void dpr_qp_error(struct dpr_tqp *qp, const char *why);
+/* The receive fast path's template of @p qp's peer (RC over IPv4). */
+void dpr_qp_rx_tmpl(struct dpr_tqp *qp);
+
+/* dpr_secqp.c */
+void dpr_secqp_begin(struct dpr_tqp *qp);
+void dpr_secqp_end(struct dpr_tqp *qp);
+void dpr_secqp_poll(struct dpr_transport *tp);
+struct rte_mbuf *dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m);
+int dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m);
+const char *dpr_secqp_mode_name(const struct dpr_tqp *qp);
+/* Nothing goes out or is taken while its security is being decided. */
+static inline bool
+secqp_blocked(const struct dpr_tqp *qp)
+{
+	return qp->sec_state == SECS_CAPS || qp->sec_state == SECS_KEYS;
+}
 void dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
 			  enum dpr_wc_status status);
 void dpr_qp_timer_fire(struct dpr_tqp *qp);

@@ -8,6 +8,7 @@
 
 #include <rte_mbuf.h>
 
+#include "dpr_sec.h"
 #include "rc_harness.h"
 
 const char *const rc_kind_names[K_NUM] = {
@@ -29,6 +30,70 @@ resolve(void *arg, const union dpr_gid *gid, struct rte_ether_addr *mac)
 			return 0;
 		}
 	return -EAGAIN;
+}
+
+/* Both sides hold the same key and run secure QPs in the harness's mode */
+static int
+sec_caps(void *arg, const union dpr_gid *gid, uint8_t sgid_index)
+{
+	struct rc_harness *h = arg;
+
+	(void)gid;
+	(void)sgid_index;
+	return DPR_PEER_SEC_KEY | (h->f.sr == DPR_SR_ON ? DPR_PEER_SR : 0) |
+		(h->f.sec_mode == DPR_SEC_ENCRYPT ? DPR_PEER_SEC_ENC : DPR_PEER_SEC_AUTH);
+}
+
+static void
+sec_req(void *arg, const struct dpr_sec_req *r)
+{
+	struct rc_side *s = arg;
+	struct rc_harness *h = s->h;
+	int i = (int)(s - h->side);
+
+	if (r->op == DPR_SEC_REQ_BEGIN && h->n_sec_req[i] < RTE_DIM(h->sec_req[i]))
+		h->sec_req[i][h->n_sec_req[i]++] = *r;
+}
+
+/* The handshake of the QPs that asked on both sides: a fresh nonce each,
+ * keys derived from a PSK of the harness's seed, installed. */
+static int
+sec_handshake(struct rc_harness *h)
+{
+	uint8_t psk[32], prk[32];
+	uint32_t i, j;
+
+	for (i = 0; i < sizeof(psk); i++)
+		psk[i] = (uint8_t)rc_rand(&h->rng);
+	if (dpr_sec_psk_prk(psk, sizeof(psk), prk) != 0)
+		return -1;
+	for (i = 0; i < h->n_sec_req[0]; i++) {
+		const struct dpr_sec_req *a = &h->sec_req[0][i];
+
+		for (j = 0; j < h->n_sec_req[1]; j++) {
+			const struct dpr_sec_req *b = &h->sec_req[1][j];
+			struct dpr_sec_end ea = { .gid = a->lgid, .qpn = a->lqpn };
+			struct dpr_sec_end eb = { .gid = b->lgid, .qpn = b->lqpn };
+			struct dpr_sec_key atx, arx, btx, brx;
+			uint32_t k;
+
+			if (a->rqpn != b->lqpn || b->rqpn != a->lqpn)
+				continue;
+			for (k = 0; k < 16; k++) {
+				ea.nonce[k] = (uint8_t)rc_rand(&h->rng);
+				eb.nonce[k] = (uint8_t)rc_rand(&h->rng);
+			}
+			if (dpr_sec_derive(prk, a->mode, &ea, &eb, &atx, &arx) != 0 ||
+			    dpr_sec_derive(prk, b->mode, &eb, &ea, &btx, &brx) != 0 ||
+			    dpr_transport_sec_install(h->side[0].tp, a->lqpn, a->gen,
+						      a->mode, &atx, &arx) != 0 ||
+			    dpr_transport_sec_install(h->side[1].tp, b->lqpn, b->gen,
+						      b->mode, &btx, &brx) != 0)
+				return -1;
+		}
+	}
+	h->n_sec_req[0] = h->n_sec_req[1] = 0;
+	return 0;
 }
 
 static void
@@ -96,6 +161,17 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.rto_min_ns = h->f.rto_min_ns;
 		c.sr = h->f.sr;
 		c.slow_only = h->f.slow_only;
+		s->h = h;
+		if (h->f.sec_mode != 0) {
+			if (dpr_sec_init() != 0)
+				return -1;
+			c.sec_mode = h->f.sec_mode;
+			c.sec_required = true;
+			c.peer_caps = sec_caps;
+			c.peer_arg = h;
+			c.sec_req = sec_req;
+			c.sec_arg = s;
+		}
 		s->tp = dpr_transport_create(&c);
 		s->pd = dpr_pd_alloc(s->ctx, 0);
 		s->scq = dpr_cq_create(s->ctx, 1 << 16, 0);
@@ -218,6 +294,8 @@ rc_connect(struct rc_harness *h, const struct rc_conn *c, struct dpr_tqp **qa,
 		if (rc != 0)
 			return rc;
 	}
+	if (h->f.sec_mode != 0 && sec_handshake(h) != 0)
+		return -1;
 	*qa = qp[0];
 	*qb = qp[1];
 	return 0;

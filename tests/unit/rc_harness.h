@@ -36,6 +36,10 @@ struct rc_faults {
 	uint32_t rto_min_ns;
 	/** selective repeat (enum dpr_sr_mode): DPR_SR_ON, both speak it */
 	uint8_t sr;
+	/** secure QPs (enum dpr_sec_mode; 0: plain): both transports ask
+	 * for it, each says the other holds its key, and rc_connect()
+	 * plays the handshake (fresh nonces, dpr_sec_derive()) */
+	uint8_t sec_mode;
 };
 
 /** How a side behaves on the link (rc_peer_mode). */
@@ -60,7 +64,10 @@ enum rc_fault { F_LOSS, F_REORDER, F_DUP, F_CORRUPT, F_NUM };
 extern const char *const rc_kind_names[K_NUM];
 extern const char *const rc_fault_names[F_NUM];
 
+struct rc_harness;
+
 struct rc_side {
+	struct rc_harness *h;
 	struct dpr_verbs_ctx *ctx;
 	struct dpr_transport *tp;
 	struct dpr_pd *pd;
@@ -105,6 +112,8 @@ struct rc_harness {
 	/** Sees every frame a side's transport emits, before the link. */
 	void (*trace_tx)(void *arg, int side, const struct rte_mbuf *m);
 	void *trace_arg;
+	struct dpr_sec_req sec_req[2][64];  /**< handshakes asked, by side */
+	uint32_t n_sec_req[2];
 	struct rte_mbuf *kept[2][1024];     /**< frames to a SCRIPT side */
 	uint32_t kept_head[2], kept_tail[2];
 	struct {                            /**< rc_repeat() */

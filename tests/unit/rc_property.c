@@ -10,6 +10,7 @@
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
  *                      [--zero-copy MIN] [--slow-only] [--trace FILE]
  *                      [--silent-after N | --dup-acks-after N] [--sr]
+ *                      [--secure auth|encrypt]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -37,6 +38,11 @@
  * past a gap are held and SACKed, only the holes sent again; everything
  * above holds as it does for go-back-N.
  *
+ * With --secure auth|encrypt every QP is a secure QP (dpr_secqp.c): each
+ * frame sealed by its sender and opened by its receiver, retransmissions
+ * sealed anew, corrupted frames caught by the ICRC first; everything
+ * above holds, and the run fails unless every frame went sealed.
+ *
  * The oracle of the fast path: --trace FILE writes every frame each side's
  * transport emits (its bytes' CRC and length) and every completion, in
  * order; the same run with --slow-only (every frame through the full parse
@@ -56,6 +62,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
+#include "dpr_sec.h"
 #include "rc_harness.h"
 
 #define SLOTS 4            /* messages in flight per QP and direction */
@@ -659,6 +666,7 @@ main(int argc, char **argv)
 		{ "dup-acks-after", required_argument, NULL, 'D' },
 		{ "rto-min-us", required_argument, NULL, 'R' },
 		{ "sr", no_argument, NULL, 'P' },
+		{ "secure", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -688,6 +696,14 @@ main(int argc, char **argv)
 		case 'z': f.zero_copy_min = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'w': f.slow_only = true; break;
 		case 'P': f.sr = DPR_SR_ON; break;
+		case 'E':
+			f.sec_mode = strcmp(optarg, "encrypt") == 0 ? DPR_SEC_ENCRYPT :
+				strcmp(optarg, "auth") == 0 ? DPR_SEC_AUTH : 0;
+			if (f.sec_mode == 0) {
+				fprintf(stderr, "--secure auth or --secure encrypt\n");
+				return 2;
+			}
+			break;
 		case '6': f.ipv6 = true; break;
 		case 't':
 			trace = fopen(optarg, "w");
@@ -833,6 +849,25 @@ main(int argc, char **argv)
 			     H.ipv6_frames, all);
 		if (!f.ipv6 && H.ipv6_frames != 0)
 			FAIL("%" PRIu64 " frames over IPv6 without --ipv6", H.ipv6_frames);
+		if (f.sec_mode != 0) {
+			const struct dpr_transport_stats *a =
+				dpr_transport_stats(H.side[0].tp);
+			const struct dpr_transport_stats *b =
+				dpr_transport_stats(H.side[1].tp);
+
+			if (a->sec_sealed + b->sec_sealed != all ||
+			    a->sec_opened + b->sec_opened == 0 ||
+			    a->sec_drop_auth + b->sec_drop_auth != 0)
+				FAIL("--secure: %" PRIu64 " of %" PRIu64 " frames sealed, "
+				     "%" PRIu64 " opened, %" PRIu64 " forged", a->sec_sealed +
+				     b->sec_sealed, all, a->sec_opened + b->sec_opened,
+				     a->sec_drop_auth + b->sec_drop_auth);
+			printf("  secure (%s): %" PRIu64 " frames sealed, %" PRIu64
+			       " opened, %" PRIu64 " replays dropped\n",
+			       f.sec_mode == DPR_SEC_ENCRYPT ? "encrypt" : "auth",
+			       a->sec_sealed + b->sec_sealed, a->sec_opened + b->sec_opened,
+			       a->sec_drop_replay + b->sec_drop_replay);
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 

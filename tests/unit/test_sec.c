@@ -143,6 +143,8 @@ test_seal_open(void)
 		if (mode == DPR_SEC_ENCRYPT && sizes[i] >= 16)
 			CHECK(memmem(rte_pktmbuf_mtod(s, uint8_t *), s->pkt_len,
 				     payload, 16) == NULL, "no payload in clear");
+		CHECK_EQ(dpr_sec_check(s, &n), DPR_SEC_OK, "ICRC");
+		CHECK_EQ(n, 0xa50123u, "its QP");
 		CHECK_EQ(dpr_sec_open(&rx, s), DPR_SEC_OK, "opens");
 		CHECK_EQ(s->pkt_len, len, "plain length again");
 		CHECK(memcmp(rte_pktmbuf_mtod(s, uint8_t *), want, len) == 0,
@@ -158,7 +160,24 @@ test_seal_open(void)
 	return TEST_SUCCESS;
 }
 
-/* Every byte from the BTH to the ICV changed, one at a time: refused. */
+/* The ICRC of a sealed IPv4 frame made again, as anyone can. */
+static void
+set_icrc(struct rte_mbuf *m, uint32_t bth)
+{
+	struct dpr_pkt_info pi = {
+		.l3_off = 14,
+		.hdr_len = 12,
+		.payload_off = bth + 12,
+		.paylen = m->pkt_len - bth - 12 - DPR_ICRC_LEN,
+	};
+	rte_le32_t icrc = rte_cpu_to_le_32(dpr_icrc_mbuf(m, &pi));
+
+	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->pkt_len - DPR_ICRC_LEN),
+	       &icrc, DPR_ICRC_LEN);
+}
+
+/* Every byte from the BTH to the ICV changed, one at a time, the ICRC
+ * made again as an on-path attacker can: refused. */
 static int
 test_tamper(void)
 {
@@ -180,14 +199,35 @@ test_tamper(void)
 		len = s->pkt_len;
 		memcpy(sealed, rte_pktmbuf_mtod(s, uint8_t *), len);
 		rte_pktmbuf_free(s);
+		/* FECN and BECN set on the way: still taken */
+		{
+			struct dpr_sec_rx rx;
+			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+			uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+
+			memcpy(p, sealed, len);
+			p[bth + 4] |= 0xc0;
+			dpr_sec_rx_init(&rx, &ka, mode);
+			CHECK_EQ(dpr_sec_open(&rx, m), DPR_SEC_OK, "FECN/BECN marked");
+			CHECK_EQ(p[bth + 16 + 4] & 0xc0, 0xc0, "and kept");
+			rte_pktmbuf_free(m);
+		}
 		for (i = bth; i < len - DPR_ICRC_LEN; i++) {
 			struct dpr_sec_rx rx;
 			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 			uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
 			enum dpr_sec_err err;
 
+			uint32_t q;
+
 			memcpy(p, sealed, len);
 			p[i] ^= i == bth + 1 ? 0x40 : 0x01;  /* (TVer kept) */
+			/* (the ICRC masks FECN, BECN and Resv6) */
+			if (i != bth + 4)
+				CHECK_EQ(dpr_sec_check(m, &q), DPR_SEC_ERR_ICRC,
+					 "byte %u: the ICRC catches it", i);
+			set_icrc(m, bth);       /* an attacker's rewrite */
+			CHECK_EQ(dpr_sec_check(m, &q), DPR_SEC_OK, "ICRC made again");
 			dpr_sec_rx_init(&rx, &ka, mode);
 			err = dpr_sec_open(&rx, m);
 			CHECK(err != DPR_SEC_OK, "byte %u changed, mode %u: taken", i, mode);

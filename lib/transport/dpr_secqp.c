@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dprdma authors
+ */
+
+/*
+ * Secure RC/UC QPs (doc/security.rst): which QPs are, their wait for keys,
+ * and their frames through lib/sec.
+ *
+ * When a QP gets its peer (RTR) on a transport with conf.sec_mode set, the
+ * peer's capabilities decide, the same way on both sides: secure when the
+ * peer holds our pre-shared key and runs secure QPs too, in the stronger of
+ * the two modes; else plain, or ERR where conf.sec_required says so. Until
+ * the capabilities are known (asked at first contact) and then until the
+ * handshake (conf.sec_req, the CM driver over QP1) gives it keys, the QP
+ * sends nothing and takes nothing: its peer sends again what it lost, as
+ * after any loss. From then on every frame it sends is sealed in
+ * dpr_xmit() (the fast paths, which build frames their own way, are off
+ * for it) and every frame it takes must have been opened by
+ * dpr_secqp_open(); a plain frame for it is dropped and counted
+ * (sec_drop_plain), as a sealed one for a plain QP (sec_drop_unexpected).
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_log.h>
+
+#include "dpr_sec.h"
+#include "transport_private.h"
+
+extern int dpr_logtype_transport;
+
+struct dpr_sec_qp {
+	struct dpr_sec_tx tx;
+	struct dpr_sec_rx rx;
+};
+
+static void
+wait_set(struct dpr_tqp *qp, bool wait)
+{
+	if (wait == qp->sec_waiting)
+		return;
+	if (wait)
+		TAILQ_INSERT_TAIL(&qp->tp->sec_wait, qp, sec_link);
+	else
+		TAILQ_REMOVE(&qp->tp->sec_wait, qp, sec_link);
+	qp->sec_waiting = wait;
+}
+
+static void
+req(struct dpr_tqp *qp, enum dpr_sec_req_op op)
+{
+	const struct dpr_transport_conf *c = &qp->tp->conf;
+	struct dpr_sec_req r = {
+		.op = (uint8_t)op,
+		.mode = qp->sec_mode,
+		.sgid_index = qp->attr.ah_attr.sgid_index,
+		.owner = c->owner,
+		.lqpn = qp->qpn,
+		.rqpn = qp->attr.dest_qp_num,
+		.gen = qp->sec_gen,
+		.lgid = qp->encap.sgid,
+		.rgid = qp->encap.dgid,
+	};
+
+	if (c->sec_req != NULL)
+		c->sec_req(c->sec_arg, &r);
+}
+
+/* Plain after all: the receive fast path's template back. */
+static void
+go_plain(struct dpr_tqp *qp)
+{
+	wait_set(qp, false);
+	qp->sec_state = SECS_PLAIN;
+	dpr_qp_rx_tmpl(qp);
+}
+
+/* The peer's capabilities are known (@p caps, or < 0: it is not a box
+ * of ours): secure, plain or refused. */
+static void
+decide(struct dpr_tqp *qp, int caps)
+{
+	struct dpr_transport *tp = qp->tp;
+	uint8_t peer = caps < 0 ? 0 : (caps & DPR_PEER_SEC_ENC) ? DPR_SEC_ENCRYPT :
+		(caps & DPR_PEER_SEC_AUTH) ? DPR_SEC_AUTH : 0;
+
+	if (peer != 0 && (caps & DPR_PEER_SEC_KEY)) {
+		qp->sec_mode = RTE_MAX(peer, tp->conf.sec_mode);
+		qp->sec_gen = ++tp->sec_gen;
+		qp->sec_state = SECS_KEYS;
+		wait_set(qp, true);
+		req(qp, DPR_SEC_REQ_BEGIN);
+		return;
+	}
+	if (!tp->conf.sec_required) {
+		go_plain(qp);
+		return;
+	}
+	tp->stats.sec_refused++;
+	wait_set(qp, false);
+	qp->sec_state = SECS_PLAIN;
+	dpr_qp_error(qp, peer == 0 ? "security required and the peer runs no secure QPs "
+		     "(a plain RoCE device, or a dprdma box without [security])" :
+		     "security required and the peer holds another pre-shared key");
+}
+
+void
+dpr_secqp_begin(struct dpr_tqp *qp)
+{
+	const struct dpr_transport_conf *c = &qp->tp->conf;
+	int caps;
+
+	dpr_secqp_end(qp);
+	if (c->sec_mode == DPR_SEC_NONE || qp->type == DPR_QPT_UD)
+		return;
+	/* nothing plain goes out or is taken until it is decided */
+	qp->rxt.on = false;
+	qp->tmpl_fresh = false;
+	caps = c->peer_caps != NULL ?
+		c->peer_caps(c->peer_arg, &qp->attr.ah_attr.dgid,
+			     qp->attr.ah_attr.sgid_index) : -ENOTSUP;
+	if (caps == -EAGAIN) {
+		qp->sec_state = SECS_CAPS;
+		wait_set(qp, true);
+		return;
+	}
+	decide(qp, caps);
+}
+
+void
+dpr_secqp_poll(struct dpr_transport *tp)
+{
+	const struct dpr_transport_conf *c = &tp->conf;
+	struct dpr_tqp *qp, *next;
+
+	for (qp = TAILQ_FIRST(&tp->sec_wait); qp != NULL; qp = next) {
+		int caps;
+
+		next = TAILQ_NEXT(qp, sec_link);
+		if (qp->sec_state != SECS_CAPS)
+			continue;
+		caps = c->peer_caps(c->peer_arg, &qp->attr.ah_attr.dgid,
+				    qp->attr.ah_attr.sgid_index);
+		if (caps != -EAGAIN)
+			decide(qp, caps);
+	}
+}
+
+void
+dpr_secqp_end(struct dpr_tqp *qp)
+{
+	if (qp->sec_state == SECS_KEYS || qp->sec_state == SECS_ON)
+		req(qp, DPR_SEC_REQ_END);
+	wait_set(qp, false);
+	free(qp->sec);
+	qp->sec = NULL;
+	qp->sec_state = SECS_PLAIN;
+	qp->sec_mode = DPR_SEC_NONE;
+}
+
+static struct dpr_tqp *
+find(struct dpr_transport *tp, uint32_t lqpn, uint32_t gen)
+{
+	struct dpr_tqp *qp = dpr_qpn_lookup(tp->ctx, lqpn);
+
+	if (qp == NULL || qp->tp != tp || qp->sec_state != SECS_KEYS ||
+	    qp->sec_gen != gen)
+		return NULL;
+	return qp;
+}
+
+int
+dpr_transport_sec_install(struct dpr_transport *tp, uint32_t lqpn, uint32_t gen,
+			  uint8_t mode, const struct dpr_sec_key *tx,
+			  const struct dpr_sec_key *rx)
+{
+	struct dpr_tqp *qp = find(tp, lqpn, gen);
+	struct dpr_sec_qp *s;
+
+	if (qp == NULL || mode != qp->sec_mode)
+		return -ENOENT;
+	/* (gcm_key_data wants 64-byte alignment for its AVX-512 loads) */
+	s = aligned_alloc(64, RTE_ALIGN_CEIL(sizeof(*s), 64));
+	if (s == NULL) {
+		dpr_qp_error(qp, "no memory for a secure QP's keys");
+		return -ENOMEM;
+	}
+	dpr_sec_tx_init(&s->tx, tx, mode);
+	dpr_sec_rx_init(&s->rx, rx, mode);
+	qp->sec = s;
+	qp->sec_state = SECS_ON;
+	wait_set(qp, false);
+	if (qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD)
+		qp_work(qp);
+	return 0;
+}
+
+int
+dpr_transport_sec_fail(struct dpr_transport *tp, uint32_t lqpn, uint32_t gen,
+		       const char *why)
+{
+	struct dpr_tqp *qp = find(tp, lqpn, gen);
+
+	if (qp == NULL)
+		return -ENOENT;
+	tp->stats.sec_refused++;
+	wait_set(qp, false);
+	dpr_qp_error(qp, why);
+	return 0;
+}
+
+struct rte_mbuf *
+dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct rte_mbuf *s = dpr_sec_seal(&qp->sec->tx, m, tp->pool);
+
+	if (s == NULL)
+		tp->stats.sec_seal_failed++;
+	else
+		tp->stats.sec_sealed++;
+	return s;
+}
+
+int
+dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
+{
+	struct dpr_tqp *qp;
+	uint32_t dqpn;
+
+	switch (dpr_sec_check(m, &dqpn)) {
+	case DPR_SEC_OK:
+		break;
+	case DPR_SEC_ERR_ICRC:
+		tp->stats.rx_invalid++;         /* as a corrupt plain frame */
+		return -EINVAL;
+	default:
+		tp->stats.sec_drop_malformed++;
+		return -EINVAL;
+	}
+	qp = dpr_qpn_lookup(tp->ctx, dqpn);
+	if (qp == NULL || qp->tp != tp || qp->sec_state != SECS_ON) {
+		tp->stats.sec_drop_unexpected++;
+		return -ENOENT;
+	}
+	switch (dpr_sec_open(&qp->sec->rx, m)) {
+	case DPR_SEC_OK:
+		tp->stats.sec_opened++;
+		return 0;
+	case DPR_SEC_ERR_AUTH:
+		tp->stats.sec_drop_auth++;
+		break;
+	case DPR_SEC_ERR_REPLAY:
+		tp->stats.sec_drop_replay++;
+		break;
+	case DPR_SEC_ERR_KEY:
+	case DPR_SEC_ERR_MODE:
+		tp->stats.sec_drop_key++;
+		break;
+	default:
+		tp->stats.sec_drop_malformed++;
+		break;
+	}
+	return -EPERM;
+}
+
+const char *
+dpr_secqp_mode_name(const struct dpr_tqp *qp)
+{
+	switch (qp->sec_state) {
+	case SECS_CAPS: return "asking";
+	case SECS_KEYS: return "keying";
+	case SECS_ON: return qp->sec_mode == DPR_SEC_ENCRYPT ? "encrypt" : "auth";
+	default: return "none";
+	}
+}
