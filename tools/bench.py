@@ -813,6 +813,65 @@ def loss_table(loss, tcp):
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------- secure QPs
+
+SEC_PSK = os.urandom(32).hex()
+
+
+def stage_secure():
+    """Secure QPs (doc/security.rst) against plain ones: 64 KiB WRITE
+    goodput and 64 B WRITE messages/s between two dprdmad with busy
+    workers, one pair plain and one pair with [security] mode = encrypt
+    (then auth) in turn, ARGS.runs times; the median ratio of each to the
+    plain pair just before it (issue 46: >= 0.85 and >= 0.6 encrypted)."""
+    res, samples = {}, {}
+    for run in range(ARGS.runs):
+        plain = {}
+        for mode in ("none", "encrypt", "auth"):
+            conf = None if mode == "none" else (
+                "[security]\nmode = %s\npolicy = required\npsk = %s\n" % (mode, SEC_PSK))
+            pair = Pair(idle="busy", conf=conf)
+            try:
+                ca, cb = builtin_connect()
+                for size in (65536, 64):
+                    progress("secure QPs %s: RC WRITE %d B (pair %d of %d)"
+                             % (mode, size, run + 1, ARGS.runs))
+                    st = builtin_run("write", size, ca, cb)
+                    v = st["mbit_per_s"] / 1e3 if size == 65536 else st["msgs_per_s"]
+                    if mode == "none":
+                        plain[size] = v
+                    else:
+                        samples.setdefault((mode, size), []).append((v / plain[size], v))
+                    print("      %.4g %s%s" % (v, "Gbit/s" if size == 65536 else "msg/s",
+                                               "" if mode == "none" else
+                                               " (%.3g of plain)" % (v / plain[size])),
+                          flush=True)
+                if mode != "none":
+                    tr = t.telemetry("bench-b", "/dprdma/transport/stats,0")
+                    if tr["sec_sealed"] == 0:
+                        sys.exit("bench: secure pair sealed nothing")
+            finally:
+                pair.stop()
+    for (mode, size), v in samples.items():
+        ratio, val = sorted(v)[len(v) // 2]
+        res[(mode, size)] = record("secure", "dprdma %s" % mode, "write", size,
+                                   vs_plain=ratio, value=val,
+                                   note="median of %d pairs against a plain pair "
+                                   "of the same run" % ARGS.runs)
+    return res
+
+
+def secure_table(sec):
+    lines = ["", "| secure QPs vs plain (two boxes, busy workers) | value | vs plain "
+             "| goal |", "|---|---|---|---|"]
+    for (mode, size), r in sorted(sec.items()):
+        goal = {65536: ">= 0.85", 64: ">= 0.6"}[size] if mode == "encrypt" else "(context)"
+        lines.append("| RC WRITE %d B, %s | %.4g %s | %.3g | %s |"
+                     % (size, mode, r["value"], "Gbit/s" if size == 65536 else "msg/s",
+                        r["vs_plain"], goal))
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------- reports
 
 def ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe):
@@ -975,6 +1034,8 @@ def main():
     ap.add_argument("--no-rxe", action="store_true", help="skip the rxe guest")
     ap.add_argument("--no-loss", action="store_true",
                     help="skip the loss stage (goodput through loss, SR on and off, TCP)")
+    ap.add_argument("--only-secure", action="store_true",
+                    help="only secure QPs against plain ones")
     ap.add_argument("--only-loss", action="store_true",
                     help="the loss stage alone (and its TCP baseline)")
     ap.add_argument("--no-instructions", action="store_true",
@@ -996,6 +1057,12 @@ def main():
     outdir = ARGS.out or os.path.join(BUILD, "bench", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
+    if ARGS.only_secure:
+        table = secure_table(stage_secure())
+        with open(os.path.join(outdir, "secure.md"), "w") as f:
+            f.write(table)
+        print("\n" + table)
+        return
     if ARGS.only_loss:
         loss, tcp_loss = stage_loss(), stage_tcp_loss()
         table = loss_table(loss, tcp_loss)
@@ -1013,6 +1080,7 @@ def main():
     tcp = stage_tcp(outdir)
     loss = stage_loss() if not ARGS.no_loss else None
     tcp_loss = stage_tcp_loss() if not ARGS.no_loss else None
+    sec = stage_secure() if not ARGS.quick else None
     raw = record_raw(stage_raw(raw_runs, "again at the end"))
     rxe = None
     if not ARGS.no_rxe and shutil.which("qemu-system-x86_64"):
@@ -1030,6 +1098,8 @@ def main():
     table = ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe)
     if loss:
         table += loss_table(loss, tcp_loss)
+    if sec:
+        table += secure_table(sec)
     if instr:
         table += instruction_table(instr)
     with open(os.path.join(outdir, "ratios.md"), "w") as f:

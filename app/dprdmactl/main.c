@@ -34,8 +34,11 @@ usage(FILE *f)
 "  status                       version, uptime, state, ports, workers, clients\n"
 "  ports                        each port: link, addresses, MTU, packets, drops\n"
 "  workers                      each worker: busy %%, loops/s, packets per burst\n"
-"  qps                          every QP: type, state, peer, PSNs, owner\n"
+"  qps                          every QP: type, state, peer, PSNs, security,\n"
+"                               owner\n"
 "  qp QPN                       one QP in detail (every field and counter)\n"
+"  peers                        the boxes asked on QP1: selective repeat,\n"
+"                               secure QPs and whose key\n"
 "  neigh                        the neighbours each port knows (IP -> MAC by\n"
 "                               ARP/ND), as ip neigh shows them\n"
 "  mrs | pds | clients          clients' memory regions, PDs, connections\n"
@@ -156,6 +159,10 @@ main(int argc, char **argv)
 		return cmd_lines("/dprdma/shim/pds", "no protection domains");
 	}
 	if (strcmp(c, "clients") == 0) { NOARGS(); return cmd_clients(); }
+	if (strcmp(c, "peers") == 0) {
+		NOARGS();
+		return cmd_lines("/dprdma/cm/peers", "no peer box asked yet");
+	}
 	if (strcmp(c, "neigh") == 0) { NOARGS(); check_port(opt.port); return cmd_neigh(); }
 	if (strcmp(c, "stats") == 0) { NOARGS(); check_port(opt.port); return cmd_stats(); }
 	if (strcmp(c, "metrics") == 0) { NOARGS(); return cmd_metrics(); }

@@ -149,9 +149,9 @@ cmd_qps(void)
 	json_t *all = json_array();
 
 	if (!opt.json)
-		printf("%-8s %-8s %-4s %-5s %-16s %-8s %9s %9s %9s %7s %s\n", "PORT",
-		       "QPN", "TYPE", "STATE", "PEER", "DEST_QPN", "SQ_PSN", "RQ_PSN",
-		       "OUTSTAND", "RETRANS", "OWNER");
+		printf("%-8s %-8s %-4s %-5s %-16s %-8s %9s %9s %9s %7s %-7s %s\n",
+		       "PORT", "QPN", "TYPE", "STATE", "PEER", "DEST_QPN", "SQ_PSN",
+		       "RQ_PSN", "OUTSTAND", "RETRANS", "SEC", "OWNER");
 	for (pi = 0; pi < np; pi++) {
 		json_t *qps;
 		size_t i;
@@ -171,12 +171,13 @@ cmd_qps(void)
 			else
 				printf("dprdma%-2u 0x%06" PRIx64 " %-4s %-5s %-16s 0x%06"
 				       PRIx64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-				       " %7" PRIu64 " %s\n", pi, u64(q, "qpn"),
+				       " %7" PRIu64 " %-7s %s\n", pi, u64(q, "qpn"),
 				       str(q, "type"), str(q, "state"), str(q, "peer"),
 				       u64(q, "dest_qpn"), u64(q, "req_psn"),
 				       u64(q, "resp_psn"),
 				       u64(q, "sq_posted") - u64(q, "sq_completed"),
-				       u64(q, "retransmits"), str(q, "owner"));
+				       u64(q, "retransmits"), str(q, "sec"),
+				       str(q, "owner"));
 			json_decref(q);
 		}
 		json_decref(qps);

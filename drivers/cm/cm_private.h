@@ -299,10 +299,20 @@ void cm_rx_mad(const struct cm_mad *r);
 
 /* dpr_cm_caps.c: made by dpr_cm_start() (@p wake_fd wakes the main
  * lcore), gone with dpr_cm_stop() (with the workers still running). */
-int dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd);
+int dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd, uint32_t sec_bits,
+		const uint8_t keyprint[8]);
 void dpr_cm_caps_stop(void);
 /* A DprdmaCaps MAD: taken (true), or someone else's (false). */
 bool dpr_cm_caps_rx(const struct cm_mad *r);
+/* dpr_cm_sec.c: secure QPs' handshakes */
+int dpr_cm_sec_start(const struct dpr_config *conf, int wake_fd, uint32_t *caps_bits,
+		uint8_t keyprint[8], char *err, size_t errlen);
+void dpr_cm_sec_stop(void);
+bool dpr_cm_sec_rx(const struct cm_mad *r);
+void dpr_cm_sec_poll(uint64_t now);
+uint64_t dpr_cm_sec_next_ms(void);
+bool dpr_cm_sec_keyprint_is_ours(const uint8_t kp[8]);
+void dpr_cm_sec_stats(struct rte_tel_data *d);
 /* Questions the workers asked, answers not come: sent (again). */
 void dpr_cm_caps_poll(uint64_t now_ms);
 /* When dpr_cm_caps_poll() has a timer to run (UINT64_MAX: none). */

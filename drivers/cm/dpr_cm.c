@@ -519,12 +519,20 @@ int
 dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 {
 	const struct cm_conf *c = dpr_config_room(conf, &cm_room, 0);
+	uint8_t keyprint[8];
+	uint32_t sec_bits;
 	int rc;
 
 	cm.conf = *c;
 	cm.cfg = conf;
-	if (!c->enabled)
+	if (!c->enabled) {
+		if (dpr_security_conf(conf)->mode != 0) {
+			snprintf(err, errlen, "[security] mode needs [cm] enabled = yes "
+				 "(secure QPs trade their nonces on QP1)");
+			return -EINVAL;
+		}
 		return 0;
+	}
 	cm.max_ids = rte_align32pow2(c->max_ids);
 	cm.ids = calloc(cm.max_ids, sizeof(*cm.ids));
 	cm.free_q = calloc(cm.max_ids, sizeof(*cm.free_q));
@@ -566,7 +574,12 @@ dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 		dpr_engine_port_info(pi, &p);
 		cm.gsi[pi].node_guid = p.node_guid;
 	}
-	rc = dpr_cm_caps_start(conf, cm.wake_fd);
+	rc = dpr_cm_sec_start(conf, cm.wake_fd, &sec_bits, keyprint, err, errlen);
+	if (rc != 0) {
+		dpr_cm_stop();
+		return rc;
+	}
+	rc = dpr_cm_caps_start(conf, cm.wake_fd, sec_bits, keyprint);
 	if (rc != 0) {
 		snprintf(err, errlen, "RDMA CM: no memory for the peers' "
 			 "capabilities; set [cm] enabled = no to run without it");
@@ -594,6 +607,7 @@ dpr_cm_stop(void)
 	 * a SEGV in 4 of 20 stops of a busy worker under ASan). */
 	__atomic_store_n(&cm.started, false, __ATOMIC_RELEASE);
 	dpr_cm_caps_stop();
+	dpr_cm_sec_stop();
 	if (cm.rx != NULL || cm.tx != NULL)
 		dpr_engine_run_on(0, poll_barrier, NULL);
 	while (cm.live != NULL)

@@ -113,6 +113,7 @@ static struct {
 	struct rte_ring *req;           /* workers -> main */
 	int wake_fd;
 	uint32_t ours;                  /* our DPR_PEER_* bits */
+	uint8_t keyprint[8];            /* our key's (secure QPs) */
 	uint32_t tid_hi;
 	pthread_mutex_t lock;           /* the peers: main lcore vs telemetry */
 	uint32_t n;
@@ -216,6 +217,8 @@ send_get(struct caps_peer *p, uint64_t now)
 		.caps = caps.ours,
 		.node_guid = dpr_cm_node_guid(p->key.pi),
 	};
+
+	memcpy(m.keyprint, caps.keyprint, 8);
 	uint8_t mad[DPR_MAD_LEN];
 
 	dpr_caps_encode(&m, mad);
@@ -225,6 +228,19 @@ send_get(struct caps_peer *p, uint64_t now)
 	caps.st.caps_get_tx++;
 	p->asking = true;
 	p->deadline_ms = now + CAPS_TIMEOUT_MS;
+}
+
+/* What @p m says the peer can do, as the workers read it: DPR_PEER_SEC_KEY
+ * ours to set (a peer's claim of it means nothing), where its key is ours. */
+static uint32_t
+told_bits(const struct dpr_caps_msg *m)
+{
+	uint32_t bits = m->caps & ~(uint32_t)DPR_PEER_SEC_KEY;
+
+	if ((bits & (DPR_PEER_SEC_AUTH | DPR_PEER_SEC_ENC)) &&
+	    dpr_cm_sec_keyprint_is_ours(m->keyprint))
+		bits |= DPR_PEER_SEC_KEY;
+	return bits;
 }
 
 /* @p p can do @p bits (0: IBA only). */
@@ -278,6 +294,7 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 		};
 		uint8_t mad[DPR_MAD_LEN], sgid_index = 0;
 
+		memcpy(a.keyprint, caps.keyprint, 8);
 		caps.st.caps_get_rx++;
 		if (dpr_cm_route(r->gid, &sgid_index) != r->port)
 			sgid_index = r->gid[10] == 0xff && r->gid[11] == 0xff ? 1 : 0;
@@ -300,7 +317,7 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 			pthread_mutex_unlock(&caps.lock);
 		}
 		if (p != NULL)
-			learn(p, m.caps, m.node_guid, true, now);
+			learn(p, told_bits(&m), m.node_guid, true, now);
 		return true;
 	}
 	caps.st.caps_resp_rx++;
@@ -309,7 +326,7 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 		return true;
 	}
 	/* a status: a stack that does not know our class (IBA only) */
-	learn(p, m.status != 0 ? 0 : m.caps, m.node_guid, true, now);
+	learn(p, m.status != 0 ? 0 : told_bits(&m), m.node_guid, true, now);
 	return true;
 }
 
@@ -377,7 +394,8 @@ dpr_cm_caps_next_ms(void)
 }
 
 int
-dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd)
+dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd, uint32_t sec_bits,
+		  const uint8_t keyprint[8])
 {
 	struct rte_hash_parameters hp = {
 		.name = "dpr_peer_caps",
@@ -397,8 +415,9 @@ dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd)
 		return -ENOMEM;
 	}
 	caps.wake_fd = wake_fd;
-	caps.ours = dpr_transport_knobs(conf)->selective_repeat == DPR_SRK_OFF ?
-		0 : DPR_PEER_SR;
+	caps.ours = (dpr_transport_knobs(conf)->selective_repeat == DPR_SRK_OFF ?
+		     0 : DPR_PEER_SR) | sec_bits;
+	memcpy(caps.keyprint, keyprint, 8);
 	caps.tid_hi = (uint32_t)rte_rand();
 	caps.n = 0;
 	memset(&caps.st, 0, sizeof(caps.st));
@@ -466,7 +485,7 @@ tel_peers(const char *cmd __rte_unused, const char *params __rte_unused,
 	pthread_mutex_lock(&caps.lock);
 	for (uint32_t i = 0; caps.ready && i < caps.n; i++) {
 		const struct caps_peer *p = &caps.peer[i];
-		char line[RTE_TEL_MAX_STRING_LEN], a[INET6_ADDRSTRLEN];
+		char line[RTE_TEL_MAX_STRING_LEN + 32], a[INET6_ADDRSTRLEN];
 
 		gid_str(p->key.gid, a, sizeof(a));
 		if (!p->known)
@@ -474,10 +493,16 @@ tel_peers(const char *cmd __rte_unused, const char *params __rte_unused,
 				 p->key.pi, a, p->tries);
 		else
 			snprintf(line, sizeof(line), "port %u %s %s (%s %" PRIu64
-				 " s ago)", p->key.pi, a,
+				 " s ago)%s", p->key.pi, a,
 				 p->caps & DPR_PEER_SR ? "selective-repeat" : "iba",
 				 p->answered ? "answered" : "no answer",
-				 (now - p->since_ms) / 1000);
+				 (now - p->since_ms) / 1000,
+				 !(p->caps & (DPR_PEER_SEC_AUTH | DPR_PEER_SEC_ENC)) ? "" :
+				 (p->caps & DPR_PEER_SEC_KEY) ?
+				 ((p->caps & DPR_PEER_SEC_ENC) ? " secure encrypt, our key" :
+				  " secure auth, our key") :
+				 " secure, another key");
+		line[RTE_TEL_MAX_STRING_LEN - 1] = '\0';
 		if (rte_tel_data_add_array_string(d, line) != 0)
 			break;
 	}
@@ -489,5 +514,5 @@ void
 dpr_cm_caps_register_telemetry(void)
 {
 	rte_telemetry_register_cmd("/dprdma/cm/peers", tel_peers,
-				   "peer boxes asked what they speak: selective repeat or IBA only");
+				   "peer boxes asked what they speak: selective repeat or IBA only, secure QPs and whose key");
 }

@@ -129,6 +129,8 @@ dpr_cm_poll(void)
 	cm_mad_flush();
 	flush_channels();
 	dpr_cm_caps_poll(dpr_cm_now_ms());
+	dpr_cm_sec_poll(dpr_cm_now_ms());
+	cm_mad_flush();
 	if (dpr_cm_now_ms() - cm.last_reap > 1000) {
 		cm.last_reap = dpr_cm_now_ms();
 		reap_channels();
@@ -152,6 +154,8 @@ dpr_cm_next_timeout_ms(void)
 		next = RTE_MIN(next, now + 1);  /* (events, MADs held: again) */
 	if (cm.started)
 		next = RTE_MIN(next, dpr_cm_caps_next_ms());
+	if (cm.started)
+		next = RTE_MIN(next, dpr_cm_sec_next_ms());
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= now ? 0 : (int)RTE_MIN(next - now, 60000ull);

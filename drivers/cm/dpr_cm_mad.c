@@ -370,6 +370,7 @@ dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m)
 	/* a later version keeps these fields where they are */
 	m->caps = get32(mad + 44);
 	memcpy(&m->node_guid, mad + 48, 8);
+	memcpy(m->keyprint, mad + 56, 8);
 	return 0;
 }
 
@@ -388,4 +389,5 @@ dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN])
 	mad[40] = DPR_CAPS_VERSION;
 	put32(mad + 44, m->caps);
 	memcpy(mad + 48, &m->node_guid, 8);
+	memcpy(mad + 56, m->keyprint, 8);
 }

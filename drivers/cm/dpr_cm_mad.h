@@ -195,6 +195,8 @@ struct dpr_caps_msg {
 	uint8_t version;        /**< DPR_CAPS_VERSION of the sender */
 	uint32_t caps;          /**< the sender's DPR_PEER_* bits */
 	uint64_t node_guid;     /**< the sender's, network order */
+	uint8_t keyprint[8];    /**< whose pre-shared key it holds (secure
+	                             QPs; zero: none) */
 };
 
 /** Decode the @p len bytes of a MAD: @return 0 (ours: @p m filled), 1 (a

@@ -276,7 +276,7 @@ cm_rx_mad(const struct cm_mad *r)
 	struct cm_id *id;
 	struct dpr_shm_cm_conn c;
 
-	if (dpr_cm_caps_rx(r))
+	if (dpr_cm_sec_rx(r) || dpr_cm_caps_rx(r))
 		return;
 	cm.st.mads_rx++;
 	e = dpr_cm_decode(r->mad, sizeof(r->mad), &m);

@@ -49,6 +49,7 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	CM_STATS(_)
 #undef _
 	dpr_cm_caps_stats(d);
+	dpr_cm_sec_stats(d);
 	return 0;
 }
 
@@ -141,6 +142,15 @@ dpr_cm_register_telemetry(void)
 		{ "caps_peers", "peers known or being asked (a gauge)" },
 		{ "caps_peers_told", "peers known from their own Gets, never asked (a gauge; at most half the table)" },
 		{ "caps_req_dropped", "questions of the workers lost: their ring was full" },
+		{ "sec_offers_tx", "secure QP handshakes: offers (nonces) sent" },
+		{ "sec_offers_rx", "secure QP handshakes: offers received" },
+		{ "sec_offers_bad_mac", "offers dropped: wrong MAC (another pre-shared key, or forged)" },
+		{ "sec_offers_mismatch", "offers dropped: not from the address they name, or for another peer, mode or QP" },
+		{ "sec_offers_early", "offers kept for a QP that had not asked yet" },
+		{ "sec_early_dropped", "offers for QPs that had not asked, dropped: too many kept" },
+		{ "sec_handshakes", "secure QPs given their keys" },
+		{ "sec_failed", "secure QP handshakes that failed (no answer in 3 s): the QP to ERR" },
+		{ "sec_req_dropped", "handshake requests of the workers lost: their ring was full" },
 	};
 
 	dpr_engine_counter_help("cm", cm_help, RTE_DIM(cm_help));

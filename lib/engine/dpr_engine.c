@@ -435,6 +435,7 @@ dpr_engine_start(const struct dpr_config *conf,
 	for (unsigned int i = 0; i < e->n_workers; i++) {
 		struct dpr_worker *w = &e->workers[i];
 		const struct dpr_transport_knobs *tk = dpr_transport_knobs(conf);
+		const struct dpr_security_conf *sc = dpr_security_conf(conf);
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "dpr_cmd_%u", i);
@@ -463,6 +464,10 @@ dpr_engine_start(const struct dpr_config *conf,
 				.peer_caps = dpr_worker_peer_caps,
 				.peer_arg = &w->rarg[pi],
 				.sr_hold_max = tk->sr_hold,
+				.sec_mode = (uint8_t)sc->mode,
+				.sec_required = sc->required != 0,
+				.sec_req = dpr_worker_sec_req,
+				.sec_arg = &w->rarg[pi],
 			};
 
 			w->rarg[pi].w = w;

@@ -75,6 +75,22 @@ enum dpr_sr_knob {
 	DPR_SRK_OFF,    /**< go-back-N with everyone, and say so */
 };
 
+/** The [security] section (doc/security.rst). */
+struct dpr_security_conf {
+	unsigned int mode;           /**< enum dpr_sec_mode: none, auth, encrypt */
+	unsigned int required;       /**< 1: a QP that cannot be secure goes to ERR */
+	char psk[96];                /**< the pre-shared key, hex */
+	char psk_file[256];          /**< or a file that holds it */
+};
+
+const struct dpr_security_conf *dpr_security_conf(const struct dpr_config *conf);
+
+/** Who runs secure QPs' handshakes (the CM driver): called on the
+ * workers for the transports of port @p pi, must not block. */
+struct dpr_sec_req;
+typedef void (*dpr_sec_req_fn)(uint16_t pi, const struct dpr_sec_req *r);
+void dpr_engine_set_sec_req(dpr_sec_req_fn fn);
+
 /** One port, as the engine's keys of [portN] configure it. */
 struct dpr_port_conf {
 	uint32_t ip;         /**< IPv4 address, network order; 0 = none */

@@ -119,6 +119,44 @@ static struct dpr_conf_room transport_room = {
 	.defaults = transport_defaults,
 };
 
+#define S_OFF(f) offsetof(struct dpr_security_conf, f)
+#define S_SZ(f) sizeof(((struct dpr_security_conf *)0)->f)
+
+static const char *const sec_mode_names[] = { "none", "auth", "encrypt", NULL };
+static const char *const sec_policy_names[] = { "opportunistic", "required", NULL };
+
+static const struct dpr_conf_key security_keys[] = {
+	{ "mode", DPR_CONF_ENUM, S_OFF(mode), S_SZ(mode), .names = sec_mode_names,
+	  .help = "secure RC/UC QPs with dprdma peers that hold the same "
+		  "pre-shared key: none (plain RoCEv2 with everyone), auth "
+		  "(every frame authenticated, AES-GMAC) or encrypt (AES-GCM); "
+		  "the stronger of the two boxes' modes is used; needs [cm]" },
+	{ "policy", DPR_CONF_ENUM, S_OFF(required), S_SZ(required),
+	  .names = sec_policy_names,
+	  .help = "opportunistic: plain with peers that cannot be secure (rxe, "
+		  "NICs, another key); required: such a QP goes to ERR and the "
+		  "log says why" },
+	{ "psk", DPR_CONF_STR, S_OFF(psk), S_SZ(psk), 0, 0,
+	  .help = "the pre-shared key, 64 hex digits or more (32 bytes: "
+		  "openssl rand -hex 32); prefer psk_file" },
+	{ "psk_file", DPR_CONF_STR, S_OFF(psk_file), S_SZ(psk_file), 0, 0,
+	  .help = "a file (mode 0600) that holds the pre-shared key in hex" },
+};
+
+static void
+security_defaults(void *area, int port __rte_unused)
+{
+	memset(area, 0, sizeof(struct dpr_security_conf));
+}
+
+static struct dpr_conf_room security_room = {
+	.section = "security",
+	.size = sizeof(struct dpr_security_conf),
+	.keys = security_keys,
+	.n_keys = RTE_DIM(security_keys),
+	.defaults = security_defaults,
+};
+
 #define L_OFF(f) offsetof(struct dpr_limits_conf, f)
 #define L_SZ(f) sizeof(((struct dpr_limits_conf *)0)->f)
 
@@ -328,6 +366,13 @@ dpr_engine_config_register(void)
 	dpr_config_register(&port_room);
 	dpr_config_register(&transport_room);
 	dpr_config_register(&limits_room);
+	dpr_config_register(&security_room);
+}
+
+const struct dpr_security_conf *
+dpr_security_conf(const struct dpr_config *conf)
+{
+	return dpr_config_room(conf, &security_room, 0);
 }
 
 const struct dpr_transport_knobs *

@@ -423,6 +423,27 @@ neigh_changed(void *arg, const union dpr_gid *ip, const struct rte_ether_addr *m
 		dpr_transport_path_update(ra->w->tp[ra->pi], ip, mac);
 }
 
+static dpr_sec_req_fn sec_req_fn;
+
+void
+dpr_engine_set_sec_req(dpr_sec_req_fn fn)
+{
+	__atomic_store_n(&sec_req_fn, fn, __ATOMIC_RELEASE);
+}
+
+/* A secure QP wants keys, or went: whoever runs the handshakes hears it
+ * (dpr_engine_set_sec_req()); nobody, and the QP waits until its ACK
+ * timeout ends it. */
+void
+dpr_worker_sec_req(void *arg, const struct dpr_sec_req *r)
+{
+	struct dpr_resolve_arg *ra = arg;
+	dpr_sec_req_fn fn = __atomic_load_n(&sec_req_fn, __ATOMIC_ACQUIRE);
+
+	if (fn != NULL)
+		fn(ra->pi, r);
+}
+
 static dpr_peer_caps_fn peer_caps_fn;
 
 void

@@ -399,6 +399,7 @@ int dpr_worker_main(void *arg);
 int dpr_worker_resolve(void *arg, const union dpr_gid *gid,
 		       struct rte_ether_addr *mac);
 void dpr_worker_hold(void *arg, const union dpr_gid *gid, struct rte_mbuf *m);
+void dpr_worker_sec_req(void *arg, const struct dpr_sec_req *r);
 int dpr_worker_peer_caps(void *arg, const union dpr_gid *gid,
 			 uint8_t sgid_index);
 extern const struct dpr_neigh_ops dpr_worker_neigh_ops;

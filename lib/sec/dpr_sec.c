@@ -90,6 +90,9 @@ struct layout {
 	bool ipv6;
 };
 
+/* @p len bytes at @p p hold the headers through the BTH; the frame's
+ * whole length is checked by the caller (its payload and ICRC may lie in
+ * further segments). */
 static bool
 layout_of(const uint8_t *p, uint32_t len, struct layout *l)
 {
@@ -118,7 +121,7 @@ layout_of(const uint8_t *p, uint32_t len, struct layout *l)
 		return false;
 	}
 	l->bth = l->l4 + sizeof(struct rte_udp_hdr);
-	return len >= l->bth + sizeof(struct dpr_bth) + DPR_ICRC_LEN &&
+	return len >= l->bth + sizeof(struct dpr_bth) &&
 		(p[l->l4 + 2] << 8 | p[l->l4 + 3]) == DPR_ROCEV2_PORT;
 }
 
@@ -239,12 +242,13 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 	rte_be64_t seq;
 	rte_be32_t id;
 
-	if (!layout_of(src, m->data_len, &l)) {
+	hl = 0;
+	len = m->pkt_len;
+	if (!layout_of(src, m->data_len, &l) ||
+	    len < (hl = l.bth + (uint32_t)sizeof(struct dpr_bth)) + DPR_ICRC_LEN) {
 		rte_errno = EINVAL;
 		goto fail;
 	}
-	hl = l.bth + (uint32_t)sizeof(struct dpr_bth);
-	len = m->pkt_len;
 	body = len - hl - DPR_ICRC_LEN;
 	out = rte_pktmbuf_alloc(pool);
 	if (out == NULL) {
@@ -415,7 +419,8 @@ dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
 	fix_lengths(p, &l, -DPR_SEC_OVERHEAD);
-	set_icrc(m, &l, len);
+	/* (its ICRC is not made again: dpr_sec_check() checked the sealed
+	 * frame's, and the caller parses it with dpr_wire_parse_again()) */
 	return DPR_SEC_OK;
 }
 

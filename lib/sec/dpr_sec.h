@@ -146,11 +146,12 @@ struct rte_mbuf *dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m,
 
 /**
  * Open a sealed frame in place, its ICRC checked (dpr_sec_check()): the
- * plain frame it carried, as
- * its sender built it (TVer 0, lengths, IPv4 checksum and ICRC set), in
- * one segment. The replay window moves only for a frame that passed.
- * @return DPR_SEC_OK, or why the frame must be dropped (it is left as it
- *   came).
+ * plain frame it carried, as its sender built it (TVer 0, lengths and
+ * IPv4 checksum set), in one segment, but for its ICRC, which is not made
+ * again (parse it with dpr_wire_parse_again()). The replay window moves
+ * only for a frame that passed.
+ * @return DPR_SEC_OK, or why the frame must be dropped (garbled, in
+ *   encrypt mode).
  */
 enum dpr_sec_err dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m);
 

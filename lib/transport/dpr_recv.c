@@ -165,7 +165,7 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 		 * peer sealed (dpr_secqp.c counts what it refuses) */
 		if (dpr_secqp_open(tp, m) != 0)
 			return;
-		err = dpr_wire_parse(m, &pi, 4096);
+		err = dpr_wire_parse_again(m, &pi, 4096);
 		opened = true;
 	}
 	if (err != DPR_WIRE_OK) {

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_errno.h>
 #include <rte_log.h>
 
 #include "dpr_sec.h"
@@ -98,10 +99,22 @@ decide(struct dpr_tqp *qp, int caps)
 		go_plain(qp);
 		return;
 	}
-	tp->stats.sec_refused++;
+	/* to ERR at the next poll, whether the peer was known at RTR or
+	 * learnt later: a program's modify to RTR and RTS succeed alike, and
+	 * the QP fails with an event */
+	qp->sec_refused_peer = peer != 0;
+	qp->sec_state = SECS_REFUSE;
+	wait_set(qp, true);
+}
+
+static void
+refuse(struct dpr_tqp *qp)
+{
+	qp->tp->stats.sec_refused++;
 	wait_set(qp, false);
 	qp->sec_state = SECS_PLAIN;
-	dpr_qp_error(qp, peer == 0 ? "security required and the peer runs no secure QPs "
+	dpr_qp_error(qp, !qp->sec_refused_peer ?
+		     "security required and the peer runs no secure QPs "
 		     "(a plain RoCE device, or a dprdma box without [security])" :
 		     "security required and the peer holds another pre-shared key");
 }
@@ -139,6 +152,10 @@ dpr_secqp_poll(struct dpr_transport *tp)
 		int caps;
 
 		next = TAILQ_NEXT(qp, sec_link);
+		if (qp->sec_state == SECS_REFUSE) {
+			refuse(qp);
+			continue;
+		}
 		if (qp->sec_state != SECS_CAPS)
 			continue;
 		caps = c->peer_caps(c->peer_arg, &qp->attr.ah_attr.dgid,
@@ -217,11 +234,19 @@ dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m)
 	struct dpr_transport *tp = qp->tp;
 	struct rte_mbuf *s = dpr_sec_seal(&qp->sec->tx, m, tp->pool);
 
-	if (s == NULL)
-		tp->stats.sec_seal_failed++;
-	else
+	if (s != NULL) {
 		tp->stats.sec_sealed++;
-	return s;
+		return s;
+	}
+	tp->stats.sec_seal_failed++;
+	/* no mbuf: tried again as any frame the pool could not give; a
+	 * frame that cannot be sealed never will be */
+	if (rte_errno != ENOBUFS)
+		dpr_qp_error(qp, rte_errno == EMSGSIZE ?
+			     "secure QP: a sealed frame (32 bytes longer) would not "
+			     "fit the port's buffers; lower the path MTU" :
+			     "secure QP: a frame that cannot be sealed");
+	return NULL;
 }
 
 int
@@ -272,6 +297,7 @@ dpr_secqp_mode_name(const struct dpr_tqp *qp)
 	switch (qp->sec_state) {
 	case SECS_CAPS: return "asking";
 	case SECS_KEYS: return "keying";
+	case SECS_REFUSE: return "refused";
 	case SECS_ON: return qp->sec_mode == DPR_SEC_ENCRYPT ? "encrypt" : "auth";
 	default: return "none";
 	}

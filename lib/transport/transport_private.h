@@ -200,8 +200,9 @@ struct dpr_sr_tx {
 /* ----------------------------------------------------------------- QP */
 
 /* A QP's security (dpr_secqp.c): plain, waiting for its peer's
- * capabilities, waiting for its keys, secure. */
-enum { SECS_PLAIN, SECS_CAPS, SECS_KEYS, SECS_ON };
+ * capabilities, waiting for its keys, secure, refused (to ERR at the next
+ * poll). */
+enum { SECS_PLAIN, SECS_CAPS, SECS_KEYS, SECS_ON, SECS_REFUSE };
 
 struct dpr_tqp {
 	struct dpr_transport *tp;
@@ -227,6 +228,7 @@ struct dpr_tqp {
 	uint8_t sec_state;             /**< SECS_* */
 	uint8_t sec_mode;              /**< enum dpr_sec_mode, once decided */
 	bool sec_waiting;              /**< on tp->sec_wait */
+	bool sec_refused_peer;         /**< refused: the peer has another key */
 	uint32_t sec_gen;              /**< its handshake (struct dpr_sec_req) */
 	struct dpr_sec_qp *sec;        /**< its keys: SECS_ON */
 	TAILQ_ENTRY(dpr_tqp) sec_link;
@@ -732,7 +734,8 @@ const char *dpr_secqp_mode_name(const struct dpr_tqp *qp);
 static inline bool
 secqp_blocked(const struct dpr_tqp *qp)
 {
-	return qp->sec_state == SECS_CAPS || qp->sec_state == SECS_KEYS;
+	return qp->sec_state == SECS_CAPS || qp->sec_state == SECS_KEYS ||
+		qp->sec_state == SECS_REFUSE;
 }
 void dpr_qp_complete_send(struct dpr_tqp *qp, struct dpr_send_wqe *wqe,
 			  enum dpr_wc_status status);

@@ -24,7 +24,13 @@ show that faults were injected and repaired by retransmission. The two
 boxes find on QP1 that both speak selective repeat: both must have sent
 SACKs, and sent again no more than a few times what was lost. With
 --faults --gbn, B says it does not (selective_repeat = off): both must
-go back N, and neither may have sent a SACK."""
+go back N, and neither may have sent a SACK.
+
+With --secure, both boxes run [security] mode = encrypt, policy = required
+with one pre-shared key: every data QP is secure (its frames sealed with
+AES-GCM after a handshake on QP1), everything above must hold as it does
+plain, no data QP's frame in A's capture is plain or shows B's rkey, and
+the counters show every frame sealed and opened, none forged."""
 
 import os
 import re
@@ -44,6 +50,10 @@ SIZES = [0, 1, 1023, 1024, 1025, 4096, 65536, 1 << 20]
 
 
 FAULTS = "--faults" in sys.argv[1:]
+# every QP secure (encrypted) between the two boxes: the same transfers,
+# the same checks, and no frame of a data QP readable on the wire
+SECURE = "--secure" in sys.argv[1:]
+PSK = os.urandom(32).hex()
 GBN = "--gbn" in sys.argv[1:]
 WORKERS2 = "--workers2" in sys.argv[1:]
 AFPACKET = "--afpacket" in sys.argv[1:] or WORKERS2
@@ -56,6 +66,10 @@ def daemon(prefix, role, ip, seed, worker_cpu=1):
     """One dprdmad; its worker on worker_cpu, its main lcore on the other
     CPU (the tests' default puts every worker on CPU 1)."""
     extra = []
+    if SECURE and not FAULTS:
+        with open(ATTACH_CONF + prefix, "w") as f:
+            f.write("[security]\nmode = encrypt\npolicy = required\npsk = %s\n" % PSK)
+        extra = ["-f", ATTACH_CONF + prefix]
     if FAULTS:
         # payload attached from the MR as on a NIC that DMAs (memif copies
         # frames, so by default it is copied): both ways stay exercised
@@ -63,6 +77,9 @@ def daemon(prefix, role, ip, seed, worker_cpu=1):
             f.write("[engine]\ntx_payload = attach\n")
             if GBN and prefix == PB:
                 f.write("[transport]\nselective_repeat = off\n")
+            if SECURE:
+                f.write("[security]\nmode = encrypt\npolicy = required\npsk = %s\n"
+                        % PSK)
         extra = ["-f", ATTACH_CONF + prefix,
                  "--faults", "loss=0.01,reorder=0.01,dup=0.001,corrupt=0.001,"
                  "seed=%d" % seed]
@@ -104,6 +121,9 @@ def wait_done(prefix, what, timeout=60):
                        (what, s["errors"], s["first_error_status"]))
             return s
         time.sleep(0.05)
+    for p in (PA, PB):
+        for ln in t.dprdma_state(p):
+            t.log("%s: %s" % (p, ln))
     t.fail("%s: not done in %d s: %r" % (what, timeout, s))
 
 
@@ -272,10 +292,22 @@ def main():
                     and p.stdout.startswith("%d frames" % r["captured"]),
                     "every captured frame (both directions) is well formed "
                     "with a good ICRC, as dprdma-pcap checks")
-        tshark = t.run(["tshark", "-r", CAPTURE, "-Y", "infiniband"],
-                       check_rc=False)
-        t.check(tshark.returncode == 0 and tshark.stdout.count("RRoCE") > 1000,
-                "tshark decodes the capture as RoCEv2")
+        if SECURE:
+            m = re.search(r"sealed \(secure QPs\) +(\d+)", p.stdout)
+            t.check(m and int(m.group(1)) > 1000,
+                    "dprdma-pcap: the data QPs' frames are sealed, their ICRC "
+                    "sound (%s)" % (m.group(1) if m else "none sealed"))
+            with open(CAPTURE, "rb") as f:
+                raw = f.read()
+            va = cb["mr_va"].to_bytes(8, "big")
+            t.check(va not in raw and len(raw) > 1000000,
+                    "no frame of %d bytes captured shows B's MR address (the "
+                    "WRITEs' RETH is encrypted)" % len(raw))
+        else:
+            tshark = t.run(["tshark", "-r", CAPTURE, "-Y", "infiniband"],
+                           check_rc=False)
+            t.check(tshark.returncode == 0 and tshark.stdout.count("RRoCE") > 1000,
+                    "tshark decodes the capture as RoCEv2")
 
         # WRITE with immediate consumes a receive at B
         cmd(PB, "/dprdma/client/recv,1,5,%d,0" % (10 << 20))
@@ -339,6 +371,8 @@ def main():
         sums = {"req_packets": 0, "ack_rx": 0, "resp_packets": 0}
         for i, qpn in enumerate(qpns):
             q = t.telemetry(PA, "/dprdma/qp,0,%d" % qpn)
+            t.check(q["sec"] == ("encrypt" if SECURE else "none"),
+                    "/dprdma/qp,0,%d: sec %s" % (qpn, q["sec"]))
             t.check(q["state"] == "RTS" and q["dest_qpn"] ==
                     int(cb["qpns"].split(",")[i]) and q["sq_posted"] > 0 and
                     q["sq_posted"] == q["sq_completed"] and
@@ -419,6 +453,20 @@ def main():
                             % (p, lc, ls["rx_packets"], ls["handover_drop"]))
                     ho += ls["handover_tx"]
             t.check(ho > 0, "%d frames handed over to their QP's worker" % ho)
+        if SECURE:
+            for p in (PA, PB):
+                tr = t.telemetry(p, "/dprdma/transport/stats,0")
+                cs = t.telemetry(p, "/dprdma/cm/stats")
+                t.log("%s: %s; %s" % (p, " ".join("%s %d" % (k, v) for k, v in tr.items()
+                                                  if k.startswith("sec_")),
+                                      " ".join("%s %d" % (k, v) for k, v in cs.items()
+                                               if k.startswith("sec_"))))
+                t.check(tr["sec_sealed"] > 1000 and tr["sec_opened"] > 1000 and
+                        tr["sec_drop_auth"] == 0 and tr["sec_refused"] == 0 and
+                        tr["sec_drop_key"] == 0 and cs["sec_handshakes"] == 4 and
+                        cs["sec_failed"] == 0 and cs["sec_offers_bad_mac"] == 0,
+                        "%s: 4 handshakes, %d frames sealed, %d opened, none "
+                        "forged or refused" % (p, tr["sec_sealed"], tr["sec_opened"]))
         if FAULTS:
             check_selective_repeat()
             t.check(retrans > 0 and invalid > 0,
