@@ -683,6 +683,11 @@ dump_keys(const struct dpr_conf_room *r, const char *area, FILE *f)
 		if ((k->type == DPR_CONF_STR || k->type == DPR_CONF_CUSTOM) &&
 		    val[0] == '\0')
 			continue;
+		if (k->secret) {
+			/* (a dump read back leaves it unset) */
+			fprintf(f, "%s = ; set, not shown\n", k->key);
+			continue;
+		}
 		fprintf(f, "%s = %s\n", k->key, val);
 	}
 }

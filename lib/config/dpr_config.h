@@ -90,6 +90,7 @@ struct dpr_conf_key {
 	unsigned long min, max;
 	bool pow2;            /**< UINT: a power of two */
 	bool octal;           /**< UINT: written in octal (permissions) */
+	bool secret;          /**< never printed (a key): a dump says it is set */
 	const char *const *names;   /**< ENUM: NULL-terminated */
 	size_t count_off;     /**< MULTI: offset of its unsigned int count */
 	/** CUSTOM: set the room's @p area from @p value; 0, or -1 with what

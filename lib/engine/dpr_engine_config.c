@@ -136,7 +136,7 @@ static const struct dpr_conf_key security_keys[] = {
 	  .help = "opportunistic: plain with peers that cannot be secure (rxe, "
 		  "NICs, another key); required: such a QP goes to ERR and the "
 		  "log says why" },
-	{ "psk", DPR_CONF_STR, S_OFF(psk), S_SZ(psk), 0, 0,
+	{ "psk", DPR_CONF_STR, S_OFF(psk), S_SZ(psk), 0, 0, .secret = true,
 	  .help = "the pre-shared key, 64 hex digits or more (32 bytes: "
 		  "openssl rand -hex 32); prefer psk_file" },
 	{ "psk_file", DPR_CONF_STR, S_OFF(psk_file), S_SZ(psk_file), 0, 0,

@@ -82,6 +82,34 @@ test_defaults_round_trip(void)
 	return TEST_SUCCESS;
 }
 
+/* [security] psk is read but never printed: --check says it is set. */
+static int
+test_secret_not_dumped(void)
+{
+	static const char key[] = "00112233445566778899aabbccddeeff"
+				  "00112233445566778899aabbccddeeff";
+	struct dpr_config c;
+	char err[1024], buf[256], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	const char *path;
+
+	snprintf(buf, sizeof(buf), "[security]\nmode = encrypt\npsk = %s\n", key);
+	path = write_conf(buf);
+	dpr_config_defaults(&c);
+	CHECK(dpr_config_load(&c, path, err, sizeof(err)) == 0, "%s", err);
+	unlink(path);
+	CHECK(strcmp(dpr_security_conf(&c)->psk, key) == 0, "the key is read");
+	CHECK_EQ(dpr_security_conf(&c)->mode, 2, "mode = encrypt");
+	f = open_memstream(&text, &len);
+	dpr_config_dump(&c, f);
+	fclose(f);
+	CHECK(strstr(text, "psk = ; set, not shown\n") != NULL &&
+	      strstr(text, "00112233") == NULL, "the dump hides the key");
+	free(text);
+	return TEST_SUCCESS;
+}
+
 static int
 test_load_values(void)
 {
@@ -306,6 +334,7 @@ test_example_documents_every_key(void)
 static const struct dpr_test_case config_cases[] = {
 	DPR_TEST_CASE(test_defaults_round_trip),
 	DPR_TEST_CASE(test_load_values),
+	DPR_TEST_CASE(test_secret_not_dumped),
 	DPR_TEST_CASE(test_errors_name_file_line_key),
 	DPR_TEST_CASE(test_missing_file),
 	DPR_TEST_CASE(test_override_origin),
