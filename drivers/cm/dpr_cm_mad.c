@@ -347,12 +347,37 @@ dpr_cma_hdr_get(const uint8_t *p, struct dpr_cma_hdr *h)
  *   48-55   node GUID      as the sender's CM messages carry it
  *   56-255  reserved       0
  */
+/* A MAD of dprdma's vendor class (its class and OUI), whatever its
+ * attribute. */
+static bool
+vendor_ours(const uint8_t *mad, size_t len)
+{
+	return len >= DPR_MAD_LEN && mad[1] == DPR_CAPS_CLASS &&
+		get24(mad + 37) == DPR_CAPS_OUI;
+}
+
+/* The common MAD header and the vendor header of dprdma's class; the
+ * rest zero. */
+static void
+vendor_hdr(uint8_t mad[DPR_MAD_LEN], uint8_t method, uint16_t status,
+	   uint64_t tid, uint16_t attr)
+{
+	memset(mad, 0, DPR_MAD_LEN);
+	mad[0] = 1;
+	mad[1] = DPR_CAPS_CLASS;
+	mad[2] = DPR_CAPS_CLASS_VERSION;
+	mad[3] = method;
+	put16(mad + 4, status);
+	put64(mad + 8, tid);
+	put16(mad + 16, attr);
+	put24(mad + 37, DPR_CAPS_OUI);
+}
+
 int
 dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (len < DPR_MAD_LEN || mad[1] != DPR_CAPS_CLASS ||
-	    get24(mad + 37) != DPR_CAPS_OUI)
+	if (!vendor_ours(mad, len))
 		return 1;
 	m->method = mad[3];
 	m->status = get16(mad + 4);
@@ -377,17 +402,55 @@ dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m)
 void
 dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN])
 {
-	memset(mad, 0, DPR_MAD_LEN);
-	mad[0] = 1;
-	mad[1] = DPR_CAPS_CLASS;
-	mad[2] = DPR_CAPS_CLASS_VERSION;
-	mad[3] = m->method;
-	put16(mad + 4, m->status);
-	put64(mad + 8, m->tid);
-	put16(mad + 16, DPR_CAPS_ATTR);
-	put24(mad + 37, DPR_CAPS_OUI);
+	vendor_hdr(mad, m->method, m->status, m->tid, DPR_CAPS_ATTR);
 	mad[40] = DPR_CAPS_VERSION;
 	put32(mad + 44, m->caps);
 	memcpy(mad + 48, &m->node_guid, 8);
 	memcpy(mad + 56, m->keyprint, 8);
+}
+
+/*
+ * DprdmaSec (secure QPs' handshake, doc/security.rst), method Send, the
+ * headers as DprdmaCaps', then:
+ *
+ *   40       version 1; 41 mode; 42 flags (bit 0: the echo is valid)
+ *   44-47    the receiver's QPN; 48-51 the sender's QPN
+ *   52-67    the sender's GID; 68-83 the receiver's GID
+ *   84-99    the sender's nonce; 100-115 the receiver's nonce as the
+ *            sender has it (the echo)
+ *   116-131  HMAC-SHA-256 of bytes 0-115, first 16 bytes (the caller's)
+ */
+int
+dpr_sec_offer_decode(const uint8_t *mad, size_t len, struct dpr_sec_offer *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!vendor_ours(mad, len) || get16(mad + 16) != DPR_SEC_ATTR)
+		return 1;
+	o->tid = get64(mad + 8);
+	o->version = mad[40];
+	o->mode = mad[41];
+	o->echo = mad[42] & 1;
+	o->dqpn = get32(mad + 44);
+	o->sqpn = get32(mad + 48);
+	memcpy(o->sgid, mad + 52, 16);
+	memcpy(o->dgid, mad + 68, 16);
+	memcpy(o->nonce, mad + 84, 16);
+	memcpy(o->echo_nonce, mad + 100, 16);
+	return o->version == DPR_SEC_OFFER_VERSION ? 0 : -EINVAL;
+}
+
+void
+dpr_sec_offer_encode(const struct dpr_sec_offer *o, uint8_t mad[DPR_MAD_LEN])
+{
+	vendor_hdr(mad, DPR_MAD_METHOD_SEND, 0, o->tid, DPR_SEC_ATTR);
+	mad[40] = DPR_SEC_OFFER_VERSION;
+	mad[41] = o->mode;
+	mad[42] = o->echo ? 1 : 0;
+	put32(mad + 44, o->dqpn);
+	put32(mad + 48, o->sqpn);
+	memcpy(mad + 52, o->sgid, 16);
+	memcpy(mad + 68, o->dgid, 16);
+	memcpy(mad + 84, o->nonce, 16);
+	if (o->echo)
+		memcpy(mad + 100, o->echo_nonce, 16);
 }

@@ -204,4 +204,29 @@ struct dpr_caps_msg {
 int dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m);
 void dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN]);
 
+/* Secure QPs' handshake in the same class (doc/security.rst): an offer of
+ * a QP's nonce, with an echo of its peer's, MACed by the sender. */
+#define DPR_SEC_ATTR 0xff02             /* DprdmaSec */
+#define DPR_SEC_OFFER_VERSION 1
+#define DPR_MAD_METHOD_SEND 0x03
+#define DPR_SEC_OFFER_MAC_AT 116        /* its MAC covers bytes 0-115 */
+
+/** A DprdmaSec offer. */
+struct dpr_sec_offer {
+	uint64_t tid;
+	uint8_t version;
+	uint8_t mode;           /**< enum dpr_sec_mode */
+	bool echo;              /**< echo_nonce is valid */
+	uint32_t dqpn, sqpn;    /**< the receiver's QP, the sender's */
+	uint8_t sgid[16], dgid[16];
+	uint8_t nonce[16];      /**< the sender's */
+	uint8_t echo_nonce[16]; /**< the receiver's, as the sender has it */
+};
+
+/** @return 0 (@p o filled), 1 (not a DprdmaSec MAD) or -EINVAL (one of
+ * another version; @p o filled as far as it goes). */
+int dpr_sec_offer_decode(const uint8_t *mad, size_t len, struct dpr_sec_offer *o);
+/** Everything but the MAC (bytes DPR_SEC_OFFER_MAC_AT on: the caller's). */
+void dpr_sec_offer_encode(const struct dpr_sec_offer *o, uint8_t mad[DPR_MAD_LEN]);
+
 #endif /* DPR_CM_MAD_H */

@@ -50,10 +50,6 @@
 #define SEC_TRIES 30                 /* 3 s without an answer: ERR */
 #define SEC_REQ_RING 4096
 
-#define SEC_ATTR 0xff02              /* DprdmaSec */
-#define SEC_VERSION 1
-#define SEC_MAC_AT 116
-
 struct sec_req_elem {
 	uint16_t pi;
 	uint16_t pad;
@@ -92,12 +88,16 @@ TAILQ_HEAD(hs_list, hs);
 static struct {
 	bool ready;
 	uint8_t prk[32];
+	uint8_t mac_key[32];            /* the offers' (dpr_sec_mac_key()) */
 	uint8_t keyprint[8];
 	struct rte_ring *req;
 	struct rte_hash *h;
 	int wake_fd;
 	struct hs *pool;
-	struct hs_list free, live;
+	/* handshakes under way and early offers (their deadlines run), and
+	 * those confirmed, kept only to answer until their QP goes: the
+	 * loop's timers look at the first list alone */
+	struct hs_list free, pending, done;
 	uint32_t n_early;
 	struct {
 #define _(n) uint64_t n;
@@ -137,8 +137,19 @@ hs_new(uint16_t pi, uint32_t lqpn)
 		TAILQ_INSERT_HEAD(&sec.free, e, link);
 		return NULL;
 	}
-	TAILQ_INSERT_TAIL(&sec.live, e, link);
+	TAILQ_INSERT_TAIL(&sec.pending, e, link);
 	return e;
+}
+
+/* The peer echoed our nonce (or gave up answering): no more offers. */
+static void
+hs_confirm(struct hs *e)
+{
+	if (e->confirmed)
+		return;
+	TAILQ_REMOVE(&sec.pending, e, link);
+	TAILQ_INSERT_TAIL(&sec.done, e, link);
+	e->confirmed = true;
 }
 
 static void
@@ -149,68 +160,34 @@ hs_free(struct hs *e)
 	if (!e->asked)
 		sec.n_early--;
 	rte_hash_del_key(sec.h, &k);
-	TAILQ_REMOVE(&sec.live, e, link);
+	TAILQ_REMOVE(e->confirmed ? &sec.done : &sec.pending, e, link);
 	memset(e->nonce, 0, sizeof(e->nonce));
 	TAILQ_INSERT_HEAD(&sec.free, e, link);
 }
 
 /* ------------------------------------------------------------ the MAD */
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/*
- * DprdmaSec, method Send (0x03), 256 bytes, big-endian (the header as
- * DprdmaCaps', doc/architecture.rst):
- *   40 version 1; 41 mode; 42 flags (bit 0: the echo is valid)
- *   44-47 the receiver's QPN; 48-51 the sender's QPN
- *   52-67 the sender's GID; 68-83 the receiver's GID
- *   84-99 the sender's nonce; 100-115 the receiver's nonce as the sender
- *   has it (the echo)
- *   116-131 HMAC-SHA-256 of bytes 0-115, first 16 bytes
- */
+/* Our offer (dpr_sec_offer_encode(), dpr_cm_mad.c), MACed, to the peer's
+ * QP1. */
 static void
 send_offer(struct hs *e)
 {
+	struct dpr_sec_offer o = {
+		.tid = rte_rand(),
+		.mode = e->mode,
+		.echo = e->have_peer,
+		.dqpn = e->rqpn,
+		.sqpn = e->lqpn,
+	};
 	uint8_t mad[DPR_MAD_LEN];
-	uint64_t tid;
 
-	memset(mad, 0, sizeof(mad));
-	mad[0] = 1;
-	mad[1] = DPR_CAPS_CLASS;
-	mad[2] = DPR_CAPS_CLASS_VERSION;
-	mad[3] = 0x03;
-	tid = rte_rand();
-	memcpy(mad + 8, &tid, 8);
-	mad[16] = SEC_ATTR >> 8;
-	mad[17] = SEC_ATTR & 0xff;
-	mad[37] = (uint8_t)(DPR_CAPS_OUI >> 16);
-	mad[38] = (uint8_t)(DPR_CAPS_OUI >> 8);
-	mad[39] = (uint8_t)DPR_CAPS_OUI;
-	mad[40] = SEC_VERSION;
-	mad[41] = e->mode;
-	mad[42] = e->have_peer ? 1 : 0;
-	put32(mad + 44, e->rqpn);
-	put32(mad + 48, e->lqpn);
-	memcpy(mad + 52, e->lgid.raw, 16);
-	memcpy(mad + 68, e->rgid.raw, 16);
-	memcpy(mad + 84, e->nonce, 16);
-	if (e->have_peer)
-		memcpy(mad + 100, e->peer_nonce, 16);
+	memcpy(o.sgid, e->lgid.raw, 16);
+	memcpy(o.dgid, e->rgid.raw, 16);
+	memcpy(o.nonce, e->nonce, 16);
+	memcpy(o.echo_nonce, e->peer_nonce, 16);
+	dpr_sec_offer_encode(&o, mad);
 	e->echo_sent = e->have_peer;
-	dpr_sec_mac(sec.prk, mad, SEC_MAC_AT, mad + SEC_MAC_AT);
+	dpr_sec_mac(sec.mac_key, mad, DPR_SEC_OFFER_MAC_AT, mad + DPR_SEC_OFFER_MAC_AT);
 	dpr_cm_mad_send(e->pi, e->sgid_index, e->rgid.raw, mad);
 	sec.st.sec_offers_tx++;
 }
@@ -343,38 +320,34 @@ take_req(const struct sec_req_elem *q, uint64_t now)
 bool
 dpr_cm_sec_rx(const struct cm_mad *r)
 {
-	const uint8_t *mad = r->mad;
-	uint8_t mac[16];
+	struct dpr_sec_offer o;
 	union dpr_gid from, to;
-	uint32_t lqpn, rqpn;
+	uint8_t mac[16];
+	bool new_nonce;
 	struct hs *e;
-	bool echo;
+	int rc;
 
-	if (mad[1] != DPR_CAPS_CLASS || mad[16] != (SEC_ATTR >> 8) ||
-	    mad[17] != (SEC_ATTR & 0xff) ||
-	    (uint32_t)(mad[37] << 16 | mad[38] << 8 | mad[39]) != DPR_CAPS_OUI)
+	rc = dpr_sec_offer_decode(r->mad, sizeof(r->mad), &o);
+	if (rc > 0)
 		return false;
 	if (!sec.ready)
 		return true;
 	sec.st.sec_offers_rx++;
-	dpr_sec_mac(sec.prk, mad, SEC_MAC_AT, mac);
-	if (mad[40] != SEC_VERSION || CRYPTO_memcmp(mac, mad + SEC_MAC_AT, 16) != 0) {
+	dpr_sec_mac(sec.mac_key, r->mad, DPR_SEC_OFFER_MAC_AT, mac);
+	if (rc < 0 || CRYPTO_memcmp(mac, r->mad + DPR_SEC_OFFER_MAC_AT, 16) != 0) {
 		sec.st.sec_offers_bad_mac++;
 		return true;
 	}
-	lqpn = get32(mad + 44);
-	rqpn = get32(mad + 48);
-	memcpy(from.raw, mad + 52, 16);
-	memcpy(to.raw, mad + 68, 16);
-	echo = mad[42] & 1;
+	memcpy(from.raw, o.sgid, 16);
+	memcpy(to.raw, o.dgid, 16);
 	if (memcmp(from.raw, r->gid, 16) != 0) {
 		sec.st.sec_offers_mismatch++;   /* not from where it says */
 		return true;
 	}
-	e = hs_find(r->port, lqpn);
+	e = hs_find(r->port, o.dqpn);
 	if (e == NULL) {
 		/* our QP has not asked yet: kept for when it does */
-		if (sec.n_early >= SEC_EARLY_MAX || (e = hs_new(r->port, lqpn)) == NULL) {
+		if (sec.n_early >= SEC_EARLY_MAX || (e = hs_new(r->port, o.dqpn)) == NULL) {
 			sec.st.sec_early_dropped++;
 			return true;
 		}
@@ -382,29 +355,28 @@ dpr_cm_sec_rx(const struct cm_mad *r)
 		sec.st.sec_offers_early++;
 		e->rgid = from;
 		e->lgid = to;
-		e->rqpn = rqpn;
-		e->mode = mad[41];
+		e->rqpn = o.sqpn;
+		e->mode = o.mode;
 		e->deadline_ms = dpr_cm_now_ms() + SEC_EARLY_MS;
-	} else if (!dpr_gid_eq(&e->rgid, &from) || e->rqpn != rqpn ||
-		   e->mode != mad[41] || (e->asked && !dpr_gid_eq(&e->lgid, &to))) {
+	} else if (!dpr_gid_eq(&e->rgid, &from) || e->rqpn != o.sqpn ||
+		   e->mode != o.mode || (e->asked && !dpr_gid_eq(&e->lgid, &to))) {
 		sec.st.sec_offers_mismatch++;
 		return true;
 	}
-	if (e->have_peer && memcmp(e->peer_nonce, mad + 84, 16) != 0) {
-		if (e->installed) {
-			/* the peer began again with keys we already use */
-			sec.st.sec_offers_mismatch++;
-			return true;
-		}
+	new_nonce = !e->have_peer || memcmp(e->peer_nonce, o.nonce, 16) != 0;
+	if (new_nonce && e->installed) {
+		/* the peer began again with keys we already use */
+		sec.st.sec_offers_mismatch++;
+		return true;
 	}
-	if (!e->have_peer || memcmp(e->peer_nonce, mad + 84, 16) != 0)
+	if (new_nonce)
 		e->echo_sent = false;
-	memcpy(e->peer_nonce, mad + 84, 16);
+	memcpy(e->peer_nonce, o.nonce, 16);
 	e->have_peer = true;
 	if (!e->asked)
 		return true;
-	if (echo && memcmp(mad + 100, e->nonce, 16) == 0)
-		e->confirmed = true;
+	if (o.echo && memcmp(o.echo_nonce, e->nonce, 16) == 0)
+		hs_confirm(e);
 	/* it lacks ours, or has not heard that we have its: ours (once per
 	 * nonce of its, unless it asks again) */
 	if (!e->confirmed || !e->echo_sent)
@@ -426,9 +398,9 @@ dpr_cm_sec_poll(uint64_t now)
 		return;
 	for (int i = 0; i < 256 && rte_ring_sc_dequeue_elem(sec.req, &q, sizeof(q)) == 0; i++)
 		take_req(&q, now);
-	for (e = TAILQ_FIRST(&sec.live); e != NULL; e = next) {
+	for (e = TAILQ_FIRST(&sec.pending); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, link);
-		if (now < e->deadline_ms || e->confirmed)
+		if (now < e->deadline_ms)
 			continue;
 		if (!e->asked) {
 			hs_free(e);     /* an early offer nobody asked for */
@@ -437,7 +409,7 @@ dpr_cm_sec_poll(uint64_t now)
 		if (e->tries >= SEC_TRIES) {
 			if (!e->installed)
 				fail(e);
-			e->confirmed = true;    /* (kept to answer until END) */
+			hs_confirm(e);          /* (kept to answer until END) */
 			continue;
 		}
 		e->tries++;
@@ -456,9 +428,8 @@ dpr_cm_sec_next_ms(void)
 		return next;
 	if (rte_ring_count(sec.req) > 0)
 		return 0;
-	TAILQ_FOREACH(e, &sec.live, link)
-		if (!e->confirmed)
-			next = RTE_MIN(next, e->deadline_ms);
+	TAILQ_FOREACH(e, &sec.pending, link)
+		next = RTE_MIN(next, e->deadline_ms);
 	return next;
 }
 
@@ -534,8 +505,13 @@ dpr_cm_sec_start(const struct dpr_config *conf, int wake_fd, uint32_t *caps_bits
 		snprintf(err, errlen, "[security]: cannot derive keys (OpenSSL's HKDF)");
 		return rc;
 	}
+	rc = dpr_sec_mac_key(sec.prk, sec.mac_key);
+	if (rc != 0) {
+		snprintf(err, errlen, "[security]: cannot derive keys (OpenSSL's HKDF)");
+		return rc;
+	}
 	/* who holds the same key: a MAC of a fixed message, not the key */
-	dpr_sec_mac(sec.prk, "dprdma keyprint v1", 18, fp);
+	dpr_sec_mac(sec.mac_key, "dprdma keyprint v1", 18, fp);
 	memcpy(sec.keyprint, fp, 8);
 	memcpy(keyprint, fp, 8);
 	*caps_bits = c->mode == DPR_SEC_ENCRYPT ? DPR_PEER_SEC_ENC : DPR_PEER_SEC_AUTH;
@@ -549,7 +525,8 @@ dpr_cm_sec_start(const struct dpr_config *conf, int wake_fd, uint32_t *caps_bits
 		return -ENOMEM;
 	}
 	TAILQ_INIT(&sec.free);
-	TAILQ_INIT(&sec.live);
+	TAILQ_INIT(&sec.pending);
+	TAILQ_INIT(&sec.done);
 	for (uint32_t i = 0; i < SEC_MAX; i++)
 		TAILQ_INSERT_TAIL(&sec.free, &sec.pool[i], link);
 	sec.n_early = 0;
@@ -582,6 +559,7 @@ dpr_cm_sec_stop(void)
 	sec.req = NULL;
 	sec.pool = NULL;
 	memset(sec.prk, 0, sizeof(sec.prk));
+	memset(sec.mac_key, 0, sizeof(sec.mac_key));
 }
 
 bool

@@ -195,14 +195,20 @@ make_iv(uint8_t iv[12], const uint8_t salt[DPR_SEC_SALT_LEN], uint64_t seq)
 	memcpy(iv + DPR_SEC_SALT_LEN, &s, sizeof(s));
 }
 
+/* layout_of() of a frame whose BTH says it is sealed */
+static bool
+sealed_layout(const uint8_t *p, uint32_t len, struct layout *l)
+{
+	return layout_of(p, len, l) &&
+		(p[l->bth + 1] & DPR_BTH_TVER_MASK) == DPR_SEC_TVER;
+}
+
 bool
 dpr_sec_is_sealed(const struct rte_mbuf *m)
 {
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct layout l;
 
-	return layout_of(p, m->data_len, &l) &&
-		(p[l.bth + 1] & DPR_BTH_TVER_MASK) == DPR_SEC_TVER;
+	return sealed_layout(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &l);
 }
 
 enum dpr_sec_err
@@ -215,8 +221,7 @@ dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn)
 	rte_le32_t icrc;
 	uint32_t len;
 
-	if (!layout_of(p, m->data_len, &l) ||
-	    (p[l.bth + 1] & DPR_BTH_TVER_MASK) != DPR_SEC_TVER)
+	if (!sealed_layout(p, m->data_len, &l))
 		return DPR_SEC_ERR_MALFORMED;
 	len = ip_frame_len(p, &l);
 	if (len > m->pkt_len ||
@@ -242,10 +247,13 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 	rte_be64_t seq;
 	rte_be32_t id;
 
-	hl = 0;
 	len = m->pkt_len;
-	if (!layout_of(src, m->data_len, &l) ||
-	    len < (hl = l.bth + (uint32_t)sizeof(struct dpr_bth)) + DPR_ICRC_LEN) {
+	if (!layout_of(src, m->data_len, &l)) {
+		rte_errno = EINVAL;
+		goto fail;
+	}
+	hl = l.bth + (uint32_t)sizeof(struct dpr_bth);
+	if (len < hl + DPR_ICRC_LEN) {
 		rte_errno = EINVAL;
 		goto fail;
 	}
@@ -369,8 +377,7 @@ dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0)
 		return DPR_SEC_ERR_MALFORMED;
 	p = rte_pktmbuf_mtod(m, uint8_t *);
-	if (!layout_of(p, m->data_len, &l) ||
-	    (p[l.bth + 1] & DPR_BTH_TVER_MASK) != DPR_SEC_TVER)
+	if (!sealed_layout(p, m->data_len, &l))
 		return DPR_SEC_ERR_MALFORMED;
 	hl = l.bth + (uint32_t)sizeof(struct dpr_bth);
 	len = ip_frame_len(p, &l);

@@ -186,9 +186,13 @@ int dpr_sec_derive(const uint8_t prk[32], enum dpr_sec_mode mode,
 		   const struct dpr_sec_end *remote,
 		   struct dpr_sec_key *tx, struct dpr_sec_key *rx);
 
-/** HMAC-SHA-256 of a handshake message under a key from @p prk, the first
- * 16 bytes. */
-void dpr_sec_mac(const uint8_t prk[32], const void *msg, size_t len,
+/** The handshake's MAC key from @p prk (HKDF-Expand, "dprdma mac v1"):
+ * derived once, for every dpr_sec_mac(). @return 0 or -EINVAL. */
+int dpr_sec_mac_key(const uint8_t prk[32], uint8_t key[32]);
+
+/** HMAC-SHA-256 of a handshake message under @p key (dpr_sec_mac_key()),
+ * the first 16 bytes. */
+void dpr_sec_mac(const uint8_t key[32], const void *msg, size_t len,
 		 uint8_t mac[16]);
 
 /** Parse a key written as hex (64 digits or more, spaces and colons

@@ -150,21 +150,25 @@ dpr_sec_derive(const uint8_t prk[32], enum dpr_sec_mode mode,
 	return rc;
 }
 
-void
-dpr_sec_mac(const uint8_t prk[32], const void *msg, size_t len, uint8_t mac[16])
+int
+dpr_sec_mac_key(const uint8_t prk[32], uint8_t key[32])
 {
 	static const char label[] = "dprdma mac v1";
-	uint8_t key[32], out[32];
+
+	return hkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, prk, 32, NULL, 0, label,
+		    sizeof(label) - 1, key, 32);
+}
+
+void
+dpr_sec_mac(const uint8_t key[32], const void *msg, size_t len, uint8_t mac[16])
+{
+	uint8_t out[32];
 	size_t n = 0;
 
 	memset(mac, 0, 16);
-	if (hkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, prk, 32, NULL, 0, label,
-		 sizeof(label) - 1, key, sizeof(key)) != 0)
-		return;
-	if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, sizeof(key),
-		      msg, len, out, sizeof(out), &n) != NULL && n == sizeof(out))
+	if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, 32, msg, len, out,
+		      sizeof(out), &n) != NULL && n == sizeof(out))
 		memcpy(mac, out, 16);
-	memset(key, 0, sizeof(key));
 }
 
 int

@@ -320,7 +320,7 @@ static int
 test_keys(void)
 {
 	static const uint8_t psk[32] = "0123456789abcdef0123456789abcde";
-	uint8_t prk[32], prk2[32], mac1[16], mac2[16], buf[64];
+	uint8_t prk[32], prk2[32], mk1[32], mk2[32], mac1[16], mac2[16], buf[64];
 	struct dpr_sec_end a, b;
 	struct dpr_sec_key atx, arx, btx, brx, k2tx, k2rx;
 
@@ -355,10 +355,12 @@ test_keys(void)
 	dpr_sec_psk_prk(buf, sizeof(psk), prk2);
 	dpr_sec_derive(prk2, DPR_SEC_ENCRYPT, &a, &b, &k2tx, &k2rx);
 	CHECK(memcmp(k2tx.key, atx.key, 16) != 0, "PSK");
-	dpr_sec_mac(prk, "hello", 5, mac1);
-	dpr_sec_mac(prk2, "hello", 5, mac2);
+	CHECK_EQ(dpr_sec_mac_key(prk, mk1), 0, "MAC key");
+	CHECK_EQ(dpr_sec_mac_key(prk2, mk2), 0, "MAC key");
+	dpr_sec_mac(mk1, "hello", 5, mac1);
+	dpr_sec_mac(mk2, "hello", 5, mac2);
 	CHECK(memcmp(mac1, mac2, 16) != 0, "MAC keyed by the PSK");
-	dpr_sec_mac(prk, "hellp", 5, mac2);
+	dpr_sec_mac(mk1, "hellp", 5, mac2);
 	CHECK(memcmp(mac1, mac2, 16) != 0, "MAC of the message");
 	CHECK_EQ(dpr_sec_parse_hex("00112233445566778899aabbccddeeff"
 				   "00112233445566778899AABBCCDDEEFF", buf, sizeof(buf)),
