@@ -271,9 +271,10 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 	}
 	memcpy(p, src, hl);
 	p[l.bth + 1] = (uint8_t)((p[l.bth + 1] & ~DPR_BTH_TVER_MASK) | DPR_SEC_TVER);
-	/* FECN and BECN are not authenticated (a switch may set them):
-	 * zero in the AAD, and a sender sets neither */
-	p[l.bth + 4] &= 0x3f;
+	/* BTH byte 4 (FECN, BECN, Resv6a) is not authenticated: a switch
+	 * may mark FECN/BECN, a receiver ignores Resv6a, and the ICRC masks
+	 * the byte as variant. Zero in the AAD, and a sender sets none */
+	p[l.bth + 4] = 0;
 	sech = p + hl;
 	memset(sech, 0, DPR_SEC_HDR_LEN);
 	sech[0] = DPR_SEC_VERSION << 4 | tx->mode;
@@ -397,10 +398,10 @@ dpr_sec_open(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 		return DPR_SEC_ERR_REPLAY;
 	body = len - hl - DPR_SEC_OVERHEAD - DPR_ICRC_LEN;
 	make_iv(iv, rx->salt, seq);
-	/* FECN and BECN out of the AAD: a switch may mark them (the ICRC
-	 * masks them too); put back after */
+	/* BTH byte 4 out of the AAD, as the ICRC leaves it out (FECN and
+	 * BECN a switch may mark, Resv6a ignored); put back after */
 	becn = p[l.bth + 4];
-	p[l.bth + 4] &= 0x3f;
+	p[l.bth + 4] = 0;
 	if (rx->mode == DPR_SEC_ENCRYPT) {
 		/* in place: a frame that fails is dropped, garbled */
 		IMB_AES128_GCM_DEC(mgr, &rx->gk, &ctx, sech + DPR_SEC_HDR_LEN,

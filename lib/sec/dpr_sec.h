@@ -20,8 +20,9 @@
  *   too (a READ response sent again may carry other bytes under its PSN).
  *
  *   Nonce: the key's 4-byte salt, then the sequence number (RFC 4106's
- *   layout). AAD: the BTH as sent, FECN and BECN zero (a switch may mark
- *   them; the ICRC masks them too), and the SECH; in auth mode everything
+ *   layout). AAD: the BTH as sent with byte 4 (FECN, BECN, Resv6a) zero
+ *   (a switch may mark FECN/BECN, a receiver ignores Resv6a, the ICRC
+ *   masks the byte too), and the SECH; in auth mode everything
  *   after them is authenticated too and stays readable.
  *
  * A peer that does not speak it drops the frame at the BTH (IBA 9.2.2:
