@@ -51,6 +51,7 @@
  */
 
 #include <getopt.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_lcore.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
@@ -672,6 +674,7 @@ main(int argc, char **argv)
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
 			       .corrupt = 0.001, .delay_ns = 2000 };
 	char prefix[64];
+	cpu_set_t cpus;
 	char *eal[] = { argv[0], (char *)"-l", (char *)"0", (char *)"--no-pci",
 		(char *)"--no-huge", (char *)"-m", (char *)"512",
 		(char *)"--no-shconf", (char *)"--file-prefix", prefix,
@@ -736,10 +739,17 @@ main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(prefix, sizeof(prefix), "dpr-prop-%d", (int)getpid());
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0)
+		CPU_ZERO(&cpus);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "EAL: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
+	/* -l 0 pinned this thread to CPU 0; the run is one thread on virtual
+	 * time, so give it back every CPU it had: runs side by side (the unit
+	 * suite runs them in parallel) then do not share one core */
+	if (CPU_COUNT(&cpus) > 0)
+		rte_thread_set_affinity(&cpus);
 	pool = rte_pktmbuf_pool_create("prop", 65535, 256, 0,
 				       RTE_PKTMBUF_HEADROOM + 4096 + 256,
 				       SOCKET_ID_ANY);
