@@ -25,9 +25,13 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 
 	if (txq_room(tp) == 0)
 		return -ENOBUFS;
-	m = tp->conf.slow_only ?
-		dpr_wire_build_chain(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg) :
-		dpr_wire_build_tmpl(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg);
+	if (unlikely(tp->conf.slow_only))
+		m = dpr_wire_build_chain(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg);
+	else if (likely(qp->sec == NULL))
+		m = dpr_wire_build_tmpl(tp->pool, &qp->tmpl, &qp->encap, h, segs, nseg);
+	else    /* the ICRC made once, over the sealed frame */
+		m = dpr_wire_build_unsealed(tp->pool, &qp->tmpl, &qp->encap, h,
+					    segs, nseg);
 	if (m == NULL) {
 		tp->stats.tx_no_mbuf++;
 		return -rte_errno;

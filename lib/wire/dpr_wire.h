@@ -669,6 +669,14 @@ struct rte_mbuf *dpr_wire_build_tmpl(struct rte_mempool *pool,
 		const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
 		unsigned int nseg);
 
+/** dpr_wire_build_tmpl() for a frame that is sealed next (lib/sec, which
+ * computes the ICRC over the sealed frame): the same bytes but the ICRC,
+ * left 0 -- not computed over bytes about to be replaced. */
+struct rte_mbuf *dpr_wire_build_unsealed(struct rte_mempool *pool,
+		struct dpr_wire_tmpl *t, const struct dpr_wire_encap *e,
+		const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
+		unsigned int nseg);
+
 /**
  * The headers every RC request of one connection starts with, made once
  * (untagged IPv4): Ethernet, IPv4 and UDP from its dpr_wire_tmpl, and the

@@ -307,10 +307,14 @@ write_hdrs_tmpl(uint8_t *dst, struct dpr_wire_tmpl *t,
 	return t->len + oi->length;
 }
 
+/* build() flags */
+#define BUILD_GENERAL 0x1       /* never the one-segment IPv4 path */
+#define BUILD_NO_ICRC 0x2       /* the ICRC field left 0: sealed after */
+
 static struct rte_mbuf *
 build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
       const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
-      const struct dpr_wire_seg *segs, unsigned int nseg, bool general)
+      const struct dpr_wire_seg *segs, unsigned int nseg, unsigned int flags)
 {
 	const struct dpr_opcode_info *oi = &dpr_opcode[h->opcode];
 	struct rte_mbuf *m, *tail, *t;
@@ -336,7 +340,7 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 	 * the one mbuf. Headers, payload and pad written in a row, then the
 	 * ICRC in one pass over them (dpr_icrc_ipv4): the same bytes
 	 * as the general case below, in fewer instructions. */
-	if (!general && !e->ipv6 && !e->vlan &&
+	if (!(flags & BUILD_GENERAL) && !e->ipv6 && !e->vlan &&
 	    hl + paylen + pad + DPR_ICRC_LEN <= rte_pktmbuf_tailroom(m)) {
 		for (i = 0; i < nseg && segs[i].shinfo == NULL; i++)
 			;
@@ -353,8 +357,9 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 				off += segs[i].len;
 			}
 			memset(p + off, 0, pad);
-			crc = dpr_icrc_ipv4(p + RTE_ETHER_HDR_LEN,
-						    len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN);
+			crc = flags & BUILD_NO_ICRC ? 0 :
+				dpr_icrc_ipv4(p + RTE_ETHER_HDR_LEN,
+					      len - RTE_ETHER_HDR_LEN - DPR_ICRC_LEN);
 			put_le32(p + off + pad, crc);
 			return m;
 		}
@@ -414,6 +419,10 @@ build(struct rte_mempool *pool, struct dpr_wire_tmpl *tmpl,
 		goto fail;
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(pad + DPR_ICRC_LEN));
 	memset(p, 0, pad);
+	if (flags & BUILD_NO_ICRC) {
+		put_le32(p + pad, 0);
+		return m;
+	}
 	/* the ICRC over the masked headers, then each payload piece from
 	 * where it was taken (the copies in the frame hold the same bytes;
 	 * attached ones are read in place), then the pad: no walk of the
@@ -436,7 +445,7 @@ dpr_wire_build(struct rte_mempool *pool, const struct dpr_wire_encap *e,
 	       const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
 	       unsigned int nseg)
 {
-	return build(pool, NULL, e, h, segs, nseg, false);
+	return build(pool, NULL, e, h, segs, nseg, 0);
 }
 
 struct rte_mbuf *
@@ -444,7 +453,15 @@ dpr_wire_build_tmpl(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
 		    const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
 		    const struct dpr_wire_seg *segs, unsigned int nseg)
 {
-	return build(pool, t, e, h, segs, nseg, false);
+	return build(pool, t, e, h, segs, nseg, 0);
+}
+
+struct rte_mbuf *
+dpr_wire_build_unsealed(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
+			const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
+			const struct dpr_wire_seg *segs, unsigned int nseg)
+{
+	return build(pool, t, e, h, segs, nseg, BUILD_NO_ICRC);
 }
 
 struct rte_mbuf *
@@ -452,7 +469,7 @@ dpr_wire_build_chain(struct rte_mempool *pool, struct dpr_wire_tmpl *t,
 		     const struct dpr_wire_encap *e, const struct dpr_wire_hdrs *h,
 		     const struct dpr_wire_seg *segs, unsigned int nseg)
 {
-	return build(pool, t, e, h, segs, nseg, true);
+	return build(pool, t, e, h, segs, nseg, BUILD_GENERAL);
 }
 
 void

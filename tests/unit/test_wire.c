@@ -964,7 +964,8 @@ test_wire_arp(void)
  * builder (dpr_wire_build_chain) writes from scratch, and so are frames of
  * several copied pieces in one segment: IPv4/IPv6, with and without VLAN,
  * every identification (the checksum's carries), sizes across the pad,
- * and an address change remakes the template. */
+ * and an address change remakes the template. dpr_wire_build_unsealed()
+ * writes the same bytes but a zero ICRC. */
 static int
 test_build_tmpl(void)
 {
@@ -987,7 +988,7 @@ test_build_tmpl(void)
 			if (id % 3 == 0)
 				e.dst_mac.addr_bytes[5] = (uint8_t)id; /* a new peer */
 			sample_hdrs(&h, (id & 1) ? DPR_OP_RC_WRITE_ONLY : DPR_OP_RC_SEND_ONLY);
-			struct rte_mbuf *m3;
+			struct rte_mbuf *m3, *m4;
 			/* the same payload in three copied pieces */
 			struct dpr_wire_seg three[3] = {
 				{ payload, 0, p / 3, NULL },
@@ -998,7 +999,9 @@ test_build_tmpl(void)
 			m1 = dpr_wire_build_chain(pool, NULL, &e, &h, &seg, p ? 1 : 0);
 			m2 = dpr_wire_build_tmpl(pool, &t, &e, &h, &seg, p ? 1 : 0);
 			m3 = dpr_wire_build(pool, &e, &h, three, 3);
-			CHECK(m1 != NULL && m2 != NULL && m3 != NULL, "built");
+			m4 = dpr_wire_build_unsealed(pool, &t, &e, &h, three, 3);
+			CHECK(m1 != NULL && m2 != NULL && m3 != NULL && m4 != NULL, "built");
+			CHECK_EQ(rte_pktmbuf_pkt_len(m1), rte_pktmbuf_pkt_len(m4), "length");
 			CHECK_EQ(rte_pktmbuf_pkt_len(m1), rte_pktmbuf_pkt_len(m2), "length");
 			CHECK_EQ(rte_pktmbuf_pkt_len(m1), rte_pktmbuf_pkt_len(m3), "length");
 			/* (rte_pktmbuf_read() gives the mbuf's own bytes when
@@ -1011,6 +1014,17 @@ test_build_tmpl(void)
 			CHECK(memcmp(a, rte_pktmbuf_read(m3, 0, rte_pktmbuf_pkt_len(m3), b),
 				     rte_pktmbuf_pkt_len(m1)) == 0,
 			      "variant %u id %u size %u: three pieces, same bytes", v, id, p);
+			{
+				const uint32_t n = rte_pktmbuf_pkt_len(m4) - DPR_ICRC_LEN;
+				static const uint8_t zero[DPR_ICRC_LEN];
+
+				CHECK(memcmp(a, rte_pktmbuf_read(m4, 0, n, b), n) == 0 &&
+				      memcmp(rte_pktmbuf_read(m4, n, DPR_ICRC_LEN, b), zero,
+					     DPR_ICRC_LEN) == 0,
+				      "variant %u id %u size %u: unsealed, the same but "
+				      "a zero ICRC", v, id, p);
+			}
+			rte_pktmbuf_free(m4);
 			/* copied pieces that fit: one segment */
 			CHECK(m2->nb_segs == 1 && m3->nb_segs == 1,
 			      "variant %u: one segment", v);
