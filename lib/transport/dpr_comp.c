@@ -313,7 +313,7 @@ ack_through(struct dpr_tqp *qp, uint32_t psn)
 				qp->comp.index = idx;
 				/* a peer with selective repeat is asked for
 				 * the runs missing, not the whole READ */
-				if (w->opcode == DPR_WR_RDMA_READ && qp->sr == SR_YES)
+				if (w->opcode == DPR_WR_RDMA_READ && read_placed(qp))
 					dpr_sr_read_holes(qp, dpr_psn_add(psn, 1 - SR_DUPTHRESH));
 				else
 					retry(qp, wqe_resume_psn(qp, w), false);
@@ -468,7 +468,7 @@ rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 }
 
 /*
- * A READ response from a peer with selective repeat (doc/architecture.rst,
+ * A READ response, from any peer (read_placed(); doc/architecture.rst,
  * "Selective repeat"): placed where its PSN says in whichever READ holds
  * it, in order or not -- each response but a READ's last carries a path
  * MTU and the last the rest, so its length is what there is to check (a
@@ -553,52 +553,13 @@ static void
 rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
 {
-	struct dpr_send_wqe *w;
-	uint32_t expect, left;
-
 	/* a response implies every earlier request arrived */
 	if (ack_through(qp, dpr_psn_add(h->psn, -1)))
 		progress(qp);
 	if (qp->state == DPR_QPS_ERR || qp->comp.index == qp->sq.prod)
 		return;
-	if (sr_on(qp)) {
-		rx_read_response_sr(qp, m, pi, h);
-		return;
-	}
-	w = sq_wqe(qp, qp->comp.index);
-	if (w->opcode != DPR_WR_RDMA_READ || !w->started ||
-	    dpr_psn_lt(h->psn, w->first_psn) || dpr_psn_gt(h->psn, w->last_psn)) {
-		QP_STAT(qp, dup_response_rx);
-		return;
-	}
-	expect = wqe_resume_psn(qp, w);
-	if (dpr_psn_lt(h->psn, expect)) {
-		QP_STAT(qp, dup_response_rx);
-		return;
-	}
-	if (dpr_psn_gt(h->psn, expect)) {
-		/* a response went missing: ask for the rest again */
-		retry(qp, expect, true);
-		return;
-	}
-	left = w->length - w->read_done;
-	if ((pi->mask & DPR_END_MASK) ? pi->paylen != left :
-	    (pi->paylen != qp->pmtu || left <= qp->pmtu)) {
-		qp_fail(qp, DPR_WC_BAD_RESP_ERR);
-		return;
-	}
-	if (pi->paylen != 0 &&
-	    dpr_sge_scatter(qp, w->sge, w->num_sge, w->read_done, m,
-			    pi->payload_off, pi->paylen) != 0) {
-		qp_fail(qp, DPR_WC_LOC_PROT_ERR);
-		return;
-	}
-	w->read_done += pi->paylen;
-	qp->comp.psn = dpr_psn_add(h->psn, 1);
-	qp->comp.retried = false;
-	if (pi->mask & DPR_END_MASK)
-		read_complete(qp, w);
-	progress(qp);
+	/* (every RC QP places them: read_placed()) */
+	rx_read_response_sr(qp, m, pi, h);
 }
 
 static void
@@ -776,11 +737,11 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
 	psn = go_back_psn(qp);
 	if (w != NULL && w->started && w->opcode == DPR_WR_RDMA_READ &&
-	    qp->sr == SR_YES) {
+	    read_placed(qp)) {
 		/* a READ's responses stopped: ask for what is missing */
 		dpr_sr_read_rto(qp);
 	} else if (qp->comp.rto_backoff != 0 &&
-		   (qp->sr_tx != NULL || sr_on(qp)) &&
+		   ((qp->sr_tx != NULL && qp->sr_tx->sacked) || sr_on(qp)) &&
 		   dpr_sr_tx_get(qp) != NULL) {
 		/* a responder that holds what arrived past a gap (it
 		 * said so on QP1, or sent SACKs): the oldest hole again,
@@ -796,7 +757,7 @@ dpr_comp_rto(struct dpr_tqp *qp)
 		QP_STAT(qp, rto_gobacks);
 		qp->comp.retried = false;
 		retry(qp, psn, false);
-	} else if (qp->sr_tx == NULL && !sr_on(qp)) {
+	} else if ((qp->sr_tx == NULL || !qp->sr_tx->sacked) && !sr_on(qp)) {
 		/* a go-back-N peer: the head probe */
 		if (w != NULL && w->started && !wr_is_rd_atomic(w->opcode) &&
 		    dpr_req_resend(qp, qp->comp.psn) == 0) {

@@ -728,10 +728,10 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 		if (w->state == WQE_POSTED) {
 			uint32_t out = (uint32_t)dpr_psn_diff(qp->req.psn, base);
 
-			/* with selective repeat a READ's responses are placed
-			 * by PSN within the window: all of its span fits, or
+			/* a READ's responses are placed by PSN within the
+			 * window: all of its span fits, or
 			 * it waits (unless it is all there is) */
-			if (w->opcode == DPR_WR_RDMA_READ && qp->sr == SR_YES && out != 0 &&
+			if (w->opcode == DPR_WR_RDMA_READ && read_placed(qp) && out != 0 &&
 			    w->length != 0)
 				out += (w->length - 1) >> qp->pmtu_shift;
 			/* SQD: what has started finishes, nothing new starts;

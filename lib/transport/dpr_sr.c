@@ -324,6 +324,7 @@ sack_gap_only(struct dpr_tqp *qp, uint32_t p)
 
 	if (t == NULL)
 		return;
+	t->sacked = true;
 	for (idx = qp->comp.index; idx != qp->sq.prod; idx++) {
 		struct dpr_send_wqe *w = sq_wqe(qp, idx);
 
@@ -380,6 +381,7 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	t = dpr_sr_tx_get(qp);
 	if (t == NULL)
 		return;
+	t->sacked = true;
 	high = last[nv - 1];
 	/* the holes below each run, oldest first, with the WQEs that hold
 	 * them (both in PSN order: one walk) */
@@ -543,8 +545,16 @@ dpr_sr_read_holes(struct dpr_tqp *qp, uint32_t limit)
 							      p & SR_WIN_MASK, n, false));
 			if (!dpr_psn_lt(p, end))
 				break;
-			n = run_to_or(t->rmap, t->amap, p & SR_WIN_MASK,
-				      (uint32_t)dpr_psn_diff(end, p), true);
+			if (qp->sr != SR_YES)
+				/* a go-back-N responder: the rest of the READ
+				 * from its first hole, as its own requesters
+				 * ask (a duplicate READ resumes
+				 * the original), what came after it kept and
+				 * its copy dropped */
+				n = (uint32_t)dpr_psn_diff(w->last_psn, p) + 1;
+			else
+				n = run_to_or(t->rmap, t->amap, p & SR_WIN_MASK,
+					      (uint32_t)dpr_psn_diff(end, p), true);
 			if (read_ask(qp, t, w, p, n) != 0)
 				return;         /* no room: the next response, or the RTO */
 			p = dpr_psn_add(p, (int32_t)n);
