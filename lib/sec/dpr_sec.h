@@ -134,6 +134,11 @@ bool dpr_sec_is_sealed(const struct rte_mbuf *m);
  */
 enum dpr_sec_err dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn);
 
+/** dpr_sec_check() without the ICRC: the layout and the destination QP
+ * (a receiver's first look; dpr_sec_open() checks the ICRC of a frame
+ * that fails). @return DPR_SEC_OK or DPR_SEC_ERR_MALFORMED. */
+enum dpr_sec_err dpr_sec_peek(const struct rte_mbuf *m, uint32_t *dqpn);
+
 /**
  * Seal a plain RoCEv2 frame (its ICRC need not be set): a new frame in one
  * segment from @p pool, 32 bytes longer, lengths, IPv4 checksum and ICRC
@@ -146,11 +151,16 @@ struct rte_mbuf *dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m,
 			      struct rte_mempool *pool);
 
 /**
- * Open a sealed frame in place, its ICRC checked (dpr_sec_check()): the
- * plain frame it carried, as its sender built it (TVer 0, lengths and
- * IPv4 checksum set), in one segment, but for its ICRC, which is not made
- * again (parse it with dpr_wire_parse_again()). The replay window moves
- * only for a frame that passed.
+ * Open a sealed frame in place: the plain frame it carried, as its sender
+ * built it (TVer 0, lengths and IPv4 checksum set), in one segment, but
+ * for its ICRC, which is not made again (parse it with
+ * dpr_wire_parse_again()). The replay window moves only for a frame that
+ * passed. The tag is checked first and the ICRC only of a frame that
+ * fails: a frame the tag vouches for has every byte that matters
+ * authentic (the BTH, SECH and payload; the IP and UDP headers are
+ * checked as any frame's or read by nothing), and a frame that fails is
+ * told corrupt (DPR_SEC_ERR_ICRC) from forged or replayed by its ICRC --
+ * which spares a CRC pass over every good frame.
  * @return DPR_SEC_OK, or why the frame must be dropped (garbled, in
  *   encrypt mode).
  */

@@ -255,25 +255,26 @@ dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
 	struct dpr_tqp *qp;
 	uint32_t dqpn;
 
-	switch (dpr_sec_check(m, &dqpn)) {
-	case DPR_SEC_OK:
-		break;
-	case DPR_SEC_ERR_ICRC:
-		tp->stats.rx_invalid++;         /* as a corrupt plain frame */
-		return -EINVAL;
-	default:
+	/* (the ICRC only of a frame refused: dpr_sec_open()) */
+	if (dpr_sec_peek(m, &dqpn) != DPR_SEC_OK) {
 		tp->stats.sec_drop_malformed++;
 		return -EINVAL;
 	}
 	qp = dpr_qpn_lookup(tp->ctx, dqpn);
 	if (qp == NULL || qp->tp != tp || qp->sec_state != SECS_ON) {
-		tp->stats.sec_drop_unexpected++;
+		if (dpr_sec_check(m, &dqpn) == DPR_SEC_ERR_ICRC)
+			tp->stats.rx_invalid++; /* as a corrupt plain frame */
+		else
+			tp->stats.sec_drop_unexpected++;
 		return -ENOENT;
 	}
 	switch (dpr_sec_open(&qp->sec->rx, m)) {
 	case DPR_SEC_OK:
 		tp->stats.sec_opened++;
 		return 0;
+	case DPR_SEC_ERR_ICRC:
+		tp->stats.rx_invalid++;         /* as a corrupt plain frame */
+		return -EINVAL;
 	case DPR_SEC_ERR_AUTH:
 		tp->stats.sec_drop_auth++;
 		break;
