@@ -121,6 +121,9 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "sr_read_placed", "READ responses placed past a missing one (from any peer)" },
 	{ "sr_read_asks", "READ requests again for responses that went missing: the runs of a selective-repeat peer, the rest of the READ of another" },
 	{ "read_patches", "ranges of a READ answered again, before the rest of it (a selective-repeat requester's hole)" },
+	{ "ce_rx", "RC/UC frames that arrived marked CE (ECN: congestion on the way)" },
+	{ "cnp_tx", "CNPs sent for them ([congestion] notify; at most one per QP per cnp_interval_us)" },
+	{ "cnp_rx", "CNPs received from a peer's notification point (counted; no rate is cut yet)" },
 	{ "tx_payload_copied", "frames whose payload was copied into the frame" },
 	{ "tx_payload_attached", "frames whose payload was attached from the MR (zero copy)" },
 };

@@ -436,6 +436,7 @@ dpr_engine_start(const struct dpr_config *conf,
 		struct dpr_worker *w = &e->workers[i];
 		const struct dpr_transport_knobs *tk = dpr_transport_knobs(conf);
 		const struct dpr_security_conf *sc = dpr_security_conf(conf);
+		const struct dpr_congestion_conf *cc = dpr_congestion_conf(conf);
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "dpr_cmd_%u", i);
@@ -468,6 +469,9 @@ dpr_engine_start(const struct dpr_config *conf,
 				.sec_required = sc->required != 0,
 				.sec_req = dpr_worker_sec_req,
 				.sec_arg = &w->rarg[pi],
+				.cnp_send = cc->notify != 0,
+				.cnp_interval_ns = cc->cnp_interval_us * 1000u,
+				.cnp_tos = (uint8_t)(cc->cnp_dscp << 2),
 			};
 
 			w->rarg[pi].w = w;

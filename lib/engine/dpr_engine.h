@@ -85,6 +85,16 @@ struct dpr_security_conf {
 
 const struct dpr_security_conf *dpr_security_conf(const struct dpr_config *conf);
 
+/** The [congestion] section (doc/architecture.rst, "Congestion
+ * notification"): DCQCN's notification point. */
+struct dpr_congestion_conf {
+	unsigned int notify;         /**< 1: CE-marked frames make CNPs */
+	unsigned int cnp_interval_us; /**< at most one CNP a QP per this */
+	unsigned int cnp_dscp;       /**< the DSCP of the CNPs sent */
+};
+
+const struct dpr_congestion_conf *dpr_congestion_conf(const struct dpr_config *conf);
+
 /** Who runs secure QPs' handshakes (the CM driver): called on the
  * workers for the transports of port @p pi, must not block. */
 struct dpr_sec_req;

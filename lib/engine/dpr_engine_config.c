@@ -157,6 +157,45 @@ static struct dpr_conf_room security_room = {
 	.defaults = security_defaults,
 };
 
+#define C_OFF(f) offsetof(struct dpr_congestion_conf, f)
+#define C_SZ(f) sizeof(((struct dpr_congestion_conf *)0)->f)
+
+static const char *const off_on_names[] = { "off", "on", NULL };
+
+/* ConnectX's defaults (mlxconfig: min_time_between_cnps 4 us, CNPs at
+ * DSCP 48) */
+static const struct dpr_conf_key congestion_keys[] = {
+	{ "notify", DPR_CONF_ENUM, C_OFF(notify), C_SZ(notify), .names = off_on_names,
+	  .help = "on: an RC/UC frame that arrives marked CE (ECN congestion "
+		  "experienced) makes its QP send the peer's QP a CNP, as a "
+		  "RoCE NIC's DCQCN notification point does; off: CE is "
+		  "counted only" },
+	{ "cnp_interval_us", DPR_CONF_UINT, C_OFF(cnp_interval_us),
+	  C_SZ(cnp_interval_us), 0, 1000000,
+	  .help = "at most one CNP per QP in this many microseconds "
+		  "(min_time_between_cnps); 0 = one for every CE-marked frame" },
+	{ "cnp_dscp", DPR_CONF_UINT, C_OFF(cnp_dscp), C_SZ(cnp_dscp), 0, 63,
+	  .help = "the DSCP of the CNPs sent (ECN bits Not-ECT)" },
+};
+
+static void
+congestion_defaults(void *area, int port __rte_unused)
+{
+	struct dpr_congestion_conf *c = area;
+
+	c->notify = 1;
+	c->cnp_interval_us = 4;
+	c->cnp_dscp = 48;
+}
+
+static struct dpr_conf_room congestion_room = {
+	.section = "congestion",
+	.size = sizeof(struct dpr_congestion_conf),
+	.keys = congestion_keys,
+	.n_keys = RTE_DIM(congestion_keys),
+	.defaults = congestion_defaults,
+};
+
 #define L_OFF(f) offsetof(struct dpr_limits_conf, f)
 #define L_SZ(f) sizeof(((struct dpr_limits_conf *)0)->f)
 
@@ -367,6 +406,13 @@ dpr_engine_config_register(void)
 	dpr_config_register(&transport_room);
 	dpr_config_register(&limits_room);
 	dpr_config_register(&security_room);
+	dpr_config_register(&congestion_room);
+}
+
+const struct dpr_congestion_conf *
+dpr_congestion_conf(const struct dpr_config *conf)
+{
+	return dpr_config_room(conf, &congestion_room, 0);
 }
 
 const struct dpr_security_conf *

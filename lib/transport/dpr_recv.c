@@ -148,6 +148,27 @@ own_gid(const struct dpr_transport_conf *c, const union dpr_gid *g)
 	return false;
 }
 
+/* A CNP (RoCEv2's congestion notification, from a peer's notification
+ * point) for @p qp: from the QP's peer, to an RC or UC QP that sends.
+ * Counted per QP; the rate it would cut is issue 47's reaction point,
+ * not built yet. */
+static void
+rx_cnp(struct dpr_tqp *qp, const struct dpr_pkt_info *pi)
+{
+	struct dpr_transport *tp = qp->tp;
+
+	if (qp->type == DPR_QPT_UD || !state_takes(qp, 0)) {
+		tp->stats.rx_qp_state++;
+		return;
+	}
+	if (memcmp(&pi->encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi->encap.sgid)) ||
+	    memcmp(&pi->encap.dgid, &qp->encap.sgid, sizeof(pi->encap.dgid))) {
+		tp->stats.rx_wrong_peer++;
+		return;
+	}
+	QP_STAT(qp, cnp_rx);
+}
+
 static void
 rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 {
@@ -172,15 +193,18 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 		tp->stats.rx_invalid++;
 		return;
 	}
-	if (!(pi.mask & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK))) {
-		/* CNP comes with congestion control */
-		tp->stats.rx_invalid++;
-		return;
-	}
 	dpr_wire_decode(m, &pi, &h);
 	qp = dpr_qpn_lookup(tp->ctx, h.dqpn);
 	if (qp == NULL) {
 		tp->stats.rx_no_qp++;
+		return;
+	}
+	if (unlikely(pi.opcode == DPR_OP_CNP)) {
+		rx_cnp(qp, &pi);
+		return;
+	}
+	if (!(pi.mask & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK))) {
+		tp->stats.rx_invalid++;
 		return;
 	}
 	if (unlikely(qp->sec_state != SECS_PLAIN) && !opened) {
@@ -225,6 +249,11 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 	    h.pkey != DPR_DEFAULT_PKEY) {
 		tp->stats.rx_wrong_peer++;
 		return;
+	}
+	if (unlikely(pi.ce)) {
+		/* congestion on the way here: the sender is told */
+		QP_STAT(qp, ce_rx);
+		dpr_xmit_cnp(qp);
 	}
 	if (qp->type == DPR_QPT_UC)
 		dpr_uc_rx(qp, m, &pi, &h);

@@ -156,6 +156,12 @@ struct dpr_transport_conf {
 	bool sec_required;
 	dpr_sec_req_cb sec_req;
 	void *sec_arg;
+	/** DCQCN's notification point: an RC/UC frame marked CE makes its
+	 * QP send its peer's QP a CNP, at most one per cnp_interval_ns,
+	 * with IP TOS cnp_tos (Not-ECT) */
+	bool cnp_send;
+	uint32_t cnp_interval_ns;
+	uint8_t cnp_tos;
 };
 
 /** GID @p index of @p c, or NULL where there is none (out of the table,
@@ -293,7 +299,10 @@ struct dpr_qp_init_attr {
 	_(sr_resends) \
 	_(sr_read_placed) \
 	_(sr_read_asks) \
-	_(read_patches)
+	_(read_patches) \
+	_(ce_rx) \
+	_(cnp_tx) \
+	_(cnp_rx)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */

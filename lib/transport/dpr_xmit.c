@@ -61,6 +61,44 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 }
 
 /*
+ * DCQCN's notification point: a frame of @p qp arrived marked CE, so its
+ * peer's QP is told with a CNP (RoCEv2: BTH opcode 0x81, P_Key 0xFFFF,
+ * BECN set, the peer's QP, PSN 0, 16 zero bytes), at most one per
+ * cnp_interval_ns per QP, at the CNP's own TOS and never ECN-capable, as
+ * ConnectX sends them. Plain on a secure QP too, as any NIC's: CNPs carry
+ * nothing, and the peer counts them.
+ */
+void
+dpr_xmit_cnp(struct dpr_tqp *qp)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_wire_encap e = qp->encap;
+	struct dpr_wire_hdrs h = {
+		.opcode = DPR_OP_CNP,
+		.pkey = 0xffff,
+		.becn = true,
+		.dqpn = qp->attr.dest_qp_num,
+	};
+	struct rte_mbuf *m;
+
+	if (!tp->conf.cnp_send || !qp->mac_resolved || txq_room(tp) == 0 ||
+	    (qp->cnp_last != 0 && tp->now - qp->cnp_last < tp->conf.cnp_interval_ns))
+		return;
+	e.tos = tp->conf.cnp_tos & 0xfc;
+	m = dpr_wire_build(tp->pool, &e, &h, NULL, 0);
+	if (m == NULL) {
+		tp->stats.tx_no_mbuf++;
+		return;
+	}
+	qp->encap.ip_id++;
+	qp->cnp_last = tp->now ? tp->now : 1;
+	tp->stats.tx_frames++;
+	QP_STAT(qp, cnp_tx);
+	tp->txq[tp->txq_head & tp->txq_mask] = m;
+	tp->txq_head++;
+}
+
+/*
  * An ACK (or NAK) of an RC QP whose request headers are made (untagged
  * IPv4): qp->req_img patched for the ACK opcode, the AETH, the ICRC; the
  * same frame the general builder makes of it (the oracle test compares

@@ -235,6 +235,7 @@ struct dpr_tqp {
 	struct dpr_sec_qp *sec;        /**< its keys: SECS_ON */
 	TAILQ_ENTRY(dpr_tqp) sec_link;
 	bool comm_established;
+	uint64_t cnp_last;             /**< when it last sent a CNP (ns) */
 
 	struct {
 		struct dpr_send_wqe *wqe;
@@ -706,6 +707,7 @@ int dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 	     const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
 	     unsigned int nseg);
 int dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn);
+void dpr_xmit_cnp(struct dpr_tqp *qp);
 int dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge,
 		   uint32_t nsge, uint32_t off, uint32_t len,
 		   struct dpr_wire_seg *segs, unsigned int max_segs,

@@ -302,6 +302,9 @@ dpr_wire_rx_tmpl_make(struct dpr_wire_rx_tmpl *t, rte_be32_t peer_ip,
 	val[12] = 0x08; val[13] = 0x00; mask[12] = mask[13] = 0xff;
 	/* version 4, 20-byte header */
 	val[14] = 0x45; mask[14] = 0xff;
+	/* ECN Not-ECT or ECT(0): a frame marked CE (or ECT(1)) goes the
+	 * full way, where the notification point sees it */
+	mask[15] = 0x01;
 	/* fragment offset and MF zero (DF either way) */
 	mask[20] = 0x3f; mask[21] = 0xff;
 	/* UDP */

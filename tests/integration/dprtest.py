@@ -122,6 +122,49 @@ def veth_pair(ns_a, if_a, ns_b, if_b):
               "ip link set %s up" % (ifname, ifname))
 
 
+def bridged_namespaces(tag):
+    """Namespaces A and B, each joined by a veth pair to a Linux bridge in
+    a third, R (multicast snooping and IPv6 off): a switch between two
+    boxes, where nftables (bridge family) can count, rewrite or mark what
+    passes. @return (A, B, R, A's interface, B's interface); close all
+    three."""
+    pid = os.getpid() % 100000
+    na, nb, br = (Netns("dprt%d-%s%s" % (os.getpid(), tag, x)) for x in ("a", "b", "r"))
+    ia, ib = "%sa%d" % (tag, pid), "%sb%d" % (tag, pid)
+    veth_pair(na, ia, br, "r%sa%d" % (tag, pid))
+    veth_pair(nb, ib, br, "r%sb%d" % (tag, pid))
+    br.sh("ip link add br0 type bridge mcast_snooping 0 && "
+          "ip link set r%sa%d master br0 && ip link set r%sb%d master br0 && "
+          "sysctl -qw net.ipv6.conf.br0.disable_ipv6=1 && ip link set br0 up"
+          % (tag, pid, tag, pid))
+    return na, nb, br, ia, ib
+
+
+def af_packet_daemon(prefix, ns, ifname, ip):
+    """dprdmad on an af_packet port on @ifname in @ns, address @ip/len."""
+    return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+                   "--file-prefix", prefix, "--vdev",
+                   "net_af_packet0,iface=%s" % ifname, "--", "--ip", ip,
+                   "--idle", "yield"], prefix=prefix, ns=ns)
+
+
+def stop_and_close(daemons, namespaces):
+    """Stop each daemon (None: none) in turn, then close the namespaces.
+    @return the daemons' exit statuses (0 for None)."""
+    rcs = [d.stop() if d else 0 for d in daemons]
+    for ns in namespaces:
+        ns.close()
+    return rcs
+
+
+def telemetry_ok(prefix, c):
+    """A telemetry command that must succeed: its answer."""
+    r = telemetry(prefix, c)
+    if r is None or r.get("rc") != 0:
+        fail("%s: %s -> %r" % (prefix, c, r))
+    return r
+
+
 def link_stats(ns, ifname):
     """Kernel counters of an interface: dict rx_packets, tx_packets..."""
     out = ns.sh("cat /sys/class/net/%s/statistics/rx_packets "

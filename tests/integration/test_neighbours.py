@@ -33,11 +33,7 @@ if not os.path.exists(DPRDMACTL):
 RETRY_EXC_ERR = 12
 
 
-def cmd(prefix, c):
-    r = t.telemetry(prefix, c)
-    if r is None or r.get("rc") != 0:
-        t.fail("%s: %s -> %r" % (prefix, c, r))
-    return r
+cmd = t.telemetry_ok
 
 
 def status(prefix):
@@ -56,13 +52,6 @@ def wait_idle(prefix, what, timeout=60):
 
 def port(prefix):
     return t.telemetry(prefix, "/dprdma/port/stats,0")
-
-
-def daemon(prefix, ns, ifname, ip):
-    return t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
-                     "--file-prefix", prefix, "--vdev",
-                     "net_af_packet0,iface=%s" % ifname, "--", "--ip", ip,
-                     "--idle", "yield"], prefix=prefix, ns=ns)
 
 
 class Garp:
@@ -109,18 +98,11 @@ def nft_count(br):
 
 def main():
     t.require_root_and_netns()
-    na, nb, br = (t.Netns("dprt%d-n%s" % (PID, x)) for x in ("a", "b", "r"))
-    ia, ib = "nba%d" % (PID % 100000), "nbb%d" % (PID % 100000)
     a = b = None
+    na, nb, br, ia, ib = t.bridged_namespaces("nb")
     try:
-        t.veth_pair(na, ia, br, "ra%d" % (PID % 100000))
-        t.veth_pair(nb, ib, br, "rb%d" % (PID % 100000))
-        br.sh("ip link add br0 type bridge mcast_snooping 0 && "
-              "ip link set ra%d master br0 && ip link set rb%d master br0 && "
-              "sysctl -qw net.ipv6.conf.br0.disable_ipv6=1 && ip link set br0 up"
-              % (PID % 100000, PID % 100000))
-        a = daemon(PA, na, ia, IP_A + "/24")
-        b = daemon(PB, nb, ib, IP_B + "/24")
+        a = t.af_packet_daemon(PA, na, ia, IP_A + "/24")
+        b = t.af_packet_daemon(PB, nb, ib, IP_B + "/24")
         mac_b = t.telemetry(PB, "/dprdma/port/info,0")["mac"]
         # frames to the new MAC reach B's port
         br.sh("nft add table bridge mv && nft add chain bridge mv pre "
@@ -218,9 +200,7 @@ def main():
             t.check(p["tx_drop_zero_mac"] == 0 and p["rx_drop_l2_not_for_us"] == 0,
                     "dprdmad %s: no frame to a zero MAC, none misdirected" % who)
     finally:
-        rcs = [d.stop() if d else 0 for d in (b, a)]
-        for ns in (na, nb, br):
-            ns.close()
+        rcs = t.stop_and_close((b, a), (na, nb, br))
     t.check(rcs == [0, 0], "both daemons stop cleanly")
     t.log("PASS")
 

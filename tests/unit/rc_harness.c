@@ -6,6 +6,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "dpr_sec.h"
@@ -161,6 +162,9 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.rto_min_ns = h->f.rto_min_ns;
 		c.sr = h->f.sr;
 		c.slow_only = h->f.slow_only;
+		c.cnp_send = true;
+		c.cnp_interval_ns = 4000;
+		c.cnp_tos = 48 << 2;
 		s->h = h;
 		if (h->f.sec_mode != 0) {
 			if (dpr_sec_init() != 0)
@@ -551,6 +555,23 @@ send_frame(struct rc_harness *h, int from, struct rte_mbuf *m)
 			m = c;
 			h->faults[from][k][F_CORRUPT]++;
 		}
+	}
+	if (h->f.ce > 0 && rc_uniform(&h->rng) < h->f.ce) {
+		/* CE in the IP header, as a switch marks it (the ICRC masks
+		 * the ECN bits; IPv4's checksum made again); the headers are
+		 * in the transport's own first segment */
+		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+		if (!h->f.ipv6) {
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + 14);
+
+			ip->type_of_service |= 0x03;
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		} else {
+			p[15] |= 0x30;  /* (traffic class bits 0-1) */
+		}
+		h->ce_marked[from]++;
 	}
 	if (h->f.reorder > 0 && rc_uniform(&h->rng) < h->f.reorder) {
 		t += h->f.delay_ns + rc_rand(&h->rng) % (8 * h->f.delay_ns);

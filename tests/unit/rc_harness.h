@@ -40,6 +40,10 @@ struct rc_faults {
 	 * for it, each says the other holds its key, and rc_connect()
 	 * plays the handshake (fresh nonces, dpr_sec_derive()) */
 	uint8_t sec_mode;
+	/** the share of frames marked CE on the way (ECN, as a switch with
+	 * a queue past its threshold marks): the transports are
+	 * notification points, CNPs at most one per QP per 4 us */
+	double ce;
 };
 
 /** How a side behaves on the link (rc_peer_mode). */
@@ -98,6 +102,7 @@ struct rc_harness {
 	uint64_t faults[2][K_NUM][F_NUM];   /**< [from side][kind][fault] */
 	uint64_t frames[2][K_NUM];
 	uint64_t ipv6_frames;               /**< of them, over IPv6 */
+	uint64_t ce_marked[2];              /**< of each side's, marked CE */
 	enum rc_peer mode[2];
 	uint64_t muted[2];                  /**< frames a side's mode swallowed */
 	uint64_t dup_acks[2];               /**< ACKs a DUP_ACK side sent */

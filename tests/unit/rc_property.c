@@ -10,7 +10,7 @@
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
  *                      [--zero-copy MIN] [--slow-only] [--trace FILE]
  *                      [--silent-after N | --dup-acks-after N] [--sr]
- *                      [--secure auth|encrypt]
+ *                      [--secure auth|encrypt] [--ce P]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -37,6 +37,10 @@
  * With --sr both transports speak selective repeat (dpr_sr.c): requests
  * past a gap are held and SACKed, only the holes sent again; everything
  * above holds as it does for go-back-N.
+ *
+ * With --ce P a share P of the frames is marked CE on the way: the
+ * notification points see them and send CNPs, which the peers take
+ * (counted), and nothing else changes.
  *
  * With --secure auth|encrypt every QP is a secure QP (dpr_secqp.c): each
  * frame sealed by its sender and opened by its receiver, retransmissions
@@ -669,6 +673,7 @@ main(int argc, char **argv)
 		{ "rto-min-us", required_argument, NULL, 'R' },
 		{ "sr", no_argument, NULL, 'P' },
 		{ "secure", required_argument, NULL, 'E' },
+		{ "ce", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -708,6 +713,7 @@ main(int argc, char **argv)
 			}
 			break;
 		case '6': f.ipv6 = true; break;
+		case 'C': f.ce = atof(optarg); break;
 		case 't':
 			trace = fopen(optarg, "w");
 			if (trace == NULL) {
@@ -859,13 +865,39 @@ main(int argc, char **argv)
 			     H.ipv6_frames, all);
 		if (!f.ipv6 && H.ipv6_frames != 0)
 			FAIL("%" PRIu64 " frames over IPv6 without --ipv6", H.ipv6_frames);
+		{
+			/* --ce: every frame marked CE was seen (ce_rx, but
+			 * for those lost), the notification points answered
+			 * with CNPs, no more than one per CE frame, and the
+			 * peers took the CNPs that were not lost */
+			const struct dpr_transport_stats *a =
+				dpr_transport_stats(H.side[0].tp);
+			const struct dpr_transport_stats *b =
+				dpr_transport_stats(H.side[1].tp);
+			const uint64_t marked = H.ce_marked[0] + H.ce_marked[1];
+			const uint64_t ce = a->ce_rx + b->ce_rx;
+			const uint64_t tx = a->cnp_tx + b->cnp_tx;
+			const uint64_t rx = a->cnp_rx + b->cnp_rx;
+
+			if (f.ce == 0 ? (ce | tx | rx) != 0 :
+			    ce == 0 || ce > marked || tx == 0 || tx > ce ||
+			    rx == 0 || rx > tx)
+				FAIL("--ce %g: %" PRIu64 " frames marked CE, %" PRIu64
+				     " seen, %" PRIu64 " CNPs sent, %" PRIu64 " taken",
+				     f.ce, marked, ce, tx, rx);
+			if (f.ce != 0)
+				printf("  CE: %" PRIu64 " frames marked, %" PRIu64
+				       " seen, %" PRIu64 " CNPs sent, %" PRIu64 " taken\n",
+				       marked, ce, tx, rx);
+		}
 		if (f.sec_mode != 0) {
 			const struct dpr_transport_stats *a =
 				dpr_transport_stats(H.side[0].tp);
 			const struct dpr_transport_stats *b =
 				dpr_transport_stats(H.side[1].tp);
 
-			if (a->sec_sealed + b->sec_sealed != all ||
+			/* (but CNPs, plain from any QP, --ce) */
+			if (a->sec_sealed + b->sec_sealed + a->cnp_tx + b->cnp_tx != all ||
 			    a->sec_opened + b->sec_opened == 0 ||
 			    a->sec_drop_auth + b->sec_drop_auth != 0)
 				FAIL("--secure: %" PRIu64 " of %" PRIu64 " frames sealed, "

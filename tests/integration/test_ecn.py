@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dprdma authors
+"""Congestion notification with the kernel in the path: two dprdmad on
+af_packet ports in namespaces A and B, joined through a Linux bridge in a
+third namespace whose nftables marks ECN CE on a share of A's RoCEv2
+frames to B, as a switch with a long queue would (bridge family,
+`ip ecn set ce`: the IPv4 checksum is made again; the ICRC masks the ECN
+bits). A streams RDMA WRITEs to B, from cold. B must see the marks
+(ce_rx), answer them with CNPs to A's QP, no more than one per mark and
+per QP per cnp_interval_us, and A must take those CNPs from its peer
+(cnp_rx) -- not count them invalid -- while every byte still lands."""
+
+import os
+
+import dprtest as t
+
+PID = os.getpid()
+PA, PB = "dprt-ena-%d" % PID, "dprt-enb-%d" % PID
+IP_A, IP_B = "10.85.0.1", "10.85.0.2"
+MR = 8 << 20
+SIZE, COUNT = 4096, 4000
+
+
+cmd = t.telemetry_ok
+
+
+def nft_count(br, what):
+    out = br.sh("nft list chain bridge ecntest ecnmark").stdout
+    for line in out.splitlines():
+        if what in line and "packets" in line:
+            return int(line.split("packets")[1].split()[0])
+    t.fail("no counter in the rule with %r: %s" % (what, out))
+
+
+def main():
+    t.require_root_and_netns()
+    a = b = None
+    na, nb, br, ia, ib = t.bridged_namespaces("ec")
+    try:
+        # a fifth of A's RoCEv2 frames to B marked CE on the way
+        br.sh("nft add table bridge ecntest && nft add chain bridge ecntest ecnmark "
+              "'{ type filter hook forward priority 0; }' && "
+              "nft add rule bridge ecntest ecnmark ip saddr %s ip daddr %s udp dport 4791 "
+              "numgen random mod 5 0 counter ip ecn set ce" % (IP_A, IP_B))
+        # and what comes back as CNPs, by the kernel's reading: BTH opcode
+        # 0x81 (the byte after UDP's 8), DSCP 48 (CS6), Not-ECT
+        br.sh("nft add rule bridge ecntest ecnmark ip saddr %s ip daddr %s "
+              "udp dport 4791 udp checksum 0 @th,64,8 0x81 ip dscp cs6 "
+              "ip ecn not-ect counter" % (IP_B, IP_A))
+        a = t.af_packet_daemon(PA, na, ia, IP_A + "/24")
+        b = t.af_packet_daemon(PB, nb, ib, IP_B + "/24")
+        ca = cmd(PA, "/dprdma/client/setup,1,%d" % MR)
+        cb = cmd(PB, "/dprdma/client/setup,1,%d" % MR)
+        cmd(PA, "/dprdma/client/connect,0,%s,%s,%s" % (cb["qpns"], cb["psns"], cb["gid_ipv4"]))
+        cmd(PB, "/dprdma/client/connect,0,%s,%s,%s" % (ca["qpns"], ca["psns"], ca["gid_ipv4"]))
+        crc = cmd(PA, "/dprdma/client/fill,0,%d,5" % SIZE)["crc32"]
+        cmd(PA, "/dprdma/client/run,0,write,%d,%d,0,%d,%d,16" %
+            (SIZE, COUNT, cb["mr_va"], cb["rkey"]))
+        t.wait_for(lambda: not cmd(PA, "/dprdma/client/status")["active"], 120,
+                   "A's WRITE stream done")
+        s = cmd(PA, "/dprdma/client/status")
+        t.check(s["errors"] == 0 and s["completed"] == COUNT,
+                "A's %d WRITEs of %d B completed, no error" % (COUNT, SIZE))
+        t.check(cmd(PB, "/dprdma/client/checksum,0,%d" % SIZE)["crc32"] == crc,
+                "B holds what A wrote")
+        marked = nft_count(br, "ecn set ce")
+        cnps = nft_count(br, "not-ect")
+        ta = t.telemetry(PA, "/dprdma/transport/stats,0")
+        tb = t.telemetry(PB, "/dprdma/transport/stats,0")
+        t.log("bridge marked %d; B: ce_rx %d cnp_tx %d; A: cnp_rx %d rx_invalid %d"
+              % (marked, tb["ce_rx"], tb["cnp_tx"], ta["cnp_rx"], ta["rx_invalid"]))
+        t.check(marked > 0 and 0 < tb["ce_rx"] <= marked,
+                "B saw %d of the %d frames the bridge marked CE"
+                % (tb["ce_rx"], marked))
+        t.check(0 < tb["cnp_tx"] <= tb["ce_rx"],
+                "B answered them with %d CNPs, no more than one a mark"
+                % tb["cnp_tx"])
+        # (veths and af_packet rings may drop a frame under load: what
+        # each hop counts is at most what the one before it sent)
+        t.check(0 < cnps <= tb["cnp_tx"],
+                "the bridge saw them as RoCEv2 CNPs (opcode 0x81, UDP "
+                "checksum 0, DSCP 48, Not-ECT): %d" % cnps)
+        t.check(0 < ta["cnp_rx"] <= cnps and ta["rx_invalid"] == 0,
+                "A took %d CNPs from its peer, none counted invalid"
+                % ta["cnp_rx"])
+        t.check(ta["ce_rx"] == 0 and ta["cnp_tx"] == 0,
+                "nothing marked the other way, so A sent no CNP")
+    finally:
+        rcs = t.stop_and_close((b, a), (na, nb, br))
+    t.check(rcs == [0, 0], "both daemons stop cleanly")
+    t.log("PASS")
+
+
+if __name__ == "__main__":
+    main()
