@@ -16,6 +16,15 @@
 
 #include "transport_private.h"
 
+/* Frame @p m onto the transport's TX ring (the caller saw room). */
+static inline void
+txq_put(struct dpr_transport *tp, struct rte_mbuf *m)
+{
+	tp->txq[tp->txq_head & tp->txq_mask] = m;
+	tp->txq_head++;
+	tp->stats.tx_frames++;
+}
+
 int
 dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 	 const struct dpr_wire_hdrs *h, const struct dpr_wire_seg *segs,
@@ -42,12 +51,12 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 		if (m == NULL)
 			return -ENOBUFS;
 	}
-	tp->stats.tx_frames++;
 	if (unlikely(rte_is_zero_ether_addr(&qp->encap.dst_mac))) {
 		/* the peer's MAC is not known yet (an answer to a request
 		 * from a peer we have not resolved, a datagram): the resolver
 		 * keeps the frame until it is; no frame leaves for
 		 * 00:00:00:00:00:00 */
+		tp->stats.tx_frames++;
 		tp->stats.tx_unresolved++;
 		if (tp->conf.hold != NULL)
 			tp->conf.hold(tp->conf.resolve_arg, &qp->encap.dgid, m);
@@ -55,8 +64,7 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 			rte_pktmbuf_free(m);
 		return 0;
 	}
-	tp->txq[tp->txq_head & tp->txq_mask] = m;
-	tp->txq_head++;
+	txq_put(tp, m);
 	return 0;
 }
 
@@ -92,10 +100,8 @@ dpr_xmit_cnp(struct dpr_tqp *qp)
 	}
 	qp->encap.ip_id++;
 	qp->cnp_last = tp->now ? tp->now : 1;
-	tp->stats.tx_frames++;
 	QP_STAT(qp, cnp_tx);
-	tp->txq[tp->txq_head & tp->txq_mask] = m;
-	tp->txq_head++;
+	txq_put(tp, m);
 }
 
 /*
@@ -133,9 +139,7 @@ xmit_ack_fast(struct dpr_transport *tp, struct dpr_tqp *qp, uint8_t syndrome,
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
 	qp->encap.ip_id++;
-	tp->txq[tp->txq_head & tp->txq_mask] = m;
-	tp->txq_head++;
-	tp->stats.tx_frames++;
+	txq_put(tp, m);
 	tp->stats.tx_fast++;
 	return 0;
 }
