@@ -478,14 +478,21 @@ rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
  * asked for again (dpr_sr_read_holes()).
  */
 static void
-rx_read_response_sr(struct dpr_tqp *qp, const struct rte_mbuf *m,
-		    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
+rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
+		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
 {
-	struct dpr_send_wqe *w = sq_wqe(qp, qp->comp.index);
 	const uint32_t psn = h->psn;
-	uint32_t idx = qp->comp.index, off, want;
+	struct dpr_send_wqe *w;
+	uint32_t idx, off, want;
 	int32_t d;
 
+	/* a response implies every earlier request arrived */
+	if (ack_through(qp, dpr_psn_add(psn, -1)))
+		progress(qp);
+	if (qp->state == DPR_QPS_ERR || qp->comp.index == qp->sq.prod)
+		return;
+	idx = qp->comp.index;
+	w = sq_wqe(qp, idx);
 	if (w->opcode != DPR_WR_RDMA_READ || !w->started) {
 		QP_STAT(qp, dup_response_rx);
 		return;
@@ -547,19 +554,6 @@ rx_read_response_sr(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	/* SENDs and WRITEs after them that were acknowledged meanwhile */
 	ack_through(qp, dpr_psn_add(qp->comp.psn, -1));
 	progress(qp);
-}
-
-static void
-rx_read_response(struct dpr_tqp *qp, const struct rte_mbuf *m,
-		 const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
-{
-	/* a response implies every earlier request arrived */
-	if (ack_through(qp, dpr_psn_add(h->psn, -1)))
-		progress(qp);
-	if (qp->state == DPR_QPS_ERR || qp->comp.index == qp->sq.prod)
-		return;
-	/* (every RC QP places them: read_placed()) */
-	rx_read_response_sr(qp, m, pi, h);
 }
 
 static void
