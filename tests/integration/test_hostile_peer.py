@@ -73,6 +73,7 @@ SYN_ACK, SYN_SEQ, SYN_INV, SYN_ACC = 0x00, 0x60, 0x61, 0x62
 OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST = 0x06, 0x07, 0x08
 OP_WRITE_ONLY = 0x0a
 OP_READ_REQ, OP_FADD = 0x0c, 0x14
+OP_CNP = 0x81
 
 
 def cmd(c):
@@ -531,6 +532,23 @@ def main():
         dl = expect(peer, "from an address not the QP's peer, and with a "
                     "P_Key not the default", [spoof, wrong_pkey], 0)
         t.check(dl["rx_wrong_peer"] == 2, "both counted in rx_wrong_peer")
+        # CNPs (RoCEv2's congestion notification: 16 zero bytes): from the
+        # QP's peer taken and counted, never answered; spoofed, or to a QP
+        # that is not sending, refused under their reasons
+        dl = expect(peer, "a CNP from the QP's peer",
+                    [F(0, OP_CNP, 0, b"\0" * 16)], 0)
+        t.check(dl["cnp_rx"] == 1 and dl["rx_invalid"] == 0,
+                "the CNP counted in cnp_rx, not rx_invalid (%r)"
+                % {k: dl[k] for k in ("cnp_rx", "rx_invalid")})
+        dl = expect(peer, "a CNP from an address not the QP's peer, and one "
+                    "to a QP never connected",
+                    [F(0, OP_CNP, 0, b"\0" * 16, src="10.83.0.9"),
+                     F(NQP - 1, OP_CNP, 0, b"\0" * 16)], 0)
+        t.check(dl["rx_wrong_peer"] == 1 and dl["rx_qp_state"] == 1 and
+                dl["cnp_rx"] == 0,
+                "counted in rx_wrong_peer and rx_qp_state, neither taken "
+                "(%r)" % {k: dl[k] for k in ("rx_wrong_peer", "rx_qp_state",
+                                             "cnp_rx")})
         dl = expect(peer, "PSN 5000 ahead", [F(0, OP_WRITE_ONLY, RPSN + 5000,
                     peer.reth(va, rkey, 8), data)], 0, SYN_SEQ, RPSN)
         t.check(dl["nak_seq_tx"] == 1, "sequence NAK counted")

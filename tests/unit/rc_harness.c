@@ -162,7 +162,7 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.rto_min_ns = h->f.rto_min_ns;
 		c.sr = h->f.sr;
 		c.slow_only = h->f.slow_only;
-		c.cnp_send = true;
+		c.cnp_send = !h->f.no_cnp;
 		c.cnp_interval_ns = 4000;
 		c.cnp_tos = 48 << 2;
 		s->h = h;

@@ -44,6 +44,7 @@ struct rc_faults {
 	 * a queue past its threshold marks): the transports are
 	 * notification points, CNPs at most one per QP per 4 us */
 	double ce;
+	bool no_cnp;         /**< CE counted only ([congestion] notify = off) */
 };
 
 /** How a side behaves on the link (rc_peer_mode). */

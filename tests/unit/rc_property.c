@@ -10,7 +10,7 @@
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
  *                      [--zero-copy MIN] [--slow-only] [--trace FILE]
  *                      [--silent-after N | --dup-acks-after N] [--sr]
- *                      [--secure auth|encrypt] [--ce P]
+ *                      [--secure auth|encrypt] [--ce P [--no-cnp]]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -40,7 +40,8 @@
  *
  * With --ce P a share P of the frames is marked CE on the way: the
  * notification points see them and send CNPs, which the peers take
- * (counted), and nothing else changes.
+ * (counted), and nothing else changes; with --no-cnp too they only count
+ * them ([congestion] notify = off) and no CNP is sent.
  *
  * With --secure auth|encrypt every QP is a secure QP (dpr_secqp.c): each
  * frame sealed by its sender and opened by its receiver, retransmissions
@@ -674,6 +675,7 @@ main(int argc, char **argv)
 		{ "sr", no_argument, NULL, 'P' },
 		{ "secure", required_argument, NULL, 'E' },
 		{ "ce", required_argument, NULL, 'C' },
+		{ "no-cnp", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
@@ -714,6 +716,7 @@ main(int argc, char **argv)
 			break;
 		case '6': f.ipv6 = true; break;
 		case 'C': f.ce = atof(optarg); break;
+		case 'N': f.no_cnp = true; break;
 		case 't':
 			trace = fopen(optarg, "w");
 			if (trace == NULL) {
@@ -880,6 +883,7 @@ main(int argc, char **argv)
 			const uint64_t rx = a->cnp_rx + b->cnp_rx;
 
 			if (f.ce == 0 ? (ce | tx | rx) != 0 :
+			    f.no_cnp ? ce == 0 || ce > marked || (tx | rx) != 0 :
 			    ce == 0 || ce > marked || tx == 0 || tx > ce ||
 			    rx == 0 || rx > tx)
 				FAIL("--ce %g: %" PRIu64 " frames marked CE, %" PRIu64
