@@ -171,13 +171,13 @@ shim_req_get_wake(struct shim_client *c, struct dpr_shm_msg *m __rte_unused,
 }
 
 /* Everything a client made goes, in the order that frees it: QPs (to ERR
- * first, so that nothing more is placed), MRs (invalid before their
- * memory is unmapped), CQs, channels, PDs. */
+ * first, so that nothing more is placed), windows (they hold their MRs),
+ * MRs (invalid before their memory is unmapped), CQs, channels, PDs. */
 static void
 client_cleanup(struct shim_client *c)
 {
-	static const uint8_t order[] = { OBJ_QP, OBJ_SRQ, OBJ_MR, OBJ_CQ, OBJ_CHANNEL,
-					 OBJ_PD };
+	static const uint8_t order[] = { OBJ_QP, OBJ_SRQ, OBJ_MW, OBJ_MR, OBJ_CQ,
+					 OBJ_CHANNEL, OBJ_PD };
 	unsigned int k;
 	uint32_t h;
 
@@ -188,6 +188,9 @@ client_cleanup(struct shim_client *c)
 			switch (order[k]) {
 			case OBJ_QP:
 				shim_destroy_qp(c, h);
+				break;
+			case OBJ_MW:
+				shim_dealloc_mw(c, h);
 				break;
 			case OBJ_MR:
 				shim_dereg_mr(c, h);

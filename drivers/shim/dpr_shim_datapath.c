@@ -286,6 +286,11 @@ static_assert(offsetof(struct dpr_shm_swqe, compare_add) ==
 	      offsetof(struct dpr_shm_swqe, ud) == offsetof(struct dpr_send_wr, ud) &&
 	      sizeof(((struct dpr_shm_swqe *)0)->ud) == sizeof(struct dpr_ud_dest),
 	      "swqe atomics, UD destination");
+static_assert(offsetof(struct dpr_shm_swqe, bind) == offsetof(struct dpr_send_wr, bind) &&
+	      offsetof(struct dpr_shm_swqe, bind.addr) ==
+	      offsetof(struct dpr_send_wr, bind.addr) &&
+	      sizeof(((struct dpr_shm_swqe *)0)->bind) == sizeof(struct dpr_mw_bind),
+	      "swqe bind");
 static_assert(sizeof(struct dpr_shm_sge) == sizeof(struct dpr_sge), "sge");
 static_assert(DPR_SHM_MAX_SEND_SGE == DPR_WR_MAX_SGE &&
 	      DPR_SHM_MAX_INLINE == DPR_WR_MAX_INLINE &&
@@ -325,6 +330,8 @@ copy_swqe(struct dpr_send_wr *wr, const struct dpr_shm_swqe *src, bool ud)
 	else if (wr->opcode == DPR_WR_ATOMIC_CMP_AND_SWP ||
 		 wr->opcode == DPR_WR_ATOMIC_FETCH_AND_ADD)
 		memcpy(&wr->compare_add, &src->compare_add, 2 * sizeof(uint64_t));
+	else if (wr->opcode == DPR_WR_BIND_MW)
+		memcpy(&wr->bind, &src->bind, sizeof(wr->bind));
 }
 
 /* The send ring's entry at @p idx */

@@ -132,6 +132,17 @@ job_run(void *arg)
 		rc = j->out == NULL ? -errno : 0;
 		dpr_engine_verbs_unlock();
 		break;
+	case JOB_ALLOC_MW:
+		dpr_engine_verbs_lock();
+		j->out = dpr_mw_alloc(j->p, j->access);
+		rc = j->out == NULL ? -errno : 0;
+		dpr_engine_verbs_unlock();
+		break;
+	case JOB_DEALLOC_MW:
+		dpr_engine_verbs_lock();
+		rc = dpr_mw_dealloc(j->p);
+		dpr_engine_verbs_unlock();
+		break;
 	case JOB_DEREG_MR:
 		/* invalid at once: no request placed after this returns;
 		 * the memory goes with the last frame attached to it */
@@ -256,7 +267,9 @@ note_device_limit(const struct job *j)
 		what = "PD", used = u.pd, max = l->max_pd;
 		break;
 	case JOB_REG_MR:
-		what = "MR", used = u.mr, max = l->max_mr;
+	case JOB_ALLOC_MW:
+		/* (windows take MR slots) */
+		what = "MR", used = u.mr + u.mw, max = l->max_mr;
 		break;
 	case JOB_CREATE_CQ:
 		what = "CQ", used = u.cq, max = l->max_cq;
@@ -282,6 +295,38 @@ shim_job(struct job *j)
 
 	if (rc == -ENOMEM)
 		note_device_limit(j);
+	return rc;
+}
+
+/* ------------------------------------- objects made on the worker */
+
+uint32_t
+shim_obj_enter(struct shim_client *c, struct job *j, enum obj_type t,
+	       enum job_kind undo)
+{
+	uint32_t h = shim_obj_add(c, t, j->out);
+
+	if (h == 0) {
+		j->kind = undo;
+		j->p = j->out;
+		shim_job(j);
+	}
+	return h;
+}
+
+int
+shim_obj_unmake(struct shim_client *c, uint32_t h, enum obj_type t,
+		enum job_kind kind)
+{
+	struct job j = { .kind = kind, .c = c };
+	int rc;
+
+	j.p = shim_obj_get(c, h, t);
+	if (j.p == NULL)
+		return -EINVAL;
+	rc = shim_job(&j);
+	if (rc == 0)
+		shim_obj_del(c, h);
 	return rc;
 }
 

@@ -269,3 +269,46 @@ shim_dereg_mr(struct shim_client *c, uint32_t h)
 	free(smr);
 	return 0;
 }
+
+/* ---------------------------------------------------- memory windows */
+
+/* ibv_alloc_mw: a window of the client's PD; it takes one of the client's
+ * MR places (windows and MRs share the key table) */
+int
+shim_req_alloc_mw(struct shim_client *c, struct dpr_shm_msg *m,
+		  int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	struct job j = { .kind = JOB_ALLOC_MW, .c = c };
+	int rc;
+
+	j.p = shim_obj_get(c, m->alloc_mw.pd, OBJ_PD);
+	if (j.p == NULL || (m->alloc_mw.type != 1 && m->alloc_mw.type != 2))
+		return -EINVAL;
+	if (c->n_mr >= shim.lim.mrs) {
+		shim.st.quota_refused++;
+		SHIM_LOG(NOTICE, "client %u: memory window refused: over its "
+			 "quota of %u MRs and windows (dprdmad's [limits] "
+			 "client_mrs)", c->id, shim.lim.mrs);
+		return -ENOMEM;
+	}
+	j.access = m->alloc_mw.type;
+	rc = shim_job(&j);
+	if (rc != 0)
+		return rc;
+	m->alloc_mw_resp.rkey = ((struct dpr_mr *)j.out)->rkey;
+	m->alloc_mw_resp.handle = shim_obj_enter(c, &j, OBJ_MW, JOB_DEALLOC_MW);
+	if (m->alloc_mw_resp.handle == 0)
+		return -ENOMEM;
+	c->n_mr++;
+	return 0;
+}
+
+int
+shim_dealloc_mw(struct shim_client *c, uint32_t h)
+{
+	int rc = shim_obj_unmake(c, h, OBJ_MW, JOB_DEALLOC_MW);
+
+	if (rc == 0)
+		c->n_mr--;
+	return rc;
+}

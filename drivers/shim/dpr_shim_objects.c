@@ -120,7 +120,6 @@ shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 		  int *in_fd __rte_unused, int *out_fd __rte_unused)
 {
 	struct job j = { .kind = JOB_ALLOC_PD, .c = c };
-	uint32_t h;
 	int rc;
 
 	if (over_quota(c, c->n_pd, shim.lim.pds, "PD", "client_pds"))
@@ -128,32 +127,20 @@ shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 	rc = shim_job(&j);
 	if (rc != 0)
 		return rc;
-	h = shim_obj_add(c, OBJ_PD, j.out);
-	if (h == 0) {
-		j.kind = JOB_DEALLOC_PD;
-		j.p = j.out;
-		shim_job(&j);
+	m->obj.handle = shim_obj_enter(c, &j, OBJ_PD, JOB_DEALLOC_PD);
+	if (m->obj.handle == 0)
 		return -ENOMEM;
-	}
 	c->n_pd++;
-	m->obj.handle = h;
 	return 0;
 }
 
 int
 shim_dealloc_pd(struct shim_client *c, uint32_t h)
 {
-	struct job j = { .kind = JOB_DEALLOC_PD, .c = c };
-	int rc;
+	int rc = shim_obj_unmake(c, h, OBJ_PD, JOB_DEALLOC_PD);
 
-	j.p = shim_obj_get(c, h, OBJ_PD);
-	if (j.p == NULL)
-		return -EINVAL;
-	rc = shim_job(&j);
-	if (rc == 0) {
-		shim_obj_del(c, h);
+	if (rc == 0)
 		c->n_pd--;
-	}
 	return rc;
 }
 

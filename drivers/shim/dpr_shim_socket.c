@@ -436,6 +436,8 @@ static const struct shim_op shim_ops[DPR_SHM_OP_MAX] = {
 	[DPR_SHM_DEALLOC_PD] = { .destroy = shim_dealloc_pd },
 	[DPR_SHM_REG_MR] = { .req = shim_req_reg_mr, .makes = true },
 	[DPR_SHM_DEREG_MR] = { .destroy = shim_dereg_mr },
+	[DPR_SHM_ALLOC_MW] = { .req = shim_req_alloc_mw, .makes = true },
+	[DPR_SHM_DEALLOC_MW] = { .destroy = shim_dealloc_mw },
 	[DPR_SHM_CREATE_CHANNEL] = { .req = shim_req_create_channel, .makes = true },
 	[DPR_SHM_DESTROY_CHANNEL] = { .destroy = shim_destroy_channel },
 	[DPR_SHM_CREATE_CQ] = { .req = shim_req_create_cq, .makes = true },

@@ -67,7 +67,7 @@ extern int shim_logtype;
 #define SHIM_MAX_SRQ 16
 #define SHIM_MAX_MR_BYTES (64ull << 30)
 
-enum obj_type { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL, OBJ_SRQ };
+enum obj_type { OBJ_FREE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_CHANNEL, OBJ_SRQ, OBJ_MW };
 
 struct shim_client;
 
@@ -237,6 +237,7 @@ enum job_kind {
 	JOB_DEREG_MR, JOB_CREATE_CQ, JOB_DESTROY_CQ, JOB_CREATE_QP,
 	JOB_MODIFY_QP, JOB_QUERY_QP, JOB_DESTROY_QP, JOB_CREATE_SRQ,
 	JOB_MODIFY_SRQ, JOB_QUERY_SRQ, JOB_DESTROY_SRQ, JOB_REREG_MR,
+	JOB_ALLOC_MW, JOB_DEALLOC_MW,
 };
 
 struct job {
@@ -322,6 +323,17 @@ int shim_req_query_srq(struct shim_client *c, struct dpr_shm_msg *m,
 int shim_destroy_srq(struct shim_client *c, uint32_t h);
 
 /* dpr_shim_mem.c */
+/* An object job @p j made (j->out) given a handle of type @p t; without
+ * one (ENOMEM: 0) it is unmade again by a job of @p undo. */
+uint32_t shim_obj_enter(struct shim_client *c, struct job *j, enum obj_type t,
+		enum job_kind undo);
+/* The object of handle @p h (of type @p t: -EINVAL otherwise) unmade on
+ * the worker by a job of @p kind, and its handle gone. 0 or -errno. */
+int shim_obj_unmake(struct shim_client *c, uint32_t h, enum obj_type t,
+		enum job_kind kind);
+int shim_req_alloc_mw(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
+		int *out_fd);
+int shim_dealloc_mw(struct shim_client *c, uint32_t h);
 int shim_req_reg_mr(struct shim_client *c, struct dpr_shm_msg *m, int *in_fd,
 		    int *out_fd);
 int shim_dereg_mr(struct shim_client *c, uint32_t h);

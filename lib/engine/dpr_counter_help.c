@@ -124,6 +124,8 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "ce_rx", "RC/UC frames that arrived marked CE (ECN: congestion on the way)" },
 	{ "cnp_tx", "CNPs sent for them ([congestion] notify; at most one per QP per cnp_interval_us)" },
 	{ "cnp_rx", "CNPs received from a peer's notification point (counted; no rate is cut yet)" },
+	{ "mw_ops", "memory window binds and local invalidations the requester carried out (failed ones included)" },
+	{ "mw_remote_inv", "memory windows invalidated by a peer's SEND WITH INVALIDATE" },
 	{ "tx_payload_copied", "frames whose payload was copied into the frame" },
 	{ "tx_payload_attached", "frames whose payload was attached from the MR (zero copy)" },
 };

@@ -21,6 +21,8 @@ dpr_shm_op_name(unsigned int op)
 		[DPR_SHM_DEALLOC_PD] = "dealloc_pd",
 		[DPR_SHM_REG_MR] = "reg_mr",
 		[DPR_SHM_DEREG_MR] = "dereg_mr",
+		[DPR_SHM_ALLOC_MW] = "alloc_mw",
+		[DPR_SHM_DEALLOC_MW] = "dealloc_mw",
 		[DPR_SHM_CREATE_CHANNEL] = "create_comp_channel",
 		[DPR_SHM_DESTROY_CHANNEL] = "destroy_comp_channel",
 		[DPR_SHM_CREATE_CQ] = "create_cq",

@@ -72,7 +72,7 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 10           /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 11           /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
                                           5: RDMA CM; 6: a send WQE's first
                                           line holds a one-SGE request; 7: a
@@ -82,7 +82,9 @@ extern "C" {
                                           ibv_rereg_mr (reg_mr.rereg); 9:
                                           65,536 QP slots, the doorbell's
                                           summary; 10: the worker's nap
-                                          (ctrl.napping, GET_WAKE) */
+                                          (ctrl.napping, GET_WAKE); 11:
+                                          memory windows (ALLOC_MW,
+                                          DEALLOC_MW, the WQE's bind) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -163,6 +165,13 @@ struct dpr_shm_swqe {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey;
 		} ud;
+		struct {                /**< IBV_WR_BIND_MW: ibv_send_wr.bind_mw */
+			uint32_t mw_key;        /**< the window's key now */
+			uint32_t new_key;       /**< its key once bound */
+			uint32_t mr_lkey;
+			uint32_t access;        /**< mw_access_flags */
+			uint64_t addr, length;
+		} bind;
 	};
 	uint8_t reserved[56];           /**< (whole cache lines an entry) */
 };
@@ -303,6 +312,8 @@ enum dpr_shm_op {
 	DPR_SHM_CM_DISCONNECT,   /**< cm_conn: DREQ */
 	DPR_SHM_GET_WAKE,        /**< after OPEN; answer fd: an eventfd that
 	                              wakes the client's worker from a nap */
+	DPR_SHM_ALLOC_MW,        /**< alloc_mw; answer alloc_mw_resp */
+	DPR_SHM_DEALLOC_MW,      /**< obj */
 	DPR_SHM_OP_MAX
 };
 
@@ -453,6 +464,12 @@ struct dpr_shm_msg {
 		struct {
 			uint32_t handle, lkey, rkey;
 		} reg_mr_resp;
+		struct {
+			uint32_t pd, type;      /**< IBV_MW_TYPE_1 or _2 */
+		} alloc_mw;
+		struct {
+			uint32_t handle, rkey;
+		} alloc_mw_resp;
 		struct {
 			uint32_t cqe;
 			int32_t channel;        /**< -1: none */

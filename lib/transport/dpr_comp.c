@@ -574,7 +574,7 @@ rx_atomic_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		return;
 	}
 	/* the original value, in host order, to the local 8 bytes */
-	mr = dpr_mr_check(tp->ctx, w->sge[0].lkey, qp->pd, w->sge[0].addr, 8,
+	mr = dpr_mr_check(tp->ctx, w->sge[0].lkey, qp->pd, 0, w->sge[0].addr, 8,
 			  DPR_ACCESS_LOCAL_WRITE);
 	if (mr == NULL) {
 		qp_fail(qp, DPR_WC_LOC_PROT_ERR);

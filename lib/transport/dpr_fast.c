@@ -35,7 +35,8 @@ static __rte_always_inline struct dpr_mr *
 remote_mr(struct dpr_tqp *qp, uint64_t gen, uint32_t rkey, uint64_t va, uint32_t len)
 {
 	return dpr_mr_check_cached(qp->tp->ctx, &qp->resp.rkey, gen,
-				   rkey, qp->pd, va, len, DPR_ACCESS_REMOTE_WRITE);
+				   rkey, qp->pd, qp->qpn, va, len,
+				   DPR_ACCESS_REMOTE_WRITE);
 }
 
 /* Byte reads of the fields rather than lib/wire's dpr_bth_*() and
@@ -206,7 +207,7 @@ fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 		/* dpr_sge_scatter() of one SGE; the key through the cache */
 		if (r->num_sge != 1 || off + paylen > r->sge[0].length ||
 		    (mr = dpr_mr_check_cached(qp->tp->ctx, &qp->resp.lkey, gen,
-				r->sge[0].lkey, qp->pd, r->sge[0].addr + off, paylen,
+				r->sge[0].lkey, qp->pd, 0, r->sge[0].addr + off, paylen,
 				DPR_ACCESS_LOCAL_WRITE)) == NULL)
 			return false;
 	}
@@ -223,7 +224,7 @@ fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 		if (mask & DPR_IMMDT_MASK)
 			memcpy(&imm, p + DPR_F_BTH + 12, sizeof(imm));
 		resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, off + paylen,
-				   mask & DPR_IMMDT_MASK, imm);
+				   mask & DPR_IMMDT_MASK ? DPR_WC_WITH_IMM : 0, imm);
 	}
 	usual_done(qp, p, mask, DPR_SEND_MASK);
 	return true;

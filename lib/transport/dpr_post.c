@@ -165,9 +165,32 @@ dpr_post_send(struct dpr_tqp *qp, const struct dpr_send_wr *wrs, unsigned int n,
 			rc = -ENOMEM;   /* (what stopped usual_run()) */
 			break;
 		}
-		if (qp->state < DPR_QPS_RTS || wr->opcode > DPR_WR_ATOMIC_FETCH_AND_ADD) {
+		if (qp->state < DPR_QPS_RTS || wr->opcode > DPR_WR_SEND_WITH_INV) {
 			rc = -EINVAL;
 			break;
+		}
+		/* windows: binds and invalidations on RC and UC QPs (IBA
+		 * 10.6.7, 10.8.2.x); SEND WITH INVALIDATE has RC opcodes only */
+		if ((wr_is_local(wr->opcode) || wr->opcode == DPR_WR_SEND_WITH_INV) &&
+		    qp->type != DPR_QPT_RC &&
+		    (qp->type != DPR_QPT_UC || wr->opcode == DPR_WR_SEND_WITH_INV)) {
+			rc = -EINVAL;
+			break;
+		}
+		if (wr_is_local(wr->opcode)) {
+			if (qp->sq.prod - qp->comp.index >= qp->sq.size) {
+				rc = -ENOMEM;
+				break;
+			}
+			/* no data: what it binds or invalidates */
+			w = wqe_post(qp, wr, wr->opcode, wr->send_flags, 0);
+			w->num_sge = 0;
+			if (wr->opcode == DPR_WR_BIND_MW)
+				w->bind = wr->bind;
+			qp->sq.prod++;
+			if (qp->state == DPR_QPS_ERR)
+				dpr_qp_flush_send(qp);
+			continue;
 		}
 		if (inl) {
 			/* num_sge counts the inline bytes */

@@ -712,6 +712,10 @@ wc_opcode(uint8_t wr)
 		return DPR_WC_COMP_SWAP;
 	case DPR_WR_ATOMIC_FETCH_AND_ADD:
 		return DPR_WC_FETCH_ADD;
+	case DPR_WR_BIND_MW:
+		return DPR_WC_BIND_MW;
+	case DPR_WR_LOCAL_INV:
+		return DPR_WC_LOCAL_INV;
 	default:
 		return DPR_WC_SEND;
 	}

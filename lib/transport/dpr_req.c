@@ -40,6 +40,10 @@ req_opcode(const struct dpr_send_wqe *w, bool first, bool last)
 		return DPR_OP_RC_CMP_SWAP;
 	case DPR_WR_ATOMIC_FETCH_AND_ADD:
 		return DPR_OP_RC_FETCH_ADD;
+	case DPR_WR_SEND_WITH_INV:
+		/* (RC only: IBA 9.4, table 35 has no UC opcode for it) */
+		return last ? (first ? DPR_OP_RC_SEND_ONLY_INV : DPR_OP_RC_SEND_LAST_INV) :
+			(first ? DPR_OP_RC_SEND_FIRST : DPR_OP_RC_SEND_MIDDLE);
 	default:
 		return send_write_op[w->opcode][first][last];
 	}
@@ -56,7 +60,7 @@ local_sges_check(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t access)
 		if (w->sge[i].length == 0)
 			continue;
 		if (dpr_mr_check_cached(qp->tp->ctx, &qp->req.lkey, w->mr_gen,
-					w->sge[i].lkey, qp->pd, w->sge[i].addr,
+					w->sge[i].lkey, qp->pd, 0, w->sge[i].addr,
 					w->sge[i].length, access) == NULL)
 			return false;
 	}
@@ -74,7 +78,7 @@ local_sges_ok(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 		/* the key once per message, not per packet */
 		if (w->sge[0].length != 0)
 			w->mr = dpr_mr_check_cached(qp->tp->ctx, &qp->req.lkey,
-						    w->mr_gen, w->sge[0].lkey, qp->pd,
+						    w->mr_gen, w->sge[0].lkey, qp->pd, 0,
 						    w->sge[0].addr, w->sge[0].length,
 						    access);
 		return w->mr != NULL || w->sge[0].length == 0;
@@ -234,6 +238,7 @@ build_packet(struct dpr_tqp *qp, struct dpr_send_wqe *w, uint32_t off,
 			h->reth.len = w->length;
 		}
 		h->imm = w->imm;
+		h->ieth_rkey = w->rkey;         /* (SEND WITH INVALIDATE) */
 		h->se = *last && (w->flags & DPR_SEND_SOLICITED);
 		if (*paylen != 0 && (w->flags & DPR_SEND_INLINE)) {
 			segs[0].addr = w->inline_data + off;
@@ -690,6 +695,42 @@ queued_new:
 	return budget - sent;
 }
 
+/*
+ * A bind or a local invalidation (@p w, the requester's next WQE): no
+ * packet, no PSN. It waits for every WQE before it to complete -- more
+ * than IBA 10.8.3.3 asks (only a fence waits), less to go wrong: it then
+ * takes effect and completes in order at once, and no replay or
+ * selective resend ever meets it. As rxe: a window that cannot be bound
+ * completes in MW_BIND_ERR, a key that cannot be invalidated in
+ * LOC_QP_OP_ERR, and the QP goes to error. @return false if it must wait
+ * (or failed).
+ */
+static bool
+local_op(struct dpr_tqp *qp, struct dpr_send_wqe *w)
+{
+	struct dpr_verbs_ctx *ctx = qp->tp->ctx;
+	const bool bind = w->opcode == DPR_WR_BIND_MW;
+	int rc;
+
+	if (qp->comp.index != qp->req.index || qp->state == DPR_QPS_SQD)
+		return false;
+	rc = bind ? dpr_mw_bind(ctx, qp->pd, qp->qpn, &w->bind) :
+		dpr_mw_invalidate(ctx, w->rkey, qp->pd, qp->qpn, false);
+	QP_STAT(qp, mw_ops);
+	dpr_qp_complete_send(qp, w, rc == 0 ? DPR_WC_SUCCESS :
+			     bind ? DPR_WC_MW_BIND_ERR : DPR_WC_LOC_QP_OP_ERR);
+	qp->comp.index++;
+	qp->req.index++;
+	if (rc != 0) {
+		dpr_qp_error(qp, bind ? "a memory window bind was refused "
+			     "(MW_BIND_ERR: window, MR, PD, access or range)" :
+			     "a local invalidation was refused (LOC_QP_OP_ERR: "
+			     "not a bound type 2 window of the QP's PD)");
+		return false;
+	}
+	return true;
+}
+
 bool
 dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 {
@@ -723,6 +764,11 @@ dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 
 		if (w->state == WQE_DONE || w->state == WQE_PENDING) {
 			qp->req.index++;
+			continue;
+		}
+		if (unlikely(wr_is_local(w->opcode)) && w->state == WQE_POSTED) {
+			if (!local_op(qp, w))
+				return false;
 			continue;
 		}
 		if (w->state == WQE_POSTED) {

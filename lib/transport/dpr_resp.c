@@ -40,7 +40,8 @@ static inline void
 complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
 	      uint32_t len, const struct dpr_wire_hdrs *h, bool imm)
 {
-	resp_complete_recv(qp, status, opcode, len, imm && h != NULL,
+	resp_complete_recv(qp, status, opcode, len,
+			   imm && h != NULL ? DPR_WC_WITH_IMM : 0,
 			   h != NULL ? h->imm : 0);
 }
 
@@ -154,9 +155,23 @@ rx_send(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		qp->resp.recv_off += pi->paylen;
 	}
 	qp->resp.in_msg = DPR_SEND_MASK;
-	if (pi->mask & DPR_END_MASK)
+	if (unlikely(pi->mask & DPR_INV_MASK)) {
+		/* SEND WITH INVALIDATE (IBA 10.6.7.2.2, 9.4.6): the type 2
+		 * window of ours its IETH names, bound to this QP, is
+		 * invalidated as the message completes; a key that cannot be
+		 * is an invalid request (rxe: class J) */
+		if (dpr_mw_invalidate(qp->tp->ctx, h->ieth_rkey, qp->pd,
+				      qp->qpn, true) != 0) {
+			nak_invalid(qp, h->psn);
+			return;
+		}
+		QP_STAT(qp, mw_remote_inv);
+		resp_complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV,
+				   qp->resp.recv_off, DPR_WC_WITH_INV, h->ieth_rkey);
+	} else if (pi->mask & DPR_END_MASK) {
 		complete_recv(qp, DPR_WC_SUCCESS, DPR_WC_RECV, qp->resp.recv_off, h,
 			      pi->mask & DPR_IMMDT_MASK);
+	}
 	done_request(qp, pi, h);
 }
 
@@ -168,7 +183,7 @@ dpr_resp_place_write(struct dpr_tqp *qp, struct dpr_mr *mr,
 	const void *src;
 
 	if (mr == NULL)
-		mr = dpr_mr_check(qp->tp->ctx, qp->resp.write_rkey, qp->pd,
+		mr = dpr_mr_check(qp->tp->ctx, qp->resp.write_rkey, qp->pd, qp->qpn,
 				  qp->resp.write_va, pi->paylen,
 				  DPR_ACCESS_REMOTE_WRITE);
 	if (mr == NULL)
@@ -197,7 +212,7 @@ rx_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	if (pi->mask & DPR_START_MASK) {
 		if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE) ||
 		    (h->reth.len != 0 &&
-		     (mr = dpr_mr_check(ctx, h->reth.rkey, qp->pd, h->reth.va,
+		     (mr = dpr_mr_check(ctx, h->reth.rkey, qp->pd, qp->qpn, h->reth.va,
 					h->reth.len, DPR_ACCESS_REMOTE_WRITE)) == NULL)) {
 			nak_access(qp, h->psn);
 			return;
@@ -292,7 +307,7 @@ rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 
 	if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_READ) ||
 	    (h->reth.len != 0 &&
-	     dpr_mr_check(qp->tp->ctx, h->reth.rkey, qp->pd, h->reth.va,
+	     dpr_mr_check(qp->tp->ctx, h->reth.rkey, qp->pd, qp->qpn, h->reth.va,
 			  h->reth.len, DPR_ACCESS_REMOTE_READ) == NULL)) {
 		nak_access(qp, h->psn);
 		return;
@@ -335,7 +350,8 @@ rx_atomic(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 		nak_invalid(qp, h->psn);
 		return;
 	}
-	mr = dpr_mr_check(qp->tp->ctx, h->atomic.rkey, qp->pd, h->atomic.va, 8,
+	mr = dpr_mr_check(qp->tp->ctx, h->atomic.rkey, qp->pd, qp->qpn,
+			  h->atomic.va, 8,
 			  DPR_ACCESS_REMOTE_ATOMIC);
 	if (mr == NULL) {
 		nak_access(qp, h->psn);
@@ -562,7 +578,7 @@ send_run(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t start,
 			 DPR_OP_RC_READ_RESPONSE_MIDDLE);
 		if (paylen != 0) {
 			/* the key again: it may have gone since the request */
-			struct dpr_mr *mr = dpr_mr_check(tp->ctx, res->rkey, qp->pd,
+			struct dpr_mr *mr = dpr_mr_check(tp->ctx, res->rkey, qp->pd, qp->qpn,
 							 res->va + *off, paylen,
 							 DPR_ACCESS_REMOTE_READ);
 

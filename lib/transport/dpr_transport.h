@@ -302,7 +302,9 @@ struct dpr_qp_init_attr {
 	_(read_patches) \
 	_(ce_rx) \
 	_(cnp_tx) \
-	_(cnp_rx)
+	_(cnp_rx) \
+	_(mw_ops) \
+	_(mw_remote_inv)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */

@@ -69,7 +69,7 @@ uc_write(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	if (pi->mask & DPR_START_MASK) {
 		if (!(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE) ||
 		    (h->reth.len != 0 &&
-		     dpr_mr_check(ctx, h->reth.rkey, qp->pd, h->reth.va,
+		     dpr_mr_check(ctx, h->reth.rkey, qp->pd, qp->qpn, h->reth.va,
 				  h->reth.len, DPR_ACCESS_REMOTE_WRITE) == NULL))
 			return false;
 		qp->resp.write_va = h->reth.va;

@@ -237,7 +237,8 @@ dpr_payload_seg(struct dpr_tqp *qp, struct dpr_mr *mr, struct dpr_wire_seg *seg)
 	 * costs less than another segment */
 	seg->shinfo = NULL;
 	if (tp->conf.zero_copy_min != 0 && seg->len >= tp->conf.zero_copy_min)
-		seg->shinfo = mr_shinfo(mr);
+		/* (a window's memory is its MR's: frames hold the MR's) */
+		seg->shinfo = mr_shinfo(unlikely(mr->mw_type != 0) ? mr->parent : mr);
 	if (seg->shinfo != NULL)
 		tp->stats.tx_payload_attached += seg->len;
 	else
@@ -261,7 +262,7 @@ dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge, uint32_t nsge,
 			continue;
 		}
 		piece = RTE_MIN(len, sge[i].length - off);
-		mr = dpr_mr_check(qp->tp->ctx, sge[i].lkey, qp->pd,
+		mr = dpr_mr_check(qp->tp->ctx, sge[i].lkey, qp->pd, 0,
 				  sge[i].addr + off, piece, 0);
 		if (mr == NULL || *nseg == max_segs)
 			return -EACCES;
@@ -294,7 +295,7 @@ dpr_sge_scatter(struct dpr_tqp *qp, const struct dpr_sge *sge, uint32_t nsge,
 			continue;
 		}
 		piece = RTE_MIN(len, sge[i].length - off);
-		mr = dpr_mr_check(qp->tp->ctx, sge[i].lkey, qp->pd,
+		mr = dpr_mr_check(qp->tp->ctx, sge[i].lkey, qp->pd, 0,
 				  sge[i].addr + off, piece,
 				  DPR_ACCESS_LOCAL_WRITE);
 		if (mr == NULL)

@@ -80,7 +80,10 @@ struct dpr_send_wqe {
 	uint32_t rkey;
 	uint64_t compare_add;
 	uint64_t swap;
-	struct dpr_ud_dest ud;    /**< UD QPs */
+	union {
+		struct dpr_ud_dest ud;    /**< UD QPs */
+		struct dpr_mw_bind bind;  /**< DPR_WR_BIND_MW */
+	};
 	struct dpr_sge *sge;      /**< num_sge entries, or NULL */
 	uint8_t *inline_data;     /**< with DPR_SEND_INLINE */
 	/* one SGE: its MR, found when the WQE started, good while the MR
@@ -599,7 +602,7 @@ rq_done(struct dpr_tqp *qp)
  * order), and the queue moves on: dpr_resp.c's and dpr_fast.c's. */
 static inline void
 resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcode,
-		   uint32_t len, bool imm, uint32_t imm_data)
+		   uint32_t len, uint32_t flags, uint32_t imm_data)
 {
 	struct dpr_recv_wqe *r = rq_cur(qp);
 	struct dpr_cqe e = {
@@ -611,9 +614,10 @@ resp_complete_recv(struct dpr_tqp *qp, enum dpr_wc_status status, uint32_t opcod
 		.src_qp = qp->attr.dest_qp_num,
 	};
 
-	if (imm) {
+	/* (flags: DPR_WC_WITH_IMM, DPR_WC_WITH_INV with the key, or 0) */
+	if (flags != 0) {
 		e.imm_data = imm_data;
-		e.wc_flags = DPR_WC_WITH_IMM;
+		e.wc_flags = flags;
 	}
 	rq_done(qp);
 	dpr_cq_push(qp->rcq, &e);
@@ -625,6 +629,13 @@ wr_is_rd_atomic(uint8_t op)
 {
 	return op == DPR_WR_RDMA_READ || op == DPR_WR_ATOMIC_CMP_AND_SWP ||
 		op == DPR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* A bind or a local invalidation: done by the requester, no packet */
+static inline bool
+wr_is_local(uint8_t op)
+{
+	return op == DPR_WR_LOCAL_INV || op == DPR_WR_BIND_MW;
 }
 
 static inline bool

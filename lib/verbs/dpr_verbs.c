@@ -52,7 +52,8 @@ struct dpr_verbs_ctx {
 	void (*mr_release)(struct dpr_mr *mr);
 	struct dpr_mr **mrs;        /**< by key index */
 	uint32_t *mr_keys;          /**< the last key each slot had */
-	uint32_t mr_idx_bits;       /**< low key bits holding the index */
+	uint32_t mr_idx_bits;       /**< key bits holding the index (above
+				     *   the key byte) */
 	struct slot_fifo mr_free;
 	void **qps;                 /**< by QPN slot (its low bits) */
 	uint32_t *qpns;             /**< the QPN each slot has (or last had) */
@@ -159,7 +160,7 @@ dpr_verbs_create(const struct dpr_verbs_limits *l)
 		ctx->lim = *l;
 	else
 		dpr_verbs_default_limits(&ctx->lim);
-	/* key index: 24 bits; QPN: 24 bits */
+	/* key index: 24 bits above the key byte; QPN: 24 bits */
 	if (ctx->lim.max_mr > (1u << 24) - 1)
 		ctx->lim.max_mr = (1u << 24) - 1;
 	if (ctx->lim.max_qp > QP_MAX)
@@ -259,6 +260,59 @@ dpr_pd_dealloc(struct dpr_pd *pd)
 	return 0;
 }
 
+/*
+ * A key for table slot @p slot: random bits, the slot + 1 above the low
+ * 8, the key byte (IBA 10.6.7.2: a window's binder picks it; random for
+ * the rest), never the slot's last key -- a key seen once in a slot is
+ * not good again at once.
+ */
+static uint32_t
+new_key(struct dpr_verbs_ctx *ctx, uint32_t slot)
+{
+	uint32_t key;
+
+	do {
+		uint32_t r = draw(ctx);
+
+		key = (r & 0xff) | (slot + 1) << 8 |
+			(ctx->mr_idx_bits + 8 < 32 ? (r >> 8) << (ctx->mr_idx_bits + 8) : 0);
+	} while (key == ctx->mr_keys[slot]);
+	ctx->mr_keys[slot] = key;
+	return key;
+}
+
+static uint32_t
+key_slot(const struct dpr_verbs_ctx *ctx, uint32_t key)
+{
+	return (key >> 8) & ((1u << ctx->mr_idx_bits) - 1);
+}
+
+/* A new MR or window of @p pd in a free slot of the key table, with its
+ * key (rkey); NULL + errno ENOMEM when the table is full */
+static struct dpr_mr *
+key_slot_take(struct dpr_pd *pd)
+{
+	struct dpr_verbs_ctx *ctx = pd->ctx;
+	struct dpr_mr *mr;
+	uint32_t slot;
+
+	if (!fifo_get(&ctx->mr_free, &slot)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		fifo_put(&ctx->mr_free, slot);
+		return NULL;
+	}
+	mr->pd = pd;
+	mr->index = slot;
+	mr->rkey = new_key(ctx, slot);
+	ctx->mrs[slot] = mr;
+	pd->refs++;
+	return mr;
+}
+
 struct dpr_mr *
 dpr_mr_reg(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 	   uint32_t access)
@@ -286,38 +340,23 @@ dpr_mr_reg_owned(struct dpr_pd *pd, void *addr, uint64_t iova, uint64_t length,
 {
 	struct dpr_verbs_ctx *ctx = pd->ctx;
 	struct dpr_mr *mr;
-	uint32_t slot;
 
 	if (!mr_args_ok(ctx, addr, iova, length, access)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!fifo_get(&ctx->mr_free, &slot)) {
-		errno = ENOMEM;
+	mr = key_slot_take(pd);
+	if (mr == NULL)
 		return NULL;
-	}
-	mr = calloc(1, sizeof(*mr));
-	if (mr == NULL) {
-		fifo_put(&ctx->mr_free, slot);
-		return NULL;
-	}
-	mr->pd = pd;
 	mr->addr = addr;
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
-	mr->index = slot;
 	if (owner != NULL)
 		mr->owner = *owner;
-	do {
-		mr->lkey = draw(ctx) << ctx->mr_idx_bits | (slot + 1);
-	} while (mr->lkey == ctx->mr_keys[slot]);
-	ctx->mr_keys[slot] = mr->lkey;
-	mr->rkey = mr->lkey;
+	mr->lkey = mr->rkey;
 	mr->valid = true;
-	ctx->mrs[slot] = mr;
 	ctx->use.mr++;
-	pd->refs++;
 	return mr;
 }
 
@@ -346,6 +385,11 @@ dpr_mr_rereg(struct dpr_mr *old, struct dpr_pd *pd, void *addr, uint64_t iova,
 		errno = EINVAL;
 		return NULL;
 	}
+	/* windows bound to it hold it (as rxe, and IBA 10.6.7.2.5) */
+	if (old->mw_bound != 0) {
+		errno = EBUSY;
+		return NULL;
+	}
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return NULL;
@@ -369,6 +413,8 @@ dpr_mr_dereg(struct dpr_mr *mr)
 {
 	struct dpr_verbs_ctx *ctx = mr->pd->ctx;
 
+	if (mr->mw_bound != 0)
+		return -EBUSY;
 	mr_retire(ctx, mr);
 	ctx->mrs[mr->index] = NULL;
 	fifo_put(&ctx->mr_free, mr->index);
@@ -390,29 +436,160 @@ dpr_verbs_mr_gen(const struct dpr_verbs_ctx *ctx)
 	return &ctx->mr_gen;
 }
 
-struct dpr_mr *
-dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key)
+/* What holds table slot of @p key (valid or not), or NULL */
+static struct dpr_mr *
+slot_of(struct dpr_verbs_ctx *ctx, uint32_t key)
 {
-	uint32_t idx = key & ((1u << ctx->mr_idx_bits) - 1);
-	struct dpr_mr *mr;
+	uint32_t idx = key_slot(ctx, key);
 
 	if (idx == 0 || idx > ctx->lim.max_mr)
 		return NULL;
-	mr = ctx->mrs[idx - 1];
-	if (mr == NULL || mr->lkey != key || !mr->valid)
+	return ctx->mrs[idx - 1];
+}
+
+struct dpr_mr *
+dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key)
+{
+	struct dpr_mr *mr = slot_of(ctx, key);
+
+	/* (an MR's lkey is its rkey; a window has only the latter) */
+	if (mr == NULL || mr->rkey != key || !mr->valid)
 		return NULL;
 	return mr;
 }
 
 struct dpr_mr *
 dpr_mr_check(struct dpr_verbs_ctx *ctx, uint32_t key, const struct dpr_pd *pd,
-	     uint64_t iova, uint64_t len, uint32_t access)
+	     uint32_t qpn, uint64_t iova, uint64_t len, uint32_t access)
 {
 	struct dpr_mr *mr = dpr_mr_lookup(ctx, key);
 
 	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
 		return NULL;
+	/* a window is a remote key (IBA 10.6.7: never an lkey); a type 2
+	 * window is its QP's alone */
+	if (__builtin_expect(mr->mw_type != 0, 0) &&
+	    (qpn == 0 || (mr->mw_type == 2 && mr->mw_qpn != qpn)))
+		return NULL;
 	return dpr_mr_covers(mr, iova, len) ? mr : NULL;
+}
+
+/* ------------------------------------------------------------ windows */
+
+struct dpr_mr *
+dpr_mw_alloc(struct dpr_pd *pd, uint32_t type)
+{
+	struct dpr_mr *mw;
+
+	if (type != 1 && type != 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = key_slot_take(pd);
+	if (mw == NULL)
+		return NULL;
+	mw->mw_type = (uint8_t)type;
+	pd->ctx->use.mw++;
+	return mw;
+}
+
+/* @p mw bound no more: its key refused from now on, every cached check
+ * of it suspect */
+static void
+mw_unbind(struct dpr_verbs_ctx *ctx, struct dpr_mr *mw)
+{
+	if (mw->parent != NULL)
+		mw->parent->mw_bound--;
+	mw->parent = NULL;
+	mw->valid = false;
+	mw->addr = NULL;
+	mw->length = 0;
+	mw->access = 0;
+	mw->mw_qpn = 0;
+	__atomic_store_n(&ctx->mr_gen, ctx->mr_gen + 1, __ATOMIC_RELEASE);
+}
+
+int
+dpr_mw_dealloc(struct dpr_mr *mw)
+{
+	struct dpr_verbs_ctx *ctx = mw->pd->ctx;
+
+	if (mw->mw_type == 0)
+		return -EINVAL;
+	mw_unbind(ctx, mw);
+	ctx->mrs[mw->index] = NULL;
+	fifo_put(&ctx->mr_free, mw->index);
+	ctx->use.mw--;
+	mw->pd->refs--;
+	free(mw);
+	return 0;
+}
+
+/* The window of key @p key: its slot holds a window whose key differs
+ * at most in the key byte */
+static struct dpr_mr *
+mw_of(struct dpr_verbs_ctx *ctx, uint32_t key)
+{
+	struct dpr_mr *mw = slot_of(ctx, key);
+
+	if (mw == NULL || mw->mw_type == 0 || ((mw->rkey ^ key) & ~0xffu) != 0)
+		return NULL;
+	return mw;
+}
+
+int
+dpr_mw_bind(struct dpr_verbs_ctx *ctx, const struct dpr_pd *pd, uint32_t qpn,
+	    const struct dpr_mw_bind *b)
+{
+	struct dpr_mr *mw = mw_of(ctx, b->mw_key), *mr;
+
+	if (mw == NULL || mw->pd != pd || ((b->new_key ^ b->mw_key) & ~0xffu) != 0)
+		return -EINVAL;
+	/* a type 2 window is bound once, until invalidated (IBA
+	 * 10.6.7.2.2); access bits a window can give */
+	if ((mw->mw_type == 2 && mw->valid) ||
+	    (b->access & ~(DPR_ACCESS_REMOTE | DPR_ACCESS_LOCAL_WRITE)) != 0)
+		return -EINVAL;
+	if (b->length == 0 && mw->mw_type == 1) {
+		/* a type 1 window bound to nothing: unbound */
+		mw_unbind(ctx, mw);
+		mw->rkey = b->new_key;
+		return 0;
+	}
+	mr = dpr_mr_lookup(ctx, b->mr_lkey);
+	if (mr == NULL || mr->mw_type != 0 || mr->pd != pd ||
+	    !(mr->access & DPR_ACCESS_MW_BIND) ||
+	    ((b->access & (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_ATOMIC)) &&
+	     !(mr->access & DPR_ACCESS_LOCAL_WRITE)) ||
+	    !dpr_mr_covers(mr, b->addr, b->length))
+		return -EINVAL;
+	mw_unbind(ctx, mw);             /* (a type 1 window bound again) */
+	mw->parent = mr;
+	mr->mw_bound++;
+	mw->addr = dpr_mr_ptr(mr, b->addr);
+	mw->iova = b->addr;
+	mw->length = b->length;
+	mw->access = b->access;
+	mw->mw_qpn = mw->mw_type == 2 ? qpn : 0;
+	mw->rkey = b->new_key;
+	mw->valid = true;
+	return 0;
+}
+
+int
+dpr_mw_invalidate(struct dpr_verbs_ctx *ctx, uint32_t key,
+		  const struct dpr_pd *pd, uint32_t qpn, bool remote)
+{
+	struct dpr_mr *mw = slot_of(ctx, key);
+
+	/* only a bound type 2 window, by its whole key (type 1 windows are
+	 * unbound by a bind of length 0; MRs are not invalidated: no fast
+	 * registration here) */
+	if (mw == NULL || mw->mw_type != 2 || mw->rkey != key || !mw->valid ||
+	    mw->pd != pd || (remote && mw->mw_qpn != qpn))
+		return -EINVAL;
+	mw_unbind(ctx, mw);
+	return 0;
 }
 
 struct dpr_cq *

@@ -35,6 +35,9 @@ enum dpr_wr_opcode {
 	DPR_WR_RDMA_READ = 4,
 	DPR_WR_ATOMIC_CMP_AND_SWP = 5,
 	DPR_WR_ATOMIC_FETCH_AND_ADD = 6,
+	DPR_WR_LOCAL_INV = 7,         /**< rkey: the window to invalidate */
+	DPR_WR_BIND_MW = 8,           /**< rkey: the window's new key; bind */
+	DPR_WR_SEND_WITH_INV = 9,     /**< rkey: the peer's window to invalidate */
 };
 
 /** Send flags (ibv_send_flags). */
@@ -52,6 +55,8 @@ enum dpr_wc_opcode {
 	DPR_WC_RDMA_READ = 2,
 	DPR_WC_COMP_SWAP = 3,
 	DPR_WC_FETCH_ADD = 4,
+	DPR_WC_BIND_MW = 5,
+	DPR_WC_LOCAL_INV = 6,
 	DPR_WC_RECV = 128,
 	DPR_WC_RECV_RDMA_WITH_IMM = 129,
 };
@@ -63,6 +68,7 @@ enum dpr_wc_status {
 	DPR_WC_LOC_QP_OP_ERR = 2,
 	DPR_WC_LOC_PROT_ERR = 4,
 	DPR_WC_WR_FLUSH_ERR = 5,
+	DPR_WC_MW_BIND_ERR = 6,
 	DPR_WC_BAD_RESP_ERR = 7,
 	DPR_WC_LOC_ACCESS_ERR = 8,
 	DPR_WC_REM_INV_REQ_ERR = 9,
@@ -78,6 +84,9 @@ enum dpr_wc_status {
 enum dpr_wc_flags {
 	DPR_WC_GRH = 1 << 0,      /**< the first 40 bytes hold the GRH (UD) */
 	DPR_WC_WITH_IMM = 1 << 1,
+	/** A SEND WITH INVALIDATE: imm_data holds the key invalidated (in
+	 * host order, as ibv_wc.invalidated_rkey) */
+	DPR_WC_WITH_INV = 1 << 3,
 	/** Not ibv_wc_flags: the network header of a UD receive, which the
 	 * verbs layer reports in ibv_wc.sl as ConnectX does (its PRM: for
 	 * RoCE the SL of a UD completion is the L3 header type, 2 IPv4, 1
@@ -93,9 +102,13 @@ enum dpr_access_flags {
 	DPR_ACCESS_REMOTE_WRITE = 1 << 1,
 	DPR_ACCESS_REMOTE_READ = 1 << 2,
 	DPR_ACCESS_REMOTE_ATOMIC = 1 << 3,
+	DPR_ACCESS_MW_BIND = 1 << 4,        /**< windows may be bound to it */
 };
 #define DPR_ACCESS_ALL (DPR_ACCESS_LOCAL_WRITE | DPR_ACCESS_REMOTE_WRITE | \
-			DPR_ACCESS_REMOTE_READ | DPR_ACCESS_REMOTE_ATOMIC)
+			DPR_ACCESS_REMOTE_READ | DPR_ACCESS_REMOTE_ATOMIC | \
+			DPR_ACCESS_MW_BIND)
+#define DPR_ACCESS_REMOTE (DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_READ | \
+			   DPR_ACCESS_REMOTE_ATOMIC)
 
 /** QP transport services, numbered as ibv_qp_type: the one name for them
  * in lib/verbs, lib/transport, the shim's messages and the drop-in. Only RC
@@ -213,7 +226,9 @@ struct dpr_mr_owner {
 };
 
 /** A memory region: [addr, addr + length) of this process, known to
- * peers as [iova, iova + length). */
+ * peers as [iova, iova + length); or a memory window (IBA 10.6.7): a key
+ * of its own to a part of an MR, bound and invalidated through work
+ * requests. A window's key is never a local key. */
 struct dpr_mr {
 	struct dpr_pd *pd;
 	uint8_t *addr;
@@ -223,7 +238,13 @@ struct dpr_mr {
 	uint32_t lkey;
 	uint32_t rkey;
 	uint32_t index;
-	bool valid;
+	bool valid;               /**< a window: bound (its key is good) */
+	/** 0: a memory region; 1 or 2: a memory window of that type, which
+	 * borrows [addr, addr + length) of the MR it is bound to */
+	uint8_t mw_type;
+	uint32_t mw_bound;        /**< an MR: windows bound to it now */
+	struct dpr_mr *parent;    /**< a bound window: its MR */
+	uint32_t mw_qpn;          /**< a bound type 2 window: its QP */
 	/** Who gives the memory back, once the MR is deregistered and
 	 * nothing uses the memory any more (NULL: the caller keeps it). */
 	struct dpr_mr_owner owner;
@@ -296,6 +317,16 @@ struct dpr_ud_dest {
 	uint32_t remote_qkey;
 };
 
+/** What a bind asks (ibv_mw_bind_info with the window and its new key). */
+struct dpr_mw_bind {
+	uint32_t mw_key;          /**< the window's key (its key byte aside) */
+	uint32_t new_key;         /**< its key from now on */
+	uint32_t mr_lkey;         /**< the MR (0 with length 0: type 1 unbind) */
+	uint32_t access;          /**< the window's (enum dpr_access_flags) */
+	uint64_t addr;            /**< in the MR's iova space */
+	uint64_t length;
+};
+
 struct dpr_send_wr {
 	uint64_t wr_id;
 	uint32_t opcode;          /**< enum dpr_wr_opcode */
@@ -315,6 +346,7 @@ struct dpr_send_wr {
 			uint64_t swap;            /**< CMP_AND_SWP */
 		};
 		struct dpr_ud_dest ud;    /**< UD QPs: SEND only */
+		struct dpr_mw_bind bind;  /**< DPR_WR_BIND_MW */
 	};
 	uint8_t reserved[56];
 };
@@ -380,24 +412,57 @@ int dpr_mr_dereg(struct dpr_mr *mr);
 void dpr_verbs_seed_keys(struct dpr_verbs_ctx *ctx, uint64_t seed);
 
 /**
- * The device's MR generation: it changes whenever an MR is deregistered.
+ * The device's MR generation: it changes whenever an MR is deregistered
+ * and a window bound or invalidated.
  * An MR found by dpr_mr_check() may be kept and used without another
  * check while the generation read then is still the one read now (the
  * transport resolves a WQE's keys once, not per packet).
  */
 const uint64_t *dpr_verbs_mr_gen(const struct dpr_verbs_ctx *ctx);
 
-/** MR for a key, or NULL; O(1): the key's index bits pick the slot. */
+/** MR (or bound window) for a key, or NULL; O(1): the key's index bits
+ * (above its low 8 bits, the key byte a window's binder chooses) pick
+ * the slot. */
 struct dpr_mr *dpr_mr_lookup(struct dpr_verbs_ctx *ctx, uint32_t key);
 
 /**
- * Check a remote or local access of [iova, iova + len) through @p key.
+ * Check an access of [iova, iova + len) through @p key: a local one
+ * (@p qpn 0: an SGE's lkey) or a remote one by QP @p qpn (an rkey).
  * @return the MR, or NULL if the key is unknown or invalid, of another PD,
- *   lacks @p access, or the range is out of bounds (wrap included).
+ *   lacks @p access, or the range is out of bounds (wrap included); a
+ *   window only for a remote access, a type 2 window only through the QP
+ *   it is bound to.
  */
 struct dpr_mr *dpr_mr_check(struct dpr_verbs_ctx *ctx, uint32_t key,
-		const struct dpr_pd *pd, uint64_t iova, uint64_t len,
-		uint32_t access);
+		const struct dpr_pd *pd, uint32_t qpn, uint64_t iova,
+		uint64_t len, uint32_t access);
+
+/** A memory window of @p type (1 or 2), not bound. NULL + errno: EINVAL
+ * (type), ENOMEM (its key slot: windows share the MRs' table). */
+struct dpr_mr *dpr_mw_alloc(struct dpr_pd *pd, uint32_t type);
+/** Unbind (if bound) and free. */
+int dpr_mw_dealloc(struct dpr_mr *mw);
+
+
+/**
+ * Bind a window (IBA 10.6.7.2; as rxe checks it) by QP @p qpn of PD
+ * @p pd: a type 1 window may be bound again (length 0 unbinds it), a type
+ * 2 one only once invalidated, and it is then the QP's alone. The MR must
+ * be of the same PD, allow MW_BIND and local write where the window
+ * allows remote write or atomics, and hold the range; the new key differs
+ * in its low 8 bits only. @return 0 or -EINVAL (a bind error).
+ */
+int dpr_mw_bind(struct dpr_verbs_ctx *ctx, const struct dpr_pd *pd,
+		uint32_t qpn, const struct dpr_mw_bind *b);
+
+/**
+ * Invalidate the type 2 window of key @p key: locally (@p remote false:
+ * IBV_WR_LOCAL_INV on a QP of its PD) or by a peer's SEND WITH
+ * INVALIDATE arriving on QP @p qpn, the one it is bound to.
+ * @return 0 or -EINVAL.
+ */
+int dpr_mw_invalidate(struct dpr_verbs_ctx *ctx, uint32_t key,
+		const struct dpr_pd *pd, uint32_t qpn, bool remote);
 
 /** Does @p mr hold [iova, iova + len), without wrapping? */
 static inline __attribute__((always_inline)) bool
@@ -422,14 +487,14 @@ struct dpr_mr_cache {
 static inline __attribute__((always_inline)) struct dpr_mr *
 dpr_mr_check_cached(struct dpr_verbs_ctx *ctx, struct dpr_mr_cache *c,
 		    uint64_t gen, uint32_t key, const struct dpr_pd *pd,
-		    uint64_t iova, uint64_t len, uint32_t access)
+		    uint32_t qpn, uint64_t iova, uint64_t len, uint32_t access)
 {
 	struct dpr_mr *mr = c->mr;
 
 	if (mr != NULL && c->key == key && c->gen == gen && mr->pd == pd &&
 	    (mr->access & access) == access)
 		return dpr_mr_covers(mr, iova, len) ? mr : NULL;
-	mr = dpr_mr_check(ctx, key, pd, iova, len, access);
+	mr = dpr_mr_check(ctx, key, pd, qpn, iova, len, access);
 	if (mr != NULL)
 		*c = (struct dpr_mr_cache){ mr, key, gen };
 	return mr;
@@ -480,7 +545,7 @@ uint32_t dpr_qpn_slot(const struct dpr_verbs_ctx *ctx, uint32_t qpn);
 
 /** Counts of live objects, for limits and tests. */
 struct dpr_verbs_usage {
-	uint32_t pd, mr, cq, qp;
+	uint32_t pd, mr, cq, qp, mw;
 };
 void dpr_verbs_usage(const struct dpr_verbs_ctx *ctx, struct dpr_verbs_usage *u);
 

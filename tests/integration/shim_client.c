@@ -667,7 +667,7 @@ do_isolation(const char *sa, const char *sb)
 	CHECK(dprdma_check_send(a.qp, WR_SEND, F_INLINE, (1ull << 32) + 16) == EINVAL &&
 	      dprdma_check_send(a.qp, WR_SEND, F_INLINE, 16) == 0 &&
 	      dprdma_check_send(a.qp, WR_READ, F_INLINE, 16) == EINVAL &&
-	      dprdma_check_send(a.qp, 7, 0, 1) == EINVAL &&
+	      dprdma_check_send(a.qp, 10 /* IBV_WR_TSO */, 0, 1) == EINVAL &&
 	      dprdma_check_send(a.qp, WR_WRITE, 0, 5) == EINVAL,
 	      "send WRs checked before posting");
 	CHECK(dprdma_dealloc_pd(a.pd) == EBUSY, "PD in use: EBUSY");

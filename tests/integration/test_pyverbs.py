@@ -36,13 +36,6 @@ RDMA_CORE_TESTS = "/usr/share/doc/rdma-core/tests"
 
 # rdma-core tests that fail through dprdma today, and why (issue 44)
 KNOWN_GAPS = {
-    "test_mw_type1": "memory windows not offered yet",
-    "test_mw_type2": "memory windows not offered yet",
-    "test_invalidate_mw_type1": "memory windows not offered yet",
-    "test_mw_type2_invalidate_local": "memory windows not offered yet",
-    "test_mw_type2_invalidate_remote": "memory windows not offered yet",
-    "test_mw_type2_invalidate_dealloc": "memory windows not offered yet",
-    "test_qp_ex_rc_bind_mw": "memory windows not offered yet",
     "test_imported_rc_ex_rdma_write": "no command fd to import a PD through",
 }
 

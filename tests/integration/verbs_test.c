@@ -411,7 +411,8 @@ test_ud_ah_from_wc(void)
 
 /* UD over the link-local IPv6 GID (index 0) to ourselves: the GRH is
  * the IPv6 header as it came, and the AH made from it answers back over
- * the same GID. Then what is refused: multicast, memory windows. */
+ * the same GID. Then what is refused: multicast; memory windows made,
+ * and a bind on a UD QP refused. */
 static void
 test_ud_ipv6_and_refusals(void)
 {
@@ -477,10 +478,31 @@ test_ud_ipv6_and_refusals(void)
 	      "an AH to a multicast group: EOPNOTSUPP (%d)", errno);
 	CHECK(ibv_attach_mcast(ub, &mc, 0) == EOPNOTSUPP,
 	      "ibv_attach_mcast: EOPNOTSUPP");
-	errno = 0;
-	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP &&
-	      ibv_alloc_mw(pd, IBV_MW_TYPE_2) == NULL,
-	      "memory windows: EOPNOTSUPP (%d)", errno);
+	{
+		/* windows (bound and used in tests/pyverbs/test_mw.py): both
+		 * types made, a third refused; a UD QP binds none */
+		struct ibv_mw *w1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+		struct ibv_mw *w2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		struct ibv_device_attr da;
+		struct ibv_send_wr bw = { .opcode = IBV_WR_BIND_MW }, *bad;
+
+		CHECK(w1 != NULL && w2 != NULL && w1->rkey != w2->rkey &&
+		      w1->type == IBV_MW_TYPE_1 && w2->pd == pd,
+		      "memory windows of type 1 and 2");
+		errno = 0;
+		CHECK(ibv_alloc_mw(pd, (enum ibv_mw_type)3) == NULL && errno == EINVAL,
+		      "a window of type 3: EINVAL (%d)", errno);
+		bw.bind_mw.mw = w2;
+		bw.bind_mw.rkey = ibv_inc_rkey(w2->rkey);
+		CHECK(ibv_post_send(ua, &bw, &bad) == EINVAL,
+		      "a bind on a UD QP: EINVAL");
+		CHECK(ibv_query_device(ctx, &da) == 0 &&
+		      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+		      (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
+		      da.max_mw > 0, "device: windows of type 1 and 2B");
+		CHECK(w1 != NULL && ibv_dealloc_mw(w1) == 0 && w2 != NULL &&
+		      ibv_dealloc_mw(w2) == 0, "windows freed");
+	}
 	ibv_destroy_ah(ah);
 	ibv_destroy_qp(ua);
 	ibv_destroy_qp(ub);

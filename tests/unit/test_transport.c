@@ -219,18 +219,18 @@ test_verbs_objects(void)
 	CHECK(dpr_pd_dealloc(pd) == -EBUSY, "PD in use");
 	/* bounds, access, PD */
 	m = mr[0];
-	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1000, 8192, DPR_ACCESS_REMOTE_READ) == m,
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0, 0x1000, 8192, DPR_ACCESS_REMOTE_READ) == m,
 	      "whole MR");
-	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1001, 8192, 0) == NULL, "one past");
-	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0xfff, 1, 0) == NULL, "one before");
-	CHECK(dpr_mr_check(ctx, m->rkey, pd, UINT64_MAX - 2, 8, 0) == NULL, "wrap");
-	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1000 + 8191, 2, 0) == NULL, "straddle end");
-	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0x1000, 8, DPR_ACCESS_REMOTE_WRITE) == NULL,
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0, 0x1001, 8192, 0) == NULL, "one past");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0, 0xfff, 1, 0) == NULL, "one before");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0, UINT64_MAX - 2, 8, 0) == NULL, "wrap");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0, 0x1000 + 8191, 2, 0) == NULL, "straddle end");
+	CHECK(dpr_mr_check(ctx, m->rkey, pd, 0, 0x1000, 8, DPR_ACCESS_REMOTE_WRITE) == NULL,
 	      "no remote write");
-	CHECK(dpr_mr_check(ctx, m->rkey, pd2, 0x1000, 8, 0) == NULL, "other PD");
-	CHECK(dpr_mr_check(ctx, m->rkey ^ 0x1, pd, 0x1000, 8, 0) == NULL, "index bit");
-	for (i = 7; i < 32; i++)
-		CHECK(dpr_mr_check(ctx, m->rkey ^ (1u << i), pd, 0x1000, 8, 0) == NULL,
+	CHECK(dpr_mr_check(ctx, m->rkey, pd2, 0, 0x1000, 8, 0) == NULL, "other PD");
+	CHECK(dpr_mr_check(ctx, m->rkey ^ 0x100, pd, 0, 0x1000, 8, 0) == NULL, "index bit");
+	for (i = 0; i < 32; i++)
+		CHECK(dpr_mr_check(ctx, m->rkey ^ (1u << i), pd, 0, 0x1000, 8, 0) == NULL,
 		      "random key bit %d", i);
 	/* a freed key is refused at once; its slot comes back last */
 	old_key = m->rkey;
@@ -261,7 +261,7 @@ test_verbs_objects(void)
 		for (i = 0; i < 4096; i++) {
 			m = dpr_mr_reg(pd, buf, 0, 64, 0);
 			keys[i] = m->rkey;
-			CHECK((m->rkey & 1) == 1, "one slot");
+			CHECK(((m->rkey >> 8) & 1) == 1, "one slot");
 			CHECK(i == 0 || keys[i] != keys[i - 1], "previous key again");
 			ones |= m->rkey;
 			dpr_mr_dereg(m);
@@ -706,6 +706,99 @@ test_remote_access_errors(void)
 	r |= one_access_error("va + len past the end", 3);
 	r |= one_access_error("va + len wrapping 2^64", 4);
 	return r ? TEST_FAILED : TEST_SUCCESS;
+}
+
+/*
+ * Memory windows through the transport: a bind posted behind a long WRITE
+ * completes after it (a bind waits for the WQEs before it); the peer
+ * writes through the window's key, inside it only; a SEND WITH
+ * INVALIDATE (its IETH on the wire) invalidates it as the receive
+ * completes, with the key in the completion; the key is refused from
+ * then on. A window's key is never an lkey.
+ */
+static int
+test_memory_windows(void)
+{
+	const uint32_t big = 512 * 1024;
+	struct dpr_mr *l, *r, *rbuf, *mw;
+	struct dpr_cqe c[2];
+	struct dpr_send_wr wr = { 0 };
+	uint32_t key;
+
+	CHECK(conn(NULL, NULL, 31) == 0, "connect");
+	l = rc_mr(&H, 0, 1 << 20, DPR_ACCESS_ALL);
+	r = rc_mr(&H, 1, 1 << 20, DPR_ACCESS_ALL);
+	rbuf = rc_mr(&H, 1, 64, DPR_ACCESS_LOCAL_WRITE);
+	CHECK(l && r && rbuf, "MRs");
+	mw = dpr_mw_alloc(r->pd, 2);
+	CHECK(mw != NULL && !mw->valid && mw->mw_type == 2, "window");
+	CHECK(dpr_mw_alloc(r->pd, 3) == NULL && errno == EINVAL, "type 3");
+	key = (mw->rkey & ~0xffu) | ((mw->rkey + 1) & 0xffu);
+	/* B: a long WRITE, then the bind */
+	CHECK_EQ(post_send(qb, DPR_WR_RDMA_WRITE, r, 0, big, l->iova, l->rkey, 1,
+			   DPR_SEND_SIGNALED), 0, "write");
+	wr.wr_id = 2;
+	wr.opcode = DPR_WR_BIND_MW;
+	wr.send_flags = DPR_SEND_SIGNALED;
+	wr.bind = (struct dpr_mw_bind){
+		.mw_key = mw->rkey, .new_key = key, .mr_lkey = r->lkey,
+		.access = DPR_ACCESS_REMOTE_WRITE | DPR_ACCESS_REMOTE_READ |
+			DPR_ACCESS_LOCAL_WRITE,
+		.addr = r->iova + 4096, .length = 8192,
+	};
+	CHECK_EQ(dpr_post_send(qb, &wr, 1, NULL), 0, "bind posted");
+	CHECK_EQ(wait_cq(H.side[1].scq, 2, c, SEC), 2, "both complete");
+	CHECK(c[0].wr_id == 1 && c[0].opcode == DPR_WC_RDMA_WRITE &&
+	      c[1].wr_id == 2 && c[1].opcode == DPR_WC_BIND_MW &&
+	      c[1].status == DPR_WC_SUCCESS, "the WRITE, then the bind (%" PRIu64
+	      " %u, %" PRIu64 " %u %u)", c[0].wr_id, c[0].opcode, c[1].wr_id,
+	      c[1].opcode, c[1].status);
+	CHECK(mw->valid && mw->rkey == key && mw->mw_qpn == dpr_qp_num(qb),
+	      "bound to B's QP with its new key");
+	CHECK(dpr_mr_check(H.side[1].ctx, key, r->pd, 0, r->iova + 4096, 8, 0) ==
+	      NULL, "a window's key is no lkey");
+	CHECK(dpr_mr_dereg(r) == -EBUSY, "its MR held");
+	/* A writes through it */
+	fill(l, 0, 8192, 5);
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 8192, r->iova + 4096, key,
+			   3, DPR_SEND_SIGNALED), 0, "write via window");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "done");
+	CHECK(c[0].status == DPR_WC_SUCCESS &&
+	      memcmp(l->addr, r->addr + 4096, 8192) == 0, "landed in the window");
+	/* and reads it back (responses attached from the MR's memory) */
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, 65536, 8192, r->iova + 4096,
+			   key, 6, DPR_SEND_SIGNALED), 0, "read via window");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "done");
+	CHECK(c[0].status == DPR_WC_SUCCESS &&
+	      memcmp(l->addr + 65536, r->addr + 4096, 8192) == 0, "read back");
+	/* A invalidates it with a SEND */
+	CHECK_EQ(post_recv(qb, rbuf, 0, 64, 40), 0, "recv");
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 4;
+	wr.opcode = DPR_WR_SEND_WITH_INV;
+	wr.send_flags = DPR_SEND_SIGNALED;
+	wr.rkey = key;
+	wr.num_sge = 1;
+	wr.sge[0] = (struct dpr_sge){ l->iova, 16, l->lkey };
+	CHECK_EQ(dpr_post_send(qa, &wr, 1, NULL), 0, "send with invalidate");
+	CHECK_EQ(wait_cq(H.side[1].rcq, 1, c, SEC), 1, "received");
+	CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_RECV &&
+	      c[0].byte_len == 16 && c[0].wc_flags == DPR_WC_WITH_INV &&
+	      c[0].imm_data == key, "the receive says which key went");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "sent");
+	CHECK(c[0].status == DPR_WC_SUCCESS && c[0].opcode == DPR_WC_SEND, "sent");
+	CHECK(!mw->valid && dpr_mr_lookup(H.side[1].ctx, key) == NULL,
+	      "the window is invalid");
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 8, r->iova + 4096, key,
+			   5, DPR_SEND_SIGNALED), 0, "write via the old key");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, SEC), 1, "done");
+	CHECK_EQ(c[0].status, DPR_WC_REM_ACCESS_ERR, "refused");
+	CHECK_EQ(dpr_mw_dealloc(mw), 0, "window freed");
+	mr_free(l);
+	mr_free(r);
+	mr_free(rbuf);
+	fini();
+	return TEST_SUCCESS;
 }
 
 /*
@@ -2410,6 +2503,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_write_read_atomic),
 	DPR_TEST_CASE(test_remote_access_errors),
 	DPR_TEST_CASE(test_key_freed_in_flight),
+	DPR_TEST_CASE(test_memory_windows),
 	DPR_TEST_CASE(test_invalid_request_errors),
 	DPR_TEST_CASE(test_remote_op_error),
 	DPR_TEST_CASE(test_every_transition_and_mask),

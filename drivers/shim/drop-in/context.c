@@ -44,6 +44,9 @@ ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = dv_post_send;
 	ctx->ops.post_recv = dv_post_recv;
 	ctx->ops.post_srq_recv = dv_post_srq_recv;
+	ctx->ops.alloc_mw = dv_alloc_mw;
+	ctx->ops.dealloc_mw = dv_dealloc_mw;
+	ctx->ops.bind_mw = dv_bind_mw;
 	d->vctx.sz = sizeof(d->vctx);
 	d->vctx.query_port = dv_query_port;
 	d->vctx.query_device_ex = dv_query_device_ex;

@@ -39,6 +39,43 @@ set_ud_dest(struct dpr_shm_swqe *w, struct ibv_ah *ibah, uint32_t qpn,
 	w->ud.remote_qkey = qkey;
 }
 
+/* A bind of window @p mw (its key now: the daemon finds it by it) to
+ * what @p bi names, the window's key @p rkey from then on. The window's
+ * key is the new one at once, as mlx5's provider has it. */
+static void
+set_bind(struct dpr_shm_swqe *w, struct ibv_mw *mw, uint32_t rkey,
+	 const struct ibv_mw_bind_info *bi)
+{
+	w->num_sge = 0;
+	w->imm_data = 0;
+	w->rkey = rkey;
+	w->bind.mw_key = mw != NULL ? mw->rkey : 0;
+	w->bind.new_key = rkey;
+	w->bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
+	w->bind.access = (uint32_t)bi->mw_access_flags;
+	w->bind.addr = bi->addr;
+	w->bind.length = bi->length;
+	if (mw != NULL)
+		mw->rkey = rkey;
+}
+
+/* ibv_bind_mw (type 1; libibverbs checked the window's type and PD): a
+ * bind posted on @p ibqp with the window's next key, its completion
+ * IBV_WC_BIND_MW as any other (as rxe's provider does it) */
+int
+dv_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = b->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = b->send_flags,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(mw->rkey),
+			     .bind_info = b->bind_info },
+	}, *bad;
+
+	return dv_post_send(ibqp, &wr, &bad);
+}
+
 int
 dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	     struct ibv_send_wr **bad)
@@ -91,6 +128,19 @@ dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			w->rkey = wr->wr.atomic.rkey;
 			w->compare_add = wr->wr.atomic.compare_add;
 			w->swap = wr->wr.atomic.swap;
+		} else if (wr->opcode == IBV_WR_BIND_MW) {
+			set_bind(w, wr->bind_mw.mw, wr->bind_mw.rkey,
+				 &wr->bind_mw.bind_info);
+			continue;
+		} else if (wr->opcode == IBV_WR_LOCAL_INV ||
+			   wr->opcode == IBV_WR_SEND_WITH_INV) {
+			/* (ibv_send_wr's invalidate_rkey shares imm_data's place) */
+			w->imm_data = 0;
+			w->rkey = wr->invalidate_rkey;
+			if (wr->opcode == IBV_WR_LOCAL_INV) {
+				w->num_sge = 0;
+				continue;
+			}
 		} else {
 			w->remote_addr = wr->wr.rdma.remote_addr;
 			w->rkey = wr->wr.rdma.rkey;
@@ -478,15 +528,35 @@ wrx_unsupported(struct ibv_qp_ex *qpx)
 }
 
 static void
-wrx_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw __attribute__((unused)),
-	    uint32_t rkey __attribute__((unused)),
-	    const struct ibv_mw_bind_info *bi __attribute__((unused)))
+wrx_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+	    const struct ibv_mw_bind_info *bi)
 {
-	wrx_unsupported(qpx);
+	struct dpr_shm_swqe *w = wrx_new(qpx, IBV_WR_BIND_MW);
+
+	if (w != NULL)
+		set_bind(w, mw, rkey, bi);
 }
 
 static void
-wrx_inv(struct ibv_qp_ex *qpx, uint32_t rkey __attribute__((unused)))
+wrx_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct dpr_shm_swqe *w = wrx_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (w != NULL)
+		w->rkey = rkey;
+}
+
+static void
+wrx_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct dpr_shm_swqe *w = wrx_new(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (w != NULL)
+		w->rkey = rkey;
+}
+
+static void
+wrx_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn __attribute__((unused)))
 {
 	wrx_unsupported(qpx);
 }
@@ -614,16 +684,16 @@ dv_qp_ex_ops(struct ibv_qp_ex *x)
 	x->wr_atomic_cmp_swp = wrx_cmp_swp;
 	x->wr_atomic_fetch_add = wrx_fetch_add;
 	x->wr_bind_mw = wrx_bind_mw;
-	x->wr_local_inv = wrx_inv;
+	x->wr_local_inv = wrx_local_inv;
 	x->wr_rdma_read = wrx_rdma_read;
 	x->wr_rdma_write = wrx_rdma_write;
 	x->wr_rdma_write_imm = wrx_rdma_write_imm;
 	x->wr_send = wrx_send;
 	x->wr_send_imm = wrx_send_imm;
-	x->wr_send_inv = wrx_inv;
+	x->wr_send_inv = wrx_send_inv;
 	x->wr_send_tso = wrx_send_tso;
 	x->wr_set_ud_addr = wrx_ud_addr;
-	x->wr_set_xrc_srqn = wrx_inv;
+	x->wr_set_xrc_srqn = wrx_xrc_srqn;
 	x->wr_set_inline_data = wrx_set_inline;
 	x->wr_set_inline_data_list = wrx_set_inline_list;
 	x->wr_set_sge = wrx_set_sge;

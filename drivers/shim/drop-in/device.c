@@ -119,13 +119,16 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->hw_ver = dev->hw_ver;
 	a->max_qp = (int)dev->max_qp;
 	a->max_qp_wr = (int)dev->max_qp_wr;
+	/* windows of type 1 and 2B (bound to a QP), as rxe offers them */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-		IBV_DEVICE_SYS_IMAGE_GUID;
+		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
+		IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = (int)dev->max_sge;
 	a->max_sge_rd = (int)dev->max_sge;
 	a->max_cq = (int)dev->max_cq;
 	a->max_cqe = (int)dev->max_cqe;
 	a->max_mr = (int)dev->max_mr;
+	a->max_mw = (int)dev->max_mr;     /* (windows take MR slots) */
 	a->max_pd = (int)dev->max_pd;
 	a->max_qp_rd_atom = (int)dev->max_qp_rd_atom;
 	a->max_res_rd_atom = (int)(dev->max_qp_rd_atom * dev->max_qp);

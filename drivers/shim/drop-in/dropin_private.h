@@ -122,6 +122,9 @@ int dv_gid_of(struct ibv_context *ctx, uint8_t port, int index,
 	      union ibv_gid *gid);
 
 /* datapath.c */
+struct ibv_mw *dv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int dv_dealloc_mw(struct ibv_mw *mw);
+int dv_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *b);
 int dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		 struct ibv_send_wr **bad);
 int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -52,6 +52,40 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 	return rc;
 }
 
+/* ibv_alloc_mw (ibv_context_ops.alloc_mw): the window's handle is the
+ * daemon's, its first key the daemon's; bound through the send queue */
+struct ibv_mw *
+dv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct ibv_mw *mw = calloc(1, sizeof(*mw));
+	int rc;
+
+	if (mw == NULL)
+		return NULL;
+	rc = type == IBV_MW_TYPE_1 || type == IBV_MW_TYPE_2 ?
+		dprdma_alloc_mw(DV(dv_pd, ibpd)->p, type, &mw->handle, &mw->rkey) :
+		EINVAL;
+	if (rc != 0) {
+		free(mw);
+		errno = rc;
+		return NULL;
+	}
+	mw->context = ibpd->context;
+	mw->pd = ibpd;
+	mw->type = type;
+	return mw;
+}
+
+int
+dv_dealloc_mw(struct ibv_mw *mw)
+{
+	int rc = dprdma_dealloc_mw(dv_ctx(mw->context)->c, mw->handle);
+
+	if (rc == 0)
+		free(mw);
+	return rc;
+}
+
 EXPORT struct ibv_mr *
 ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 		 unsigned int access)
@@ -587,7 +621,9 @@ dv_create_qp_ex(struct ibv_context *ctx __attribute__((unused)),
 	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE |
 		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
 		IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
-		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
+		IBV_QP_EX_WITH_SEND_WITH_INV;
 
 	if (!(ia->comp_mask & IBV_QP_INIT_ATTR_PD) ||
 	    (ia->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {

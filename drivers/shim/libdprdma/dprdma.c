@@ -344,6 +344,29 @@ dprdma_alloc_pd(struct dprdma_context *ctx)
 }
 
 int
+dprdma_alloc_mw(struct dprdma_pd *pd, unsigned int type, uint32_t *handle,
+		uint32_t *rkey)
+{
+	struct dpr_shm_msg m = { .op = DPR_SHM_ALLOC_MW };
+	int rc;
+
+	m.alloc_mw.pd = pd->handle;
+	m.alloc_mw.type = type;
+	rc = dpr_call(pd->ctx, &m, -1, NULL);
+	if (rc != 0)
+		return -rc;
+	*handle = m.alloc_mw_resp.handle;
+	*rkey = m.alloc_mw_resp.rkey;
+	return 0;
+}
+
+int
+dprdma_dealloc_mw(struct dprdma_context *ctx, uint32_t handle)
+{
+	return dpr_destroy_obj(ctx, DPR_SHM_DEALLOC_MW, handle);
+}
+
+int
 dpr_destroy_obj(struct dprdma_context *ctx, uint16_t op, uint32_t handle)
 {
 	struct dpr_shm_msg m = { .op = op };

@@ -119,6 +119,14 @@ int dprdma_dereg_mr(struct dprdma_mr *mr);
 uint32_t dprdma_mr_lkey(const struct dprdma_mr *mr);
 uint32_t dprdma_mr_rkey(const struct dprdma_mr *mr);
 
+/** ibv_alloc_mw: a memory window of @p type (IBV_MW_TYPE_1 or _2) in
+ * @p pd, not bound; its handle and first key. 0 or an errno. Bound and
+ * invalidated through the send queue (IBV_WR_BIND_MW, IBV_WR_LOCAL_INV;
+ * the WQE's bind). */
+int dprdma_alloc_mw(struct dprdma_pd *pd, unsigned int type, uint32_t *handle,
+		uint32_t *rkey);
+int dprdma_dealloc_mw(struct dprdma_context *ctx, uint32_t handle);
+
 /** A completion channel: @p fd becomes readable when an armed CQ fires. */
 struct dprdma_channel *dprdma_create_channel(struct dprdma_context *ctx);
 int dprdma_destroy_channel(struct dprdma_channel *ch);

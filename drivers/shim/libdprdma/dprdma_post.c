@@ -31,7 +31,8 @@
 
 /* ibv values, as the ABI carries them */
 enum { WR_SEND = 2, WR_SEND_WITH_IMM = 3, WR_RDMA_READ = 4,
-       WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6 };
+       WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6,
+       WR_LOCAL_INV = 7, WR_BIND_MW = 8, WR_SEND_WITH_INV = 9 };
 enum { QPT_UC = 3, QPT_UD = 4 };
 #define SEND_INLINE 8u
 
@@ -244,14 +245,18 @@ int
 dprdma_check_send(const struct dprdma_qp *qp, uint32_t opcode, uint32_t flags,
 		  uint64_t count)
 {
-	if (opcode > WR_ATOMIC_FETCH_AND_ADD)
+	if (opcode > WR_SEND_WITH_INV)
 		return EINVAL;
 	/* a datagram service carries SENDs only (IBA 9.8.1) */
 	if (qp->qp_type == QPT_UD && opcode != WR_SEND && opcode != WR_SEND_WITH_IMM)
 		return EINVAL;
-	/* UC: SENDs and WRITEs (IBA 9.8.2) */
-	if (qp->qp_type == QPT_UC && opcode >= WR_RDMA_READ)
+	/* UC: SENDs and WRITEs (IBA 9.8.2), binds and local invalidations */
+	if (qp->qp_type == QPT_UC && opcode >= WR_RDMA_READ &&
+	    opcode != WR_LOCAL_INV && opcode != WR_BIND_MW)
 		return EINVAL;
+	/* a bind or an invalidation carries no data */
+	if (opcode == WR_LOCAL_INV || opcode == WR_BIND_MW)
+		return 0;
 	if (flags & SEND_INLINE)
 		return count > qp->cap.max_inline_data || opcode == WR_RDMA_READ ||
 		       opcode == WR_ATOMIC_CMP_AND_SWP ||
