@@ -553,14 +553,19 @@ shim_srq_attach(struct shim_srq *s)
 }
 
 /* Rounds a polled QP's rings may stay empty before the worker lets it go
- * (its client rings its doorbell again then): a client posting one
- * message at a time, waiting for each (a ping-pong), keeps its QP polled
- * and never rings. Then SHIM_POLL_GRACE more rounds with idle set, for a
+ * (its client rings its doorbell again then), and for at least
+ * SHIM_POLL_IDLE_NS: a client posting one message at a time, waiting for
+ * each (a ping-pong), keeps its QP polled and never rings, and so does one
+ * that keeps posting from a core it shares (a client descheduled for a
+ * few hundred microseconds is not idle; a round count alone let go of it
+ * sooner the faster the worker ran: send_bw --yield rang once per 180
+ * WQEs on one machine). Then SHIM_POLL_GRACE more rounds with idle set, for a
  * producer the client stored before it read idle = 0 to become visible
  * (lib/shm/dpr_shm.h, Doorbells); and every SHIM_SWEEP_NS the producers
  * of SHIM_SWEEP_SLOTS QPs not polled are looked at, whatever happened (a
  * client's first 1,024 QPs each millisecond, 65,536 in 64 ms). */
 #define SHIM_POLL_ROUNDS 256
+#define SHIM_POLL_IDLE_NS 2000000
 #define SHIM_POLL_GRACE 32
 #define SHIM_SWEEP_NS 1000000
 #define SHIM_SWEEP_SLOTS 1024
@@ -599,7 +604,7 @@ rings_moved(const struct shim_qp *q)
  * empty ones idle is set, after SHIM_POLL_GRACE more the QP is off the
  * list. @return whether it had work. */
 static bool
-poll_qp(struct shim_client *c, struct shim_qp *q, unsigned int wi)
+poll_qp(struct shim_client *c, struct shim_qp *q, unsigned int wi, uint64_t now_ns)
 {
 	const uint32_t sq_cons = q->sq_cons, rq_cons = q->rq_cons;
 	bool left;
@@ -612,6 +617,11 @@ poll_qp(struct shim_client *c, struct shim_qp *q, unsigned int wi)
 		q->empty_rounds = 0;
 		return true;
 	}
+	if (q->empty_rounds == 0)
+		q->empty_since_ns = now_ns;
+	if (q->empty_rounds == SHIM_POLL_ROUNDS - 1 &&
+	    now_ns - q->empty_since_ns < SHIM_POLL_IDLE_NS)
+		return false;           /* (not idle long enough: polled on) */
 	q->empty_rounds++;
 	if (q->empty_rounds == SHIM_POLL_ROUNDS) {
 		__atomic_store_n(&q->sq->idle, 1, __ATOMIC_RELAXED);
@@ -651,7 +661,7 @@ sweep(struct shim_client *c, uint64_t now_ns)
 /* The QPs of word @p w of @p c's doorbells that are rung or polled: each
  * polled for a round. */
 static bool
-poll_word(struct shim_client *c, uint32_t w, unsigned int wi)
+poll_word(struct shim_client *c, uint32_t w, unsigned int wi, uint64_t now_ns)
 {
 	uint64_t *db = &c->ctrl->doorbell[w];
 	uint64_t bits = c->polled[w];
@@ -674,7 +684,7 @@ poll_word(struct shim_client *c, uint32_t w, unsigned int wi)
 		}
 		if (!q->polled)
 			poll_start(c, q);
-		busy |= poll_qp(c, q, wi);
+		busy |= poll_qp(c, q, wi, now_ns);
 	}
 	return busy;
 }
@@ -713,7 +723,7 @@ dpr_shim_worker_poll(void *arg __rte_unused, unsigned int wi, uint64_t now_ns)
 				const uint32_t w = k * 64 + (uint32_t)__builtin_ctzll(words);
 
 				words &= words - 1;
-				busy |= poll_word(c, w, wi);
+				busy |= poll_word(c, w, wi, now_ns);
 			}
 		}
 	}

@@ -120,6 +120,7 @@ struct shim_qp {
 	 * in a row they have had nothing */
 	bool polled;
 	uint32_t empty_rounds;
+	uint64_t empty_since_ns;        /* its rings found empty first */
 	uint64_t send_wqes, recv_wqes;  /* taken from its rings (worker) */
 	struct dpr_shm_qp_caps cap;
 };
