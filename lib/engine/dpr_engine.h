@@ -91,6 +91,14 @@ struct dpr_congestion_conf {
 	unsigned int notify;         /**< 1: CE-marked frames make CNPs */
 	unsigned int cnp_interval_us; /**< at most one CNP a QP per this */
 	unsigned int cnp_dscp;       /**< the DSCP of the CNPs sent */
+	/* the reaction point: struct dpr_cc_params, in mlxconfig's units */
+	unsigned int react, ecn;
+	unsigned int line_rate_gbps;
+	unsigned int rpg_min_rate, rpg_ai_rate, rpg_hai_rate;   /* Mbit/s */
+	unsigned int rate_reduce_monitor_period, rpg_time_reset; /* us */
+	unsigned int rpg_byte_reset, rpg_threshold;
+	unsigned int dce_tcp_g, dce_tcp_rtt, initial_alpha_value;
+	unsigned int rpg_min_dec_fac, clamp_tgt_rate, release_periods;
 };
 
 const struct dpr_congestion_conf *dpr_congestion_conf(const struct dpr_config *conf);

@@ -17,6 +17,7 @@
 
 #include "dpr_engine.h"
 #include "dpr_shm.h"
+#include "dpr_transport.h"
 
 static const char *const idle_names[] = { "busy", "yield", NULL };
 static const char *const tx_payload_names[] = { "auto", "attach", "copy", NULL };
@@ -163,7 +164,7 @@ static struct dpr_conf_room security_room = {
 static const char *const off_on_names[] = { "off", "on", NULL };
 
 /* ConnectX's defaults (mlxconfig: min_time_between_cnps 4 us, CNPs at
- * DSCP 48) */
+ * DSCP 48; the reaction point's keys by their mlxconfig names) */
 static const struct dpr_conf_key congestion_keys[] = {
 	{ "notify", DPR_CONF_ENUM, C_OFF(notify), C_SZ(notify), .names = off_on_names,
 	  .help = "on: an RC/UC frame that arrives marked CE (ECN congestion "
@@ -176,6 +177,60 @@ static const struct dpr_conf_key congestion_keys[] = {
 		  "(min_time_between_cnps); 0 = one for every CE-marked frame" },
 	{ "cnp_dscp", DPR_CONF_UINT, C_OFF(cnp_dscp), C_SZ(cnp_dscp), 0, 63,
 	  .help = "the DSCP of the CNPs sent (ECN bits Not-ECT)" },
+	/* the reaction point: mlxconfig's names, units and defaults */
+	{ "react", DPR_CONF_ENUM, C_OFF(react), C_SZ(react), .names = off_on_names,
+	  .help = "on: a CNP from an RC/UC QP's peer cuts the QP's send rate "
+		  "and a pacer holds it there while it climbs back (DCQCN's "
+		  "reaction point); off: CNPs are counted only" },
+	{ "ecn", DPR_CONF_ENUM, C_OFF(ecn), C_SZ(ecn), .names = off_on_names,
+	  .help = "on: RC/UC frames go out ECN-capable (ECT(0)), so that a "
+		  "switch marks them instead of dropping them; off: the "
+		  "address vector's ECN bits" },
+	{ "line_rate_gbps", DPR_CONF_UINT, C_OFF(line_rate_gbps),
+	  C_SZ(line_rate_gbps), 1, 1000,
+	  .help = "the most a QP is paced at; a QP whose rate climbs back to "
+		  "it is unpaced (and the rate a QP starts from when it has "
+		  "not measured its own)" },
+	{ "rpg_min_rate", DPR_CONF_UINT, C_OFF(rpg_min_rate), C_SZ(rpg_min_rate),
+	  1, 1000000, .help = "Mbit/s: no cut goes below it" },
+	{ "rpg_ai_rate", DPR_CONF_UINT, C_OFF(rpg_ai_rate), C_SZ(rpg_ai_rate),
+	  1, 1000000, .help = "Mbit/s the target grows by in additive increase" },
+	{ "rpg_hai_rate", DPR_CONF_UINT, C_OFF(rpg_hai_rate), C_SZ(rpg_hai_rate),
+	  1, 1000000, .help = "Mbit/s the target grows by in hyper increase" },
+	{ "rate_reduce_monitor_period", DPR_CONF_UINT,
+	  C_OFF(rate_reduce_monitor_period), C_SZ(rate_reduce_monitor_period),
+	  1, 1000000, .help = "us: at most one cut a QP per this" },
+	{ "rpg_time_reset", DPR_CONF_UINT, C_OFF(rpg_time_reset),
+	  C_SZ(rpg_time_reset), 1, 10000000,
+	  .help = "us without a CNP that make a timer stage of increase" },
+	{ "rpg_byte_reset", DPR_CONF_UINT, C_OFF(rpg_byte_reset),
+	  C_SZ(rpg_byte_reset), 0, 1u << 30,
+	  .help = "bytes sent without a CNP that make a byte stage of "
+		  "increase (0: no byte stages)" },
+	{ "rpg_threshold", DPR_CONF_UINT, C_OFF(rpg_threshold),
+	  C_SZ(rpg_threshold), 1, 31,
+	  .help = "stages of fast recovery before additive increase" },
+	{ "dce_tcp_g", DPR_CONF_UINT, C_OFF(dce_tcp_g), C_SZ(dce_tcp_g), 0, 1023,
+	  .help = "alpha keeps dce_tcp_g/1024 of itself each dce_tcp_rtt (the "
+		  "rest goes to 1 if a CNP came, to 0 if none did)" },
+	{ "dce_tcp_rtt", DPR_CONF_UINT, C_OFF(dce_tcp_rtt), C_SZ(dce_tcp_rtt),
+	  1, 1000000, .help = "us: alpha's update period" },
+	{ "initial_alpha_value", DPR_CONF_UINT, C_OFF(initial_alpha_value),
+	  C_SZ(initial_alpha_value), 0, 1023,
+	  .help = "alpha (/1024) at a QP's first CNP" },
+	{ "rpg_min_dec_fac", DPR_CONF_UINT, C_OFF(rpg_min_dec_fac),
+	  C_SZ(rpg_min_dec_fac), 1, 100,
+	  .help = "%: the most one cut takes off the rate" },
+	{ "clamp_tgt_rate", DPR_CONF_ENUM, C_OFF(clamp_tgt_rate),
+	  C_SZ(clamp_tgt_rate), .names = off_on_names,
+	  .help = "on: every cut sets the target to the rate before it; off: "
+		  "only a cut after an increase does" },
+	{ "release_periods", DPR_CONF_UINT, C_OFF(release_periods),
+	  C_SZ(release_periods), 0, 1000000,
+	  .help = "a QP sends unpaced again after this many rpg_time_reset "
+		  "periods without a CNP (0: only once its rate is back at "
+		  "line_rate_gbps); not a ConnectX key: a software box has "
+		  "no line rate of its own to climb back to" },
 };
 
 static void
@@ -186,6 +241,28 @@ congestion_defaults(void *area, int port __rte_unused)
 	c->notify = 1;
 	c->cnp_interval_us = 4;
 	c->cnp_dscp = 48;
+	/* the transport's, in mlxconfig's units */
+	{
+		struct dpr_cc_params d;
+
+		dpr_cc_defaults(&d);
+		c->react = d.react;
+		c->ecn = d.ect;
+		c->line_rate_gbps = (unsigned int)(d.line_rate_bps / 1000000000u);
+		c->rpg_min_rate = (unsigned int)(d.min_rate_bps / 1000000u);
+		c->rpg_ai_rate = (unsigned int)(d.ai_rate_bps / 1000000u);
+		c->rpg_hai_rate = (unsigned int)(d.hai_rate_bps / 1000000u);
+		c->rate_reduce_monitor_period = d.decrease_period_ns / 1000u;
+		c->rpg_time_reset = d.time_reset_ns / 1000u;
+		c->rpg_byte_reset = d.byte_reset;
+		c->rpg_threshold = d.threshold;
+		c->dce_tcp_g = d.alpha_keep;
+		c->dce_tcp_rtt = d.alpha_period_ns / 1000u;
+		c->initial_alpha_value = d.initial_alpha;
+		c->rpg_min_dec_fac = d.min_dec_fac;
+		c->clamp_tgt_rate = d.clamp;
+		c->release_periods = d.release_periods;
+	}
 }
 
 static struct dpr_conf_room congestion_room = {

@@ -307,6 +307,7 @@ static void
 qp_unlink(struct dpr_tqp *qp)
 {
 	dpr_timer_cancel(qp->tp, &qp->timer);
+	dpr_cc_stop(qp);
 	if (qp->on_work) {
 		TAILQ_REMOVE(&qp->tp->work, qp, work_link);
 		qp->on_work = false;
@@ -430,6 +431,12 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 	info->srtt_ns = qp->comp.srtt;
 	info->min_rtt_ns = qp->comp.min_rtt;
 	info->rate_pps = ((uint64_t)qp->comp.dr_rate * 1000000000ull) >> 20;
+	info->cc_limited = qp->cc.limited;
+	if (qp->cc.limited) {
+		info->cc_rate_bps = (uint64_t)qp->cc.rate;
+		info->cc_target_bps = (uint64_t)qp->cc.target;
+		info->cc_alpha = (uint32_t)(qp->cc.alpha * 1024);
+	}
 	if (qp->comp.index != qp->sq.prod) {
 		const struct dpr_send_wqe *w = &qp->sq.wqe[qp->comp.index & qp->sq.mask];
 
@@ -538,7 +545,10 @@ build_encap(struct dpr_tqp *qp)
 	e->sgid = tp->conf.gid[qp->attr.ah_attr.sgid_index];
 	e->dgid = qp->attr.ah_attr.dgid;
 	e->ipv6 = !dpr_gid_is_ipv4(&e->dgid);
-	e->tos = qp->attr.ah_attr.traffic_class;
+	/* ECT(0), as a RoCE NIC with DCQCN sends, so that a switch marks
+	 * its frames CE instead of dropping them; else the AV's ECN bits */
+	e->tos = tp->conf.cc.ect ? (qp->attr.ah_attr.traffic_class & 0xfc) | 0x2 :
+		qp->attr.ah_attr.traffic_class;
 	/* as rxe: the route's hop limit (64), not the AV's (rc_pingpong
 	 * gives 1); DF set; UDP source port from the flow label */
 	e->ttl = 64;
@@ -621,6 +631,7 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 	/* nothing fails from here on */
 	if (next == DPR_QPS_RESET) {
 		reset_queues(qp);
+		dpr_cc_stop(qp);
 		qp->state = DPR_QPS_RESET;
 		free(res);
 		return 0;
@@ -808,6 +819,7 @@ dpr_qp_error(struct dpr_tqp *qp, const char *why)
 	}
 	qp->state = DPR_QPS_ERR;
 	dpr_timer_cancel(qp->tp, &qp->timer);
+	dpr_cc_stop(qp);
 	qp->comp.rnr_wait = false;
 	dpr_qp_flush_send(qp);
 	dpr_qp_flush_recv(qp);

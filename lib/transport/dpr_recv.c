@@ -150,8 +150,7 @@ own_gid(const struct dpr_transport_conf *c, const union dpr_gid *g)
 
 /* A CNP (RoCEv2's congestion notification, from a peer's notification
  * point) for @p qp: from the QP's peer, to an RC or UC QP that sends.
- * Counted per QP; the rate it would cut is issue 47's reaction point,
- * not built yet. */
+ * Counted per QP, and it cuts the QP's rate (dpr_cc.c). */
 static void
 rx_cnp(struct dpr_tqp *qp, const struct dpr_pkt_info *pi)
 {
@@ -167,6 +166,7 @@ rx_cnp(struct dpr_tqp *qp, const struct dpr_pkt_info *pi)
 		return;
 	}
 	QP_STAT(qp, cnp_rx);
+	dpr_cc_cnp(qp);
 }
 
 static void

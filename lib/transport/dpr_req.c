@@ -734,6 +734,15 @@ local_op(struct dpr_tqp *qp, struct dpr_send_wqe *w)
 bool
 dpr_req_run(struct dpr_tqp *qp, uint32_t budget)
 {
+	/* a QP a CNP has slowed down goes through its pacer (dpr_cc.c) */
+	if (unlikely(qp->cc.limited))
+		return dpr_cc_req_run(qp, budget);
+	return dpr_req_run_unpaced(qp, budget);
+}
+
+bool
+dpr_req_run_unpaced(struct dpr_tqp *qp, uint32_t budget)
+{
 	struct dpr_transport *tp = qp->tp;
 	uint32_t base;
 

@@ -84,7 +84,10 @@ dpr_wheel_run(struct dpr_transport *tp, uint64_t now)
 			TAILQ_REMOVE(l, t, link);
 			t->armed = false;
 			w->armed--;
-			dpr_qp_timer_fire(container_of(t, struct dpr_tqp, timer));
+			if (t->kind == TIMER_CC)
+				dpr_cc_timer_fire(container_of(t, struct dpr_tqp, cc.timer));
+			else
+				dpr_qp_timer_fire(container_of(t, struct dpr_tqp, timer));
 			/* the handler may have re-armed timers in this slot */
 			next = TAILQ_FIRST(l);
 			while (next != NULL && next->deadline > now)

@@ -97,6 +97,36 @@ enum dpr_sr_mode {
 
 #define DPR_GID_MAX 4
 
+/**
+ * DCQCN's reaction point (lib/transport/dpr_cc.c; doc/architecture.rst,
+ * "Congestion control"), with the names and the defaults of ConnectX's
+ * mlxconfig keys: a CNP from the peer cuts an RC/UC QP's rate, which its
+ * pacer holds it to, and the rate climbs back in stages.
+ */
+struct dpr_cc_params {
+	bool react;                   /**< CNPs cut the rate (else counted) */
+	bool ect;                     /**< RC/UC frames sent ECT(0) */
+	uint64_t line_rate_bps;       /**< the most a QP is paced at */
+	uint64_t min_rate_bps;        /**< rpg_min_rate */
+	uint64_t ai_rate_bps;         /**< rpg_ai_rate: additive increase */
+	uint64_t hai_rate_bps;        /**< rpg_hai_rate: hyper increase */
+	uint32_t decrease_period_ns;  /**< rate_reduce_monitor_period */
+	uint32_t time_reset_ns;       /**< rpg_time_reset: timer stage */
+	uint32_t byte_reset;          /**< rpg_byte_reset (bytes; 0: no byte stage) */
+	uint32_t threshold;           /**< rpg_threshold: fast recovery stages */
+	uint32_t alpha_period_ns;     /**< dce_tcp_rtt: alpha's update period */
+	uint32_t alpha_keep;          /**< dce_tcp_g: alpha keeps keep/1024 a period */
+	uint32_t initial_alpha;       /**< initial_alpha_value, /1024 */
+	uint32_t min_dec_fac;         /**< rpg_min_dec_fac: most a cut takes, % */
+	bool clamp;                   /**< clamp_tgt_rate: every cut sets target */
+	uint32_t release_periods;     /**< unpaced after this many time_resets
+				       *   without a CNP (0: only at line rate) */
+};
+
+/** ConnectX's defaults (a line rate of 100 Gbit/s; released after 10
+ * timer periods without a CNP) */
+void dpr_cc_defaults(struct dpr_cc_params *p);
+
 struct dpr_transport_conf {
 	struct dpr_verbs_ctx *ctx;   /**< objects (PDs, MRs, CQs, QP numbers) */
 	struct rte_mempool *pool;    /**< frames built here come from it */
@@ -162,6 +192,8 @@ struct dpr_transport_conf {
 	bool cnp_send;
 	uint32_t cnp_interval_ns;
 	uint8_t cnp_tos;
+	/** DCQCN's reaction point (dpr_cc.c) */
+	struct dpr_cc_params cc;
 };
 
 /** GID @p index of @p c, or NULL where there is none (out of the table,
@@ -304,7 +336,11 @@ struct dpr_qp_init_attr {
 	_(cnp_tx) \
 	_(cnp_rx) \
 	_(mw_ops) \
-	_(mw_remote_inv)
+	_(mw_remote_inv) \
+	_(cc_cuts) \
+	_(cc_increases) \
+	_(cc_paced) \
+	_(cc_released)
 
 /* Counters of a transport: what an `rdma statistic` shows; those of its
  * QPs in the middle. */
@@ -391,6 +427,11 @@ struct dpr_qp_info {
 	uint32_t srtt_ns;
 	uint32_t min_rtt_ns;
 	uint64_t rate_pps;            /**< the delivery rate the window follows */
+	/* DCQCN's reaction point: paced since a CNP, at cc_rate */
+	bool cc_limited;
+	uint64_t cc_rate_bps;
+	uint64_t cc_target_bps;
+	uint32_t cc_alpha;            /**< /1024 */
 	/* the oldest send WQE not completed (sq_completed < sq_posted) */
 	struct {
 		uint64_t wr_id;

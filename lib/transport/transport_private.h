@@ -44,9 +44,11 @@ void dpr_req_window_set(struct dpr_tqp *qp, uint32_t w);
 struct dpr_timer {
 	uint64_t deadline;             /**< ns */
 	bool armed;
+	uint8_t kind;                  /**< TIMER_QP (qp->timer) or TIMER_CC */
 	TAILQ_ENTRY(dpr_timer) link;
 };
 TAILQ_HEAD(dpr_timer_list, dpr_timer);
+enum { TIMER_QP, TIMER_CC };
 
 #define WHEEL_SLOTS 1024
 #define WHEEL_SHIFT 14                 /* 16.4 us per slot, 16.8 ms a turn */
@@ -239,6 +241,26 @@ struct dpr_tqp {
 	TAILQ_ENTRY(dpr_tqp) sec_link;
 	bool comm_established;
 	uint64_t cnp_last;             /**< when it last sent a CNP (ns) */
+	/* DCQCN's reaction point (dpr_cc.c): rates in bit/s, times in ns */
+	struct {
+		bool limited;          /**< paced: a CNP came, not released */
+		bool cnp_pending;      /**< a CNP since the last cut */
+		bool alpha_cnp;        /**< a CNP in alpha's current period */
+		bool waiting;          /**< the pacer holds it (timer set) */
+		uint32_t t_stage;      /**< rate increases by the timer */
+		uint32_t b_stage;      /**< ... by the byte counter */
+		double rate, target;
+		double alpha;          /**< 0..1 */
+		double tokens;         /**< bytes it may send now (< 0: owed) */
+		uint64_t token_time;
+		uint64_t alpha_time;   /**< start of alpha's current period */
+		uint64_t last_cut;
+		uint64_t last_cnp;
+		uint64_t next_increase;
+		uint64_t resume;       /**< waiting: when its tokens are back */
+		uint64_t bytes;        /**< sent since the byte stage moved */
+		struct dpr_timer timer;
+	} cc;
 
 	struct {
 		struct dpr_send_wqe *wqe;
@@ -719,6 +741,13 @@ int dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 	     unsigned int nseg);
 int dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn);
 void dpr_xmit_cnp(struct dpr_tqp *qp);
+
+/* DCQCN's reaction point (dpr_cc.c) */
+void dpr_cc_cnp(struct dpr_tqp *qp);
+void dpr_cc_timer_fire(struct dpr_tqp *qp);
+bool dpr_cc_req_run(struct dpr_tqp *qp, uint32_t budget);
+void dpr_cc_stop(struct dpr_tqp *qp);
+bool dpr_req_run_unpaced(struct dpr_tqp *qp, uint32_t budget);
 int dpr_sge_gather(struct dpr_tqp *qp, const struct dpr_sge *sge,
 		   uint32_t nsge, uint32_t off, uint32_t len,
 		   struct dpr_wire_seg *segs, unsigned int max_segs,

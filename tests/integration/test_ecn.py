@@ -9,7 +9,12 @@ frames to B, as a switch with a long queue would (bridge family,
 bits). A streams RDMA WRITEs to B, from cold. B must see the marks
 (ce_rx), answer them with CNPs to A's QP, no more than one per mark and
 per QP per cnp_interval_us, and A must take those CNPs from its peer
-(cnp_rx) -- not count them invalid -- while every byte still lands."""
+(cnp_rx) -- not count them invalid -- and cut its rate for them (DCQCN's
+reaction point: a cut each, at most one per rate_reduce_monitor_period,
+its pacer holding the QP), while every byte still lands. The bridge
+marks at most 500 frames a second: marks at random, whatever the rate,
+would drive any DCQCN sender to its least rate (a switch marks by its
+queue's depth)."""
 
 import os
 
@@ -42,7 +47,8 @@ def main():
         br.sh("nft add table bridge ecntest && nft add chain bridge ecntest ecnmark "
               "'{ type filter hook forward priority 0; }' && "
               "nft add rule bridge ecntest ecnmark ip saddr %s ip daddr %s udp dport 4791 "
-              "numgen random mod 5 0 counter ip ecn set ce" % (IP_A, IP_B))
+              "numgen random mod 5 0 limit rate 500/second counter ip ecn set ce"
+              % (IP_A, IP_B))
         # and what comes back as CNPs, by the kernel's reading: BTH opcode
         # 0x81 (the byte after UDP's 8), DSCP 48 (CS6), Not-ECT
         br.sh("nft add rule bridge ecntest ecnmark ip saddr %s ip daddr %s "
@@ -86,6 +92,12 @@ def main():
                 % ta["cnp_rx"])
         t.check(ta["ce_rx"] == 0 and ta["cnp_tx"] == 0,
                 "nothing marked the other way, so A sent no CNP")
+        t.log("A: cc_cuts %d cc_increases %d cc_paced %d cc_released %d"
+              % (ta["cc_cuts"], ta["cc_increases"], ta["cc_paced"],
+                 ta["cc_released"]))
+        t.check(0 < ta["cc_cuts"] <= ta["cnp_rx"] and tb["cc_cuts"] == 0,
+                "A cut its rate %d times for its %d CNPs (B, which had none, "
+                "never)" % (ta["cc_cuts"], ta["cnp_rx"]))
     finally:
         rcs = t.stop_and_close((b, a), (na, nb, br))
     t.check(rcs == [0, 0], "both daemons stop cleanly")

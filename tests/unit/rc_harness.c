@@ -165,6 +165,8 @@ rc_harness_init(struct rc_harness *h, struct rte_mempool *pool, uint64_t seed,
 		c.cnp_send = !h->f.no_cnp;
 		c.cnp_interval_ns = 4000;
 		c.cnp_tos = 48 << 2;
+		if (h->f.cc != NULL)
+			c.cc = *h->f.cc;
 		s->h = h;
 		if (h->f.sec_mode != 0) {
 			if (dpr_sec_init() != 0)

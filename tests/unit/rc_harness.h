@@ -45,6 +45,8 @@ struct rc_faults {
 	 * notification points, CNPs at most one per QP per 4 us */
 	double ce;
 	bool no_cnp;         /**< CE counted only ([congestion] notify = off) */
+	/** DCQCN's reaction point (NULL: off, CNPs counted only) */
+	const struct dpr_cc_params *cc;
 };
 
 /** How a side behaves on the link (rc_peer_mode). */

@@ -10,7 +10,7 @@
  *                      [--loss P] [--reorder P] [--dup P] [--corrupt P]
  *                      [--zero-copy MIN] [--slow-only] [--trace FILE]
  *                      [--silent-after N | --dup-acks-after N] [--sr]
- *                      [--secure auth|encrypt] [--ce P [--no-cnp]]
+ *                      [--secure auth|encrypt] [--ce P [--no-cnp] [--react]]
  *
  * Messages mix every operation (SEND, SEND with immediate, WRITE, WRITE
  * with immediate, READ, CMP_SWAP, FETCH_ADD) with sizes log-uniform from
@@ -41,7 +41,11 @@
  * With --ce P a share P of the frames is marked CE on the way: the
  * notification points see them and send CNPs, which the peers take
  * (counted), and nothing else changes; with --no-cnp too they only count
- * them ([congestion] notify = off) and no CNP is sent.
+ * them ([congestion] notify = off) and no CNP is sent. With --react the
+ * CNPs cut the senders' rates and their pacers hold them there (DCQCN's
+ * reaction point, ConnectX's defaults but a line rate of 10 Gbit/s):
+ * everything above holds, at least one cut is made and none without a
+ * CNP taken.
  *
  * With --secure auth|encrypt every QP is a secure QP (dpr_secqp.c): each
  * frame sealed by its sender and opened by its receiver, retransmissions
@@ -676,8 +680,10 @@ main(int argc, char **argv)
 		{ "secure", required_argument, NULL, 'E' },
 		{ "ce", required_argument, NULL, 'C' },
 		{ "no-cnp", no_argument, NULL, 'N' },
+		{ "react", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct dpr_cc_params cc;
 	struct rc_faults f = { .loss = 0.01, .reorder = 0.01, .dup = 0.001,
 			       .corrupt = 0.001, .delay_ns = 2000 };
 	char prefix[64];
@@ -717,6 +723,11 @@ main(int argc, char **argv)
 		case '6': f.ipv6 = true; break;
 		case 'C': f.ce = atof(optarg); break;
 		case 'N': f.no_cnp = true; break;
+		case 'K':
+			dpr_cc_defaults(&cc);
+			cc.line_rate_bps = 10000000000ull;
+			f.cc = &cc;
+			break;
 		case 't':
 			trace = fopen(optarg, "w");
 			if (trace == NULL) {
@@ -893,6 +904,19 @@ main(int argc, char **argv)
 				printf("  CE: %" PRIu64 " frames marked, %" PRIu64
 				       " seen, %" PRIu64 " CNPs sent, %" PRIu64 " taken\n",
 				       marked, ce, tx, rx);
+			/* --react: cuts, each one for a CNP taken at most */
+			if (f.cc != NULL ? a->cc_cuts + b->cc_cuts == 0 ||
+			    a->cc_cuts + b->cc_cuts > rx :
+			    a->cc_cuts + b->cc_cuts != 0)
+				FAIL("--react: %" PRIu64 " cuts for %" PRIu64 " CNPs taken",
+				     a->cc_cuts + b->cc_cuts, rx);
+			if (f.cc != NULL)
+				printf("  react: %" PRIu64 " cuts, %" PRIu64 " increases, "
+				       "%" PRIu64 " pacer holds, %" PRIu64 " released\n",
+				       a->cc_cuts + b->cc_cuts,
+				       a->cc_increases + b->cc_increases,
+				       a->cc_paced + b->cc_paced,
+				       a->cc_released + b->cc_released);
 		}
 		if (f.sec_mode != 0) {
 			const struct dpr_transport_stats *a =

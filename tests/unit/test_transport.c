@@ -802,6 +802,238 @@ test_memory_windows(void)
 }
 
 /*
+ * DCQCN's reaction point against a reference model on virtual time: the
+ * model below ticks alpha period by period and applies the rules as the
+ * HPCC simulator's "Mellanox version" states them (a cut at once on the
+ * first CNP and at most one per decrease period after, to rate * (1 -
+ * alpha / 2), the target clamped only after an increase; timer stages
+ * every time_reset: fast recovery below the threshold, additive at it,
+ * hyper past it; released after release_periods without a CNP). The
+ * transport computes alpha lazily and is driven through its own timer:
+ * both must agree at every step, to 1e-9.
+ */
+struct cc_ref {
+	double rate, target, alpha;
+	bool cnp_in_period, pending;
+	uint32_t t;
+	uint64_t period_start, last_cut, next_inc, last_cnp;
+	bool limited;
+};
+
+static void
+ref_alpha(struct cc_ref *r, const struct dpr_cc_params *p, uint64_t now)
+{
+	const double keep = p->alpha_keep / 1024.0;
+
+	while (now >= r->period_start + p->alpha_period_ns) {
+		r->alpha = keep * r->alpha + (r->cnp_in_period ? 1 - keep : 0);
+		r->cnp_in_period = false;
+		r->period_start += p->alpha_period_ns;
+	}
+}
+
+static void
+ref_cut(struct cc_ref *r, const struct dpr_cc_params *p, uint64_t now)
+{
+	ref_alpha(r, p, now);
+	if (r->t != 0)
+		r->target = r->rate;
+	r->rate = RTE_MAX(r->rate * (1 - r->alpha / 2), (double)p->min_rate_bps);
+	r->t = 0;
+	r->pending = false;
+	r->last_cut = now;
+	r->next_inc = now + p->time_reset_ns;
+}
+
+static void
+ref_cnp(struct cc_ref *r, const struct dpr_cc_params *p, uint64_t now)
+{
+	bool first = !r->limited;
+
+	if (first) {
+		r->limited = true;
+		r->rate = r->target = (double)p->line_rate_bps;
+		r->alpha = p->initial_alpha / 1024.0;
+		r->period_start = now;
+		r->cnp_in_period = false;
+		r->t = 0;
+		r->next_inc = now + p->time_reset_ns;
+	}
+	ref_alpha(r, p, now);
+	r->cnp_in_period = true;
+	r->pending = true;
+	r->last_cnp = now;
+	if (first || now - r->last_cut >= p->decrease_period_ns)
+		ref_cut(r, p, now);
+}
+
+/* what is due by @p now, in time order as a NIC's timers run them */
+static void
+ref_run(struct cc_ref *r, const struct dpr_cc_params *p, uint64_t now)
+{
+	if (r->pending && now >= r->last_cut + p->decrease_period_ns)
+		ref_cut(r, p, now);
+	while (r->limited && now >= r->next_inc) {
+		if (r->t < p->threshold)
+			;
+		else if (r->t == p->threshold)
+			r->target += (double)p->ai_rate_bps;
+		else
+			r->target += (double)p->hai_rate_bps;
+		r->target = RTE_MIN(r->target, (double)p->line_rate_bps);
+		r->rate = (r->rate + r->target) / 2;
+		r->t++;
+		r->next_inc += p->time_reset_ns;
+	}
+	if (r->limited && now - r->last_cnp >= (uint64_t)p->release_periods * p->time_reset_ns)
+		r->limited = false;
+}
+
+static bool
+near(double a, double b)
+{
+	const double d = a > b ? a - b : b - a, m = a > b ? a : b;
+
+	return d <= 1e-9 * m;
+}
+
+static int
+test_dcqcn_reference(void)
+{
+	struct dpr_cc_params p;
+	struct cc_ref r = { 0 };
+	/* CNPs at these times (us from t0): a burst, a pause of a few
+	 * stages, one more, then silence until the QP is released */
+	static const uint32_t cnps[] = { 0, 1, 2, 3, 5, 9, 13, 14, 700, 1500, 1501 };
+	uint64_t t0, now, end;
+	unsigned int i = 0, steps = 0, cuts = 0;
+
+	dpr_cc_defaults(&p);
+	p.line_rate_bps = 10000000000ull;
+	p.byte_reset = 0;               /* (no traffic: the timer's stages) */
+	CHECK(conn(NULL, NULL, 41) == 0, "connect");
+	qa->tp->conf.cc = p;
+	t0 = qa->tp->now;
+	end = t0 + 1501000ull + 11ull * p.time_reset_ns;
+	for (now = t0; now <= end; ) {
+		uint64_t next_cnp = i < RTE_DIM(cnps) ? t0 + cnps[i] * 1000ull : UINT64_MAX;
+		uint64_t next_timer = qa->cc.timer.armed ? qa->cc.timer.deadline : UINT64_MAX;
+
+		now = RTE_MIN(next_cnp, next_timer);
+		if (now == UINT64_MAX || now > end)
+			break;
+		qa->tp->now = now;
+		ref_run(&r, &p, now);
+		if (now == next_cnp) {
+			dpr_cc_cnp(qa);
+			ref_cnp(&r, &p, now);
+			i++;
+		}
+		if (qa->cc.timer.armed && qa->cc.timer.deadline <= now) {
+			dpr_timer_cancel(qa->tp, &qa->cc.timer);
+			dpr_cc_timer_fire(qa);
+		}
+		steps++;
+		CHECK(qa->cc.limited == r.limited, "step %u at %" PRIu64 " ns: limited %d, "
+		      "model %d", steps, now - t0, qa->cc.limited, r.limited);
+		if (!r.limited)
+			break;
+		CHECK(near(qa->cc.rate, r.rate) && near(qa->cc.target, r.target) &&
+		      near(qa->cc.alpha, r.alpha), "step %u at %" PRIu64 " ns: rate %.6g "
+		      "target %.6g alpha %.9f; model %.6g %.6g %.9f", steps, now - t0,
+		      qa->cc.rate, qa->cc.target, qa->cc.alpha, r.rate, r.target, r.alpha);
+	}
+	cuts = (unsigned int)qa->stats.cc_cuts;
+	CHECK(i == RTE_DIM(cnps) && !qa->cc.limited && !qa->cc.timer.armed,
+	      "every CNP taken, the QP released at last (%u of %zu, limited %d)",
+	      i, RTE_DIM(cnps), qa->cc.limited);
+	/* the burst of 0-3 us is one cut then one at 4 us; 5 and 9 cut at 8
+	 * and 12; 13, 14 at 13 and 17; 700, 1500 and 1501 at once or 4 us on */
+	CHECK(cuts == 8 && qa->stats.cc_released == 1, "%u cuts, %" PRIu64
+	      " released", cuts, qa->stats.cc_released);
+	printf("    %u steps, %u cuts, %" PRIu64 " increases, released after %"
+	       PRIu64 " us\n", steps, cuts, qa->stats.cc_increases, (now - t0) / 1000);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/*
+ * The pacer: a QP cut to 2 Gbit/s (and kept there: no stage moves) sends
+ * 64 KiB WRITEs for 20 ms of virtual time at that rate, within 5%, where
+ * the same QP unpaced sends several times as much; every WRITE lands.
+ */
+/* until the harness has nothing left to do (its clock would stand) */
+static bool
+all_quiet(struct rc_harness *h, void *arg)
+{
+	(void)arg;
+	return h->n == 0 && !dpr_transport_busy(h->side[0].tp) &&
+		!dpr_transport_busy(h->side[1].tp) &&
+		dpr_transport_next_timer(h->side[0].tp) == UINT64_MAX &&
+		dpr_transport_next_timer(h->side[1].tp) == UINT64_MAX;
+}
+
+static int
+test_dcqcn_pacer(void)
+{
+	const uint32_t len = 64 * 1024, n = 256;
+	struct dpr_cc_params p;
+	struct dpr_mr *l, *r;
+	uint64_t sent[2];
+	unsigned int pass;
+
+	dpr_cc_defaults(&p);
+	p.time_reset_ns = 1000000000;   /* no stage in the run */
+	p.release_periods = 0;
+	p.byte_reset = 0;
+	for (pass = 0; pass < 2; pass++) {
+		struct rc_faults f = { .cc = &p };
+		struct dpr_cqe c[16];
+		uint32_t done = 0, i;
+
+		CHECK(conn(&f, NULL, 42) == 0, "connect");
+		l = rc_mr(&H, 0, len, DPR_ACCESS_LOCAL_WRITE);
+		r = rc_mr(&H, 1, len, DPR_ACCESS_ALL);
+		fill(l, 0, len, 3);
+		if (pass == 0) {
+			dpr_cc_cnp(qa);
+			qa->cc.rate = qa->cc.target = 2e9;
+		}
+		for (i = 0; i < n; i++)
+			CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, len, r->iova,
+					   r->rkey, i, DPR_SEND_SIGNALED), 0, "post");
+		rc_run(&H, all_quiet, NULL, 20 * 1000 * 1000);
+		sent[pass] = dpr_transport_stats(H.side[1].tp)->rx_frames;
+		if (pass == 0)
+			CHECK(qa->cc.limited && qa->stats.cc_paced > 0, "paced (%" PRIu64
+			      " holds)", qa->stats.cc_paced);
+		/* then everything completes, data in place */
+		while (done < n) {
+			int k = wait_cq(H.side[0].scq, 1, c, 10 * SEC);
+
+			CHECK(k == 1 && c[0].status == DPR_WC_SUCCESS, "WRITE %u", done);
+			done++;
+		}
+		CHECK(memcmp(l->addr, r->addr, len) == 0, "data");
+		mr_free(l);
+		mr_free(r);
+		fini();
+	}
+	{
+		/* frames of 1024 B payload + 58 B of headers over 20 ms */
+		const double want = 2e9 * 0.02 / 8 / (1024 + 58);
+
+		printf("    20 ms: paced %" PRIu64 " frames (%.0f at 2 Gbit/s), "
+		       "unpaced %" PRIu64 "\n", sent[0], want, sent[1]);
+		CHECK(sent[0] > want * 0.95 && sent[0] < want * 1.05,
+		      "paced at 2 Gbit/s within 5%%: %" PRIu64 " frames, %.0f wanted",
+		      sent[0], want);
+		CHECK(sent[1] > 2 * sent[0], "unpaced sends more");
+	}
+	return TEST_SUCCESS;
+}
+
+/*
  * A freed MR's key is refused at once, even for a request already in
  * flight: the responder checks the key again for every packet it places
  * or reads (rxe does the same through its MR reference), so a WRITE
@@ -2504,6 +2736,8 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_remote_access_errors),
 	DPR_TEST_CASE(test_key_freed_in_flight),
 	DPR_TEST_CASE(test_memory_windows),
+	DPR_TEST_CASE(test_dcqcn_reference),
+	DPR_TEST_CASE(test_dcqcn_pacer),
 	DPR_TEST_CASE(test_invalid_request_errors),
 	DPR_TEST_CASE(test_remote_op_error),
 	DPR_TEST_CASE(test_every_transition_and_mask),
