@@ -50,6 +50,8 @@ usage(FILE *f)
 "  log-level [PATTERN LEVEL]    list log types, or set e.g. 'dprdma.*' debug\n"
 "  faults PORT [SPEC]           what a port's fault adapter injected, or new\n"
 "                               faults: loss=P,reorder=P,dup=P,corrupt=P,delay_us=N\n"
+"  congestion [KEY VALUE]       DCQCN's settings, or one of the reaction point's\n"
+"                               set on every worker from now on\n"
 "  metrics [--listen ADDR:PORT] every counter in Prometheus text format, or\n"
 "                               serve GET /metrics on ADDR:PORT\n"
 "  counters [--rst]             what each counter means (doc/counters.rst)\n"
@@ -173,5 +175,7 @@ main(int argc, char **argv)
 		return cmd_log_level(n_args, args);
 	if (strcmp(c, "faults") == 0)
 		return cmd_faults(n_args, args);
+	if (strcmp(c, "congestion") == 0)
+		return cmd_congestion(n_args, args);
 	dpr_cli_complain(EXIT_USAGE, "unknown command '%s'", c);
 }

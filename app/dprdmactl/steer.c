@@ -123,3 +123,32 @@ cmd_faults(int argc, char **argv)
 	show_dict(r);
 	return 0;
 }
+
+int
+cmd_congestion(int argc, char **argv)
+{
+	json_t *r;
+
+	if (argc == 0) {
+		r = tel_try("/dprdma/congestion");
+		if (r == NULL)
+			dpr_cli_complain(EXIT_DAEMON, "the daemon answers no "
+					 "/dprdma/congestion (older dprdmad?)");
+	} else if (argc == 2) {
+		r = tel_try("/dprdma/congestion/set,%s,%s", argv[0], argv[1]);
+		if (r == NULL)
+			dpr_cli_complain(EXIT_USAGE, "congestion %s %s refused: KEY is "
+				"a reaction point key of [congestion] (react, ecn, "
+				"line_rate_gbps, rpg_*, rate_reduce_monitor_period, "
+				"dce_tcp_g, dce_tcp_rtt, initial_alpha_value, "
+				"clamp_tgt_rate, release_periods; man dprdmad.conf gives "
+				"their ranges) and VALUE one it takes; "
+				"notify and cnp_* are set when dprdmad starts",
+				argv[0], argv[1]);
+	} else {
+		dpr_cli_complain(EXIT_USAGE, "congestion [KEY VALUE], e.g. "
+				 "congestion rpg_ai_rate 10");
+	}
+	show_dict(r);
+	return 0;
+}

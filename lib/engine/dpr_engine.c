@@ -472,24 +472,6 @@ dpr_engine_start(const struct dpr_config *conf,
 				.cnp_send = cc->notify != 0,
 				.cnp_interval_ns = cc->cnp_interval_us * 1000u,
 				.cnp_tos = (uint8_t)(cc->cnp_dscp << 2),
-				.cc = {
-					.react = cc->react != 0,
-					.ect = cc->ecn != 0,
-					.line_rate_bps = cc->line_rate_gbps * 1000000000ull,
-					.min_rate_bps = cc->rpg_min_rate * 1000000ull,
-					.ai_rate_bps = cc->rpg_ai_rate * 1000000ull,
-					.hai_rate_bps = cc->rpg_hai_rate * 1000000ull,
-					.decrease_period_ns = cc->rate_reduce_monitor_period * 1000u,
-					.time_reset_ns = cc->rpg_time_reset * 1000u,
-					.byte_reset = cc->rpg_byte_reset,
-					.threshold = cc->rpg_threshold,
-					.alpha_period_ns = cc->dce_tcp_rtt * 1000u,
-					.alpha_keep = cc->dce_tcp_g,
-					.initial_alpha = cc->initial_alpha_value,
-					.min_dec_fac = cc->rpg_min_dec_fac,
-					.clamp = cc->clamp_tgt_rate != 0,
-					.release_periods = cc->release_periods,
-				},
 			};
 
 			w->rarg[pi].w = w;
@@ -498,6 +480,7 @@ dpr_engine_start(const struct dpr_config *conf,
 					   &w->now, &dpr_worker_neigh_ops, &w->rarg[pi]) != 0)
 				break;
 			tc.n_gids = port_gids(p, tc.gid);
+			dpr_congestion_params(cc, &tc.cc);
 			w->tp[pi] = dpr_transport_create(&tc);
 			if (w->tp[pi] == NULL)
 				break;

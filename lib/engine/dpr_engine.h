@@ -102,6 +102,11 @@ struct dpr_congestion_conf {
 };
 
 const struct dpr_congestion_conf *dpr_congestion_conf(const struct dpr_config *conf);
+struct dpr_cc_params;
+/** The transport's reaction point parameters of @p c (mlxconfig's units
+ * to the transport's) */
+void dpr_congestion_params(const struct dpr_congestion_conf *c,
+		struct dpr_cc_params *p);
 
 /** Who runs secure QPs' handshakes (the CM driver): called on the
  * workers for the transports of port @p pi, must not block. */

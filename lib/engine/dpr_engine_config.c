@@ -492,6 +492,29 @@ dpr_congestion_conf(const struct dpr_config *conf)
 	return dpr_config_room(conf, &congestion_room, 0);
 }
 
+void
+dpr_congestion_params(const struct dpr_congestion_conf *c, struct dpr_cc_params *p)
+{
+	*p = (struct dpr_cc_params){
+		.react = c->react != 0,
+		.ect = c->ecn != 0,
+		.line_rate_bps = c->line_rate_gbps * 1000000000ull,
+		.min_rate_bps = c->rpg_min_rate * 1000000ull,
+		.ai_rate_bps = c->rpg_ai_rate * 1000000ull,
+		.hai_rate_bps = c->rpg_hai_rate * 1000000ull,
+		.decrease_period_ns = c->rate_reduce_monitor_period * 1000u,
+		.time_reset_ns = c->rpg_time_reset * 1000u,
+		.byte_reset = c->rpg_byte_reset,
+		.threshold = c->rpg_threshold,
+		.alpha_period_ns = c->dce_tcp_rtt * 1000u,
+		.alpha_keep = c->dce_tcp_g,
+		.initial_alpha = c->initial_alpha_value,
+		.min_dec_fac = c->rpg_min_dec_fac,
+		.clamp = c->clamp_tgt_rate != 0,
+		.release_periods = c->release_periods,
+	};
+}
+
 const struct dpr_security_conf *
 dpr_security_conf(const struct dpr_config *conf)
 {

@@ -627,6 +627,94 @@ cmd_callgrind(struct dpr_worker *w, struct dpr_cmd *c)
 	return 0;
 }
 
+/* ------------------------------------------- congestion, at run time */
+
+/* The [congestion] keys a worker's transports take (dpr_cc_params), by
+ * dpr_engine_call() on that worker */
+struct cc_call {
+	unsigned int wi;
+	struct dpr_cc_params p;
+};
+
+static int
+call_congestion(void *arg)
+{
+	const struct cc_call *a = arg;
+	uint16_t pi;
+
+	for (pi = 0; pi < dpr_engine.n_ports; pi++) {
+		struct dpr_transport *tp = dpr_engine_transport(a->wi, pi);
+
+		if (tp != NULL)
+			dpr_transport_set_cc(tp, &a->p);
+	}
+	return 0;
+}
+
+static void
+congestion_dict(struct rte_tel_data *d)
+{
+	const struct dpr_congestion_conf *c = dpr_congestion_conf(&dpr_engine.conf);
+
+	rte_tel_data_start_dict(d);
+#define U(f) rte_tel_data_add_dict_u64(d, #f, c->f)
+	U(notify); U(cnp_interval_us); U(cnp_dscp); U(react); U(ecn);
+	U(line_rate_gbps); U(rpg_min_rate); U(rpg_ai_rate); U(rpg_hai_rate);
+	U(rate_reduce_monitor_period); U(rpg_time_reset); U(rpg_byte_reset);
+	U(rpg_threshold); U(dce_tcp_g); U(dce_tcp_rtt); U(initial_alpha_value);
+	U(rpg_min_dec_fac); U(clamp_tgt_rate); U(release_periods);
+#undef U
+}
+
+static int
+tel_congestion(const char *cmd __rte_unused, const char *params __rte_unused,
+	       struct rte_tel_data *d)
+{
+	congestion_dict(d);
+	return 0;
+}
+
+/* KEY,VALUE: a key of the reaction point ([congestion], checked as the
+ * file's are) into every worker's transports. The notification point's
+ * keys are read when dprdmad starts: refused here. */
+static int
+tel_congestion_set(const char *cmd __rte_unused, const char *params,
+		   struct rte_tel_data *d)
+{
+	static const char *const fixed[] = { "notify", "cnp_interval_us", "cnp_dscp" };
+	struct dpr_congestion_conf *c =
+		(struct dpr_congestion_conf *)dpr_congestion_conf(&dpr_engine.conf);
+	struct dpr_cc_params p;
+	char buf[128], err[256], *val;
+	unsigned int i;
+	int rc = 0;
+
+	if (params == NULL || strlen(params) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, params);
+	val = strchr(buf, ',');
+	if (val == NULL)
+		return -EINVAL;
+	*val++ = '\0';
+	for (i = 0; i < RTE_DIM(fixed); i++)
+		if (strcmp(buf, fixed[i]) == 0)
+			return -EINVAL;
+	if (dpr_config_set(&dpr_engine.conf, "congestion", buf, val, "telemetry",
+			   err, sizeof(err)) != 0)
+		return -EINVAL;
+	dpr_congestion_params(c, &p);
+	for (i = 0; i < dpr_engine.n_workers && rc == 0; i++) {
+		struct cc_call a = { .wi = i, .p = p };
+
+		rc = dpr_engine_call(i, call_congestion, &a, sizeof(a), 5000);
+	}
+	if (rc != 0)
+		return rc;      /* (a worker that timed out takes it later) */
+	ENGINE_LOG(NOTICE, "[congestion] %s = %s (telemetry)", buf, val);
+	congestion_dict(d);
+	return 0;
+}
+
 static int
 tel_callgrind(const char *cmd __rte_unused, const char *params,
 	      struct rte_tel_data *d)
@@ -797,6 +885,12 @@ dpr_engine_register_telemetry(void)
 	rte_telemetry_register_cmd("/dprdma/lcore/callgrind", tel_callgrind,
 		"Callgrind counts a worker from on to off (its counters at "
 		"each). Parameters: LCORE,on|off");
+	rte_telemetry_register_cmd("/dprdma/congestion", tel_congestion,
+		"DCQCN's settings ([congestion]) as the workers run them. No "
+		"parameters");
+	rte_telemetry_register_cmd("/dprdma/congestion/set", tel_congestion_set,
+		"Set a reaction point key of [congestion] on every worker, from "
+		"now on. Parameters: KEY,VALUE (as in the file)");
 	rte_telemetry_register_cmd("/dprdma/statistic", tel_statistic,
 		"A port's totals under Linux rxe's rdma statistic names. "
 		"Parameter: port index");

@@ -298,3 +298,16 @@ dpr_cc_req_run(struct dpr_tqp *qp, uint32_t budget)
 	}
 	return more;
 }
+
+void
+dpr_transport_set_cc(struct dpr_transport *tp, const struct dpr_cc_params *p)
+{
+	struct dpr_tqp *qp;
+
+	tp->conf.cc = *p;
+	TAILQ_FOREACH(qp, &tp->all, all_link)
+		if (qp->cc.limited && !p->react)
+			release(qp);
+		else if (qp->cc.limited)
+			cc_arm(qp);     /* (its next event by the new periods) */
+}

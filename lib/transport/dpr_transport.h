@@ -127,6 +127,12 @@ struct dpr_cc_params {
  * timer periods without a CNP) */
 void dpr_cc_defaults(struct dpr_cc_params *p);
 
+struct dpr_transport;
+/** New reaction point parameters for @p tp, from now on (on its worker):
+ * paced QPs go on under them; with react off they are unpaced at once;
+ * ect counts for QPs connected from now on. */
+void dpr_transport_set_cc(struct dpr_transport *tp, const struct dpr_cc_params *p);
+
 struct dpr_transport_conf {
 	struct dpr_verbs_ctx *ctx;   /**< objects (PDs, MRs, CQs, QP numbers) */
 	struct rte_mempool *pool;    /**< frames built here come from it */

@@ -25,6 +25,7 @@ PA, PB = "dprt-ena-%d" % PID, "dprt-enb-%d" % PID
 IP_A, IP_B = "10.85.0.1", "10.85.0.2"
 MR = 8 << 20
 SIZE, COUNT = 4096, 4000
+CTL = os.path.join(os.path.dirname(t.DPRDMAD), "dprdmactl")
 
 
 cmd = t.telemetry_ok
@@ -98,6 +99,24 @@ def main():
         t.check(0 < ta["cc_cuts"] <= ta["cnp_rx"] and tb["cc_cuts"] == 0,
                 "A cut its rate %d times for its %d CNPs (B, which had none, "
                 "never)" % (ta["cc_cuts"], ta["cnp_rx"]))
+        # the reaction point off at run time (dprdmactl congestion react
+        # off): A's next stream takes CNPs without a cut
+        r = t.run([CTL, "-p", PA, "congestion", "react", "off"]).stdout
+        line = [x for x in r.splitlines() if x.split()[:1] == ["react"]]
+        t.check(line and t.telemetry(PA, "/dprdma/congestion")["react"] == 0,
+                "dprdmactl congestion react off: %s" % (line or r))
+        t.run([CTL, "-p", PA, "congestion", "rpg_ai_rate", "0"],
+              check_rc=False)
+        t.check(t.telemetry(PA, "/dprdma/congestion")["rpg_ai_rate"] == 5,
+                "a value out of range (rpg_ai_rate 0) refused, the old kept")
+        cuts, cnps = ta["cc_cuts"], ta["cnp_rx"]
+        cmd(PA, "/dprdma/client/run,0,write,%d,%d,0,%d,%d,16" %
+            (SIZE, COUNT, cb["mr_va"], cb["rkey"]))
+        t.wait_for(lambda: not cmd(PA, "/dprdma/client/status")["active"], 120,
+                   "A's second WRITE stream done")
+        ta = t.telemetry(PA, "/dprdma/transport/stats,0")
+        t.check(ta["cnp_rx"] > cnps and ta["cc_cuts"] == cuts,
+                "react off: %d more CNPs taken, no cut" % (ta["cnp_rx"] - cnps))
     finally:
         rcs = t.stop_and_close((b, a), (na, nb, br))
     t.check(rcs == [0, 0], "both daemons stop cleanly")
