@@ -13,6 +13,17 @@
  * next call, and while it is not empty the adapter takes no new frames:
  * the engine keeps them, so a full ring holds the transports back instead
  * of losing their frames.
+ *
+ * A bottleneck (rate_mbps, queue_kb, mark_kb), after the faults: the port
+ * as a switch's egress of that rate. The backlog is what the link has yet
+ * to send (its busy time left, at the rate); a frame that would take it
+ * past queue_kb is dropped (tail drop), one that finds more than mark_kb
+ * waiting is marked CE if it was sent ECN-capable (DCTCP's step marking,
+ * as a RED/WRED profile with one threshold does), and each leaves at its
+ * departure time, in order, from a FIFO of its own. The backlog each
+ * frame found is kept in a histogram (its 99th percentile in telemetry).
+ * The traffic of all of a port's QPs on the worker shares the bottleneck,
+ * so several QPs are several senders into it.
  */
 
 #include <errno.h>
@@ -33,7 +44,10 @@
 
 #define FAULT_COUNTERS(_) \
 	_(frames) _(lost) _(reordered) _(duplicated) _(corrupted) _(delayed) \
-	_(hold_full) _(port_refused)
+	_(hold_full) _(port_refused) _(bn_sent_bytes) _(bn_marked) _(bn_dropped) \
+	_(bn_backlog_max)
+#define BN_MAX 8192                    /* frames the bottleneck holds */
+#define BN_BUCKETS 64                  /* of the backlog histogram */
 
 struct held {
 	uint64_t t;
@@ -48,6 +62,12 @@ struct dpr_faults {
 	struct held held[HOLD_MAX];
 	uint16_t n_retry;             /**< frames the port refused last call */
 	struct rte_mbuf *retry[OUT_MAX];
+	/* the bottleneck: its FIFO (departure times rising), when the link
+	 * is free, the backlog histogram (queue_kb / BN_BUCKETS a bucket) */
+	uint32_t bn_head, bn_tail;
+	uint64_t link_free;
+	struct held bn[BN_MAX];
+	uint64_t bn_hist[BN_BUCKETS];
 #define _(n) uint64_t n;
 	FAULT_COUNTERS(_)
 #undef _
@@ -89,6 +109,70 @@ corrupt(struct dpr_faults *f, struct rte_mbuf *m)
 	rte_pktmbuf_free(m);
 	f->corrupted++;
 	return c;
+}
+
+/* CE on @p m if it went ECN-capable (IPv4, with its checksum made again;
+ * IPv6); @return whether it was marked */
+static bool
+mark_ce(struct rte_mbuf *m)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t l3 = RTE_ETHER_HDR_LEN;
+	uint16_t type;
+
+	if (m->data_len < l3 + 40)
+		return false;
+	memcpy(&type, p + 12, 2);
+	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
+		memcpy(&type, p + 16, 2);
+		l3 += 4;
+	}
+	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + l3);
+
+		if ((ip->type_of_service & 3) == 0)
+			return false;
+		ip->type_of_service |= 3;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		return true;
+	}
+	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+		/* the traffic class's ECN bits: bits 4-5 of its second byte */
+		if ((p[l3 + 1] & 0x30) == 0)
+			return false;
+		p[l3 + 1] |= 0x30;
+		return true;
+	}
+	return false;
+}
+
+/* @p m into the bottleneck at @p now: dropped, or queued (and marked) to
+ * leave when the link has sent what is before it */
+static void
+bottleneck_in(struct dpr_faults *f, struct rte_mbuf *m, uint64_t now)
+{
+	const double ns_per_byte = 8000.0 / f->c.rate_mbps;
+	const uint64_t cap = (uint64_t)f->c.queue_kb * 1024;
+	const uint32_t len = rte_pktmbuf_pkt_len(m) + 24;  /* preamble, FCS, gap */
+	const uint64_t backlog = f->link_free > now ?
+		(uint64_t)((double)(f->link_free - now) / ns_per_byte) : 0;
+	uint64_t b;
+
+	b = cap ? backlog * BN_BUCKETS / cap : 0;
+	f->bn_hist[RTE_MIN(b, (uint64_t)BN_BUCKETS - 1)]++;
+	if (backlog > f->bn_backlog_max)
+		f->bn_backlog_max = backlog;
+	if ((cap != 0 && backlog + len > cap) || f->bn_tail - f->bn_head >= BN_MAX) {
+		f->bn_dropped++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (f->c.mark_kb != 0 && backlog > (uint64_t)f->c.mark_kb * 1024 && mark_ce(m))
+		f->bn_marked++;
+	f->link_free = RTE_MAX(f->link_free, now) + (uint64_t)(len * ns_per_byte);
+	f->bn_sent_bytes += len;
+	f->bn[f->bn_tail++ % BN_MAX] = (struct held){ f->link_free, m };
 }
 
 /* Give the port @p k frames; keep what it refuses for the next call
@@ -144,6 +228,10 @@ faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 			f->held[kept++] = f->held[j];
 	}
 	f->n_held = kept;
+	/* what the bottleneck lets go by now, in order */
+	while (f->bn_head != f->bn_tail && k < RTE_DIM(out) &&
+	       f->bn[f->bn_head % BN_MAX].t <= now)
+		out[k++] = f->bn[f->bn_head++ % BN_MAX].m;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i], *d = NULL;
 		uint64_t t = now + (uint64_t)f->c.delay_us * 1000;
@@ -161,6 +249,13 @@ faults_tx(void *state, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 		}
 		if (chance(f, f->c.corrupt))
 			m = corrupt(f, m);
+		if (f->c.rate_mbps != 0) {
+			/* (then not reordered nor delayed: the link's own time) */
+			bottleneck_in(f, m, now);
+			if (d != NULL)
+				bottleneck_in(f, d, now);
+			continue;
+		}
 		if (chance(f, f->c.reorder)) {
 			t += REORDER_MIN_NS + rnd(f) % REORDER_SPAN_NS;
 			f->reordered++;
@@ -227,22 +322,35 @@ dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why, size_t len)
 					 item);
 				return -1;
 			}
-		} else if (strcmp(item, "delay_us") == 0 || strcmp(item, "seed") == 0) {
+		} else if (strcmp(item, "seed") == 0) {
 			unsigned long long v = strtoull(eq, &end, 0);
 
-			if (*eq == '\0' || *eq == '-' || *end != '\0' ||
-			    (item[0] == 'd' && v > 1000000)) {
-				snprintf(why, len, "%s must be a whole number%s", item,
-					 item[0] == 'd' ? " up to 1000000" : "");
+			if (*eq == '\0' || *eq == '-' || *end != '\0') {
+				snprintf(why, len, "seed must be a whole number");
+				return -1;
+			}
+			f->seed = v;
+		} else if (strcmp(item, "delay_us") == 0 || strcmp(item, "rate_mbps") == 0 ||
+			   strcmp(item, "queue_kb") == 0 || strcmp(item, "mark_kb") == 0) {
+			unsigned long long v = strtoull(eq, &end, 0);
+
+			if (*eq == '\0' || *eq == '-' || *end != '\0' || v > 1000000) {
+				snprintf(why, len, "%s must be a whole number up to 1000000",
+					 item);
 				return -1;
 			}
 			if (item[0] == 'd')
 				f->delay_us = (uint32_t)v;
+			else if (item[0] == 'r')
+				f->rate_mbps = (uint32_t)v;
+			else if (item[0] == 'q')
+				f->queue_kb = (uint32_t)v;
 			else
-				f->seed = v;
+				f->mark_kb = (uint32_t)v;
 		} else {
 			snprintf(why, len, "unknown fault '%s' (known: loss, reorder, "
-				 "dup, corrupt, delay_us, seed)", item);
+				 "dup, corrupt, delay_us, seed, rate_mbps, queue_kb, "
+				 "mark_kb)", item);
 			return -1;
 		}
 	}
@@ -276,14 +384,22 @@ format_faults(const void *area, char *buf, size_t len)
 		snprintf(buf, len, "loss=%g,reorder=%g,dup=%g,corrupt=%g,"
 			 "delay_us=%u,seed=%llu", f->loss, f->reorder, f->dup,
 			 f->corrupt, f->delay_us, (unsigned long long)f->seed);
+	if (f->on && f->rate_mbps != 0) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, ",rate_mbps=%u,queue_kb=%u,mark_kb=%u",
+			 f->rate_mbps, f->queue_kb, f->mark_kb);
+	}
 }
 
 static const struct dpr_conf_key fault_keys[] = {
 	{ "faults", DPR_CONF_CUSTOM, .parse = parse_faults_key,
 	  .format = format_faults,
 	  .help = "inject faults into what the port sends: loss=P,reorder=P,"
-		  "dup=P,corrupt=P,delay_us=N,seed=N (P a probability 0-1); "
-		  "empty: none" },
+		  "dup=P,corrupt=P,delay_us=N,seed=N (P a probability 0-1), "
+		  "and a bottleneck: rate_mbps=N (its link), queue_kb=N (tail "
+		  "drop past it), mark_kb=N (CE on ECN-capable frames past "
+		  "it); empty: none" },
 };
 
 static struct dpr_conf_room fault_room = {
@@ -400,7 +516,7 @@ static int
 tel_faults(const char *cmd __rte_unused, const char *params,
 	   struct rte_tel_data *d)
 {
-	uint64_t sum[16] = { 0 };
+	uint64_t sum[32] = { 0 };
 	unsigned int w, k;
 	long pi;
 	char *end;
@@ -425,6 +541,30 @@ tel_faults(const char *cmd __rte_unused, const char *params,
 #define _(n) rte_tel_data_add_dict_u64(d, #n, sum[k++]);
 	FAULT_COUNTERS(_)
 #undef _
+	{
+		/* the backlog frames found: its 99th percentile, the upper
+		 * edge of the bucket that holds it (bytes) */
+		uint64_t hist[BN_BUCKETS] = { 0 }, n = 0, acc = 0, qkb = 0;
+
+		for (w = 0; w < DPR_MAX_WORKERS; w++) {
+			const volatile struct dpr_faults *f = all[pi][w];
+
+			if (f == NULL)
+				continue;
+			qkb = f->c.queue_kb;
+			for (k = 0; k < BN_BUCKETS; k++) {
+				hist[k] += f->bn_hist[k];
+				n += f->bn_hist[k];
+			}
+		}
+		for (k = 0; k < BN_BUCKETS && n != 0; k++) {
+			acc += hist[k];
+			if (acc * 100 >= n * 99)
+				break;
+		}
+		rte_tel_data_add_dict_u64(d, "bn_backlog_p99",
+			n == 0 ? 0 : (k + 1) * qkb * 1024 / BN_BUCKETS);
+	}
 	return 0;
 }
 
@@ -437,6 +577,10 @@ static const struct dpr_counter_help faults_help[] = {
 	{ "delayed", "frames it held for delay_us" },
 	{ "hold_full", "frames sent at once: its hold queue was full" },
 	{ "port_refused", "frames the port refused (kept, sent again)" },
+	{ "bn_sent_bytes", "bytes through the bottleneck (rate_mbps), framing included" },
+	{ "bn_marked", "frames the bottleneck marked CE (more than mark_kb waiting)" },
+	{ "bn_dropped", "frames the bottleneck dropped (its queue_kb full)" },
+	{ "bn_backlog_max", "the most bytes the bottleneck's queue held" },
 };
 
 void
@@ -447,5 +591,6 @@ dpr_faults_register_telemetry(void)
 		"Faults injected into a port's TX, all workers. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/port/faults/set", tel_faults_set,
 		"New faults for a port started with [portN] faults. "
-		"Parameters: PORT,loss=P,reorder=P,dup=P,corrupt=P,delay_us=N");
+		"Parameters: PORT,loss=P,reorder=P,dup=P,corrupt=P,delay_us=N,"
+		"rate_mbps=N,queue_kb=N,mark_kb=N");
 }

@@ -28,6 +28,12 @@ struct dpr_fault_conf {
 	double corrupt;     /**< probability one bit is flipped */
 	uint32_t delay_us;  /**< every frame held this long */
 	uint64_t seed;
+	/* a bottleneck: the link leaves at rate_mbps, a FIFO of queue_kb
+	 * before it (tail drop past it), frames sent ECN-capable marked CE
+	 * while more than mark_kb wait (DCTCP's step marking); 0: none */
+	uint32_t rate_mbps;
+	uint32_t queue_kb;
+	uint32_t mark_kb;
 };
 
 /** Add the [portN] faults key to the configuration (lib/config): call
@@ -38,8 +44,9 @@ void dpr_faults_config_register(void);
 const struct dpr_fault_conf *dpr_faults_conf(const struct dpr_config *conf,
 		unsigned int pi);
 
-/** Parse "loss=P,reorder=P,dup=P,corrupt=P,delay_us=N,seed=N" (any
- * subset); @return 0, or -1 with what is wrong in @p why. */
+/** Parse "loss=P,reorder=P,dup=P,corrupt=P,delay_us=N,seed=N,
+ * rate_mbps=N,queue_kb=N,mark_kb=N" (any subset); @return 0, or -1 with
+ * what is wrong in @p why. */
 int dpr_parse_faults(const char *s, struct dpr_fault_conf *f, char *why,
 		size_t len);
 
