@@ -73,6 +73,7 @@ int cmd_counters(bool rst);
 int cmd_capture(int argc, char **argv);
 int cmd_log_level(int argc, char **argv);
 int cmd_faults(int argc, char **argv);
+int cmd_sources(void);
 int cmd_congestion(int argc, char **argv);
 
 #endif /* DPRDMACTL_H */

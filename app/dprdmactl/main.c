@@ -41,6 +41,7 @@ usage(FILE *f)
 "                               secure QPs and whose key\n"
 "  neigh                        the neighbours each port knows (IP -> MAC by\n"
 "                               ARP/ND), as ip neigh shows them\n"
+"  sources                      who sent the frames each port dropped, and why\n"
 "  mrs | pds | clients          clients' memory regions, PDs, connections\n"
 "  stats [--watch N]            counters (and, with --watch, per-second rates\n"
 "                               refreshed every N s until interrupted)\n"
@@ -166,6 +167,7 @@ main(int argc, char **argv)
 		return cmd_lines("/dprdma/cm/peers", "no peer box asked yet");
 	}
 	if (strcmp(c, "neigh") == 0) { NOARGS(); check_port(opt.port); return cmd_neigh(); }
+	if (strcmp(c, "sources") == 0) { NOARGS(); check_port(opt.port); return cmd_sources(); }
 	if (strcmp(c, "stats") == 0) { NOARGS(); check_port(opt.port); return cmd_stats(); }
 	if (strcmp(c, "metrics") == 0) { NOARGS(); return cmd_metrics(); }
 	if (strcmp(c, "counters") == 0) { NOARGS(); return cmd_counters(rst); }

@@ -280,6 +280,50 @@ cmd_neigh(void)
 	return done(all);
 }
 
+/* Who sent the frames each port dropped, the most first */
+int
+cmd_sources(void)
+{
+	unsigned int pi, np = n_ports();
+	json_t *all = json_object();
+
+	for (pi = 0; pi < np; pi++) {
+		json_t *v, *ips;
+		char key[24];
+		size_t i;
+
+		if (opt.port >= 0 && (unsigned int)opt.port != pi)
+			continue;
+		v = tel("/dprdma/transport/sources,%u", pi);
+		snprintf(key, sizeof(key), "dprdma%u", pi);
+		ips = json_object_get(v, "ip");
+		if (!opt.json && json_array_size(ips) == 0)
+			printf("%s: no frame dropped\n", key);
+		for (i = 0; !opt.json && i < json_array_size(ips); i++) {
+			const char *k;
+			json_t *col;
+
+			printf("%s %-40s %8" JSON_INTEGER_FORMAT " frames:", key,
+			       json_string_value(json_array_get(ips, i)),
+			       json_integer_value(json_array_get(
+				       json_object_get(v, "total"), i)));
+			json_object_foreach(v, k, col) {
+				json_int_t n = json_integer_value(json_array_get(col, i));
+
+				if (json_is_array(col) && strcmp(k, "ip") != 0 &&
+				    strcmp(k, "total") != 0 && strcmp(k, "last_ms_ago") != 0 &&
+				    n != 0)
+					printf(" %s %" JSON_INTEGER_FORMAT, k, n);
+			}
+			printf("; last %" JSON_INTEGER_FORMAT " ms ago\n",
+			       json_integer_value(json_array_get(
+				       json_object_get(v, "last_ms_ago"), i)));
+		}
+		json_object_set_new(all, key, v);
+	}
+	return done(all);
+}
+
 int
 cmd_clients(void)
 {

@@ -627,6 +627,124 @@ cmd_callgrind(struct dpr_worker *w, struct dpr_cmd *c)
 	return 0;
 }
 
+/* ---------------------------------------- the sources of dropped frames */
+
+struct src_call {
+	unsigned int wi;
+	uint16_t pi;
+	unsigned int n;
+	uint64_t evicted;
+	struct dpr_src_entry e[DPR_SRC_SLOTS];
+};
+
+static int
+call_sources(void *arg)
+{
+	struct src_call *a = arg;
+	struct dpr_transport *tp = dpr_engine_transport(a->wi, a->pi);
+
+	a->n = tp == NULL ? 0 :
+		dpr_transport_sources(tp, a->e, DPR_SRC_SLOTS, &a->evicted);
+	return 0;
+}
+
+static uint64_t
+src_total(const struct dpr_src_entry *e)
+{
+	uint64_t t = 0;
+
+	for (unsigned int k = 0; k < DPR_SRC_N; k++)
+		t += e->n[k];
+	return t;
+}
+
+static int
+by_total(const void *x, const void *y)
+{
+	const uint64_t a = src_total(x), b = src_total(y);
+
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* PORT: the sources of the port's dropped frames, every worker's, the
+ * most frames first (at most 64), each with its frames by reason and how
+ * long ago it sent the last: in columns, a row per source */
+static int
+tel_sources(const char *cmd __rte_unused, const char *params,
+	    struct rte_tel_data *d)
+{
+	static const char *const why[] = {
+#define _(n) #n,
+		DPR_SRC_REASONS(_)
+#undef _
+	};
+	struct dpr_src_entry *all;
+	struct src_call *a;
+	unsigned int n = 0, i, j, k;
+	uint64_t evicted = 0, now = dpr_engine_now_ns();
+	int pi = port_param(params);
+
+	if (pi < 0)
+		return -EINVAL;
+	a = malloc(sizeof(*a));
+	all = calloc((size_t)dpr_engine.n_workers * DPR_SRC_SLOTS, sizeof(*all));
+	if (a == NULL || all == NULL) {
+		free(a);
+		free(all);
+		return -ENOMEM;
+	}
+	for (i = 0; i < dpr_engine.n_workers; i++) {
+		*a = (struct src_call){ .wi = i, .pi = (uint16_t)pi };
+		if (dpr_engine_call(i, call_sources, a, sizeof(*a), 2000) != 0)
+			continue;
+		evicted += a->evicted;
+		for (j = 0; j < a->n; j++) {
+			for (k = 0; k < n && memcmp(&all[k].src, &a->e[j].src,
+						    sizeof(all[k].src)) != 0; k++)
+				;
+			if (k == n)
+				all[n++] = a->e[j];
+			else {
+				for (unsigned int r = 0; r < DPR_SRC_N; r++)
+					all[k].n[r] += a->e[j].n[r];
+				all[k].last_ns = RTE_MAX(all[k].last_ns, a->e[j].last_ns);
+			}
+		}
+	}
+	free(a);
+	qsort(all, n, sizeof(*all), by_total);
+	n = RTE_MIN(n, 64u);
+	/* columns (a dict's containers are arrays): ip, total, each reason,
+	 * last_ms_ago; row i is one source */
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "evicted", evicted);
+	for (k = 0; k < DPR_SRC_N + 3; k++) {
+		struct rte_tel_data *col = rte_tel_data_alloc();
+
+		if (col == NULL)
+			break;
+		rte_tel_data_start_array(col, k == 0 ? RTE_TEL_STRING_VAL : RTE_TEL_U64_VAL);
+		for (i = 0; i < n; i++) {
+			char ip[INET6_ADDRSTRLEN];
+
+			if (k == 0)
+				rte_tel_data_add_array_string(col,
+					dpr_gid_ntop(&all[i].src, ip, sizeof(ip)));
+			else if (k == 1)
+				rte_tel_data_add_array_u64(col, src_total(&all[i]));
+			else if (k < DPR_SRC_N + 2)
+				rte_tel_data_add_array_u64(col, all[i].n[k - 2]);
+			else
+				rte_tel_data_add_array_u64(col, now > all[i].last_ns ?
+					(now - all[i].last_ns) / 1000000 : 0);
+		}
+		rte_tel_data_add_dict_container(d, k == 0 ? "ip" : k == 1 ? "total" :
+			k < DPR_SRC_N + 2 ? why[k - 2] : "last_ms_ago", col, 0);
+	}
+	free(all);
+	return 0;
+}
+
 /* ------------------------------------------- congestion, at run time */
 
 /* The [congestion] keys a worker's transports take (dpr_cc_params), by
@@ -885,6 +1003,9 @@ dpr_engine_register_telemetry(void)
 	rte_telemetry_register_cmd("/dprdma/lcore/callgrind", tel_callgrind,
 		"Callgrind counts a worker from on to off (its counters at "
 		"each). Parameters: LCORE,on|off");
+	rte_telemetry_register_cmd("/dprdma/transport/sources", tel_sources,
+		"Who sent the frames a port dropped, by reason, the most first "
+		"(every worker's). Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/congestion", tel_congestion,
 		"DCQCN's settings ([congestion]) as the workers run them. No "
 		"parameters");

@@ -152,17 +152,19 @@ own_gid(const struct dpr_transport_conf *c, const union dpr_gid *g)
  * point) for @p qp: from the QP's peer, to an RC or UC QP that sends.
  * Counted per QP, and it cuts the QP's rate (dpr_cc.c). */
 static void
-rx_cnp(struct dpr_tqp *qp, const struct dpr_pkt_info *pi)
+rx_cnp(struct dpr_tqp *qp, const struct rte_mbuf *m, const struct dpr_pkt_info *pi)
 {
 	struct dpr_transport *tp = qp->tp;
 
 	if (qp->type == DPR_QPT_UD || !state_takes(qp, 0)) {
 		tp->stats.rx_qp_state++;
+		dpr_src_drop(tp, m, DPR_SRC_qp_state);
 		return;
 	}
 	if (memcmp(&pi->encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi->encap.sgid)) ||
 	    memcmp(&pi->encap.dgid, &qp->encap.sgid, sizeof(pi->encap.dgid))) {
 		tp->stats.rx_wrong_peer++;
+		dpr_src_drop(tp, m, DPR_SRC_wrong_peer);
 		return;
 	}
 	QP_STAT(qp, cnp_rx);
@@ -191,41 +193,48 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 	}
 	if (err != DPR_WIRE_OK) {
 		tp->stats.rx_invalid++;
+		dpr_src_drop(tp, m, DPR_SRC_invalid);
 		return;
 	}
 	dpr_wire_decode(m, &pi, &h);
 	qp = dpr_qpn_lookup(tp->ctx, h.dqpn);
 	if (qp == NULL) {
 		tp->stats.rx_no_qp++;
+		dpr_src_drop(tp, m, DPR_SRC_no_qp);
 		return;
 	}
 	if (unlikely(pi.opcode == DPR_OP_CNP)) {
-		rx_cnp(qp, &pi);
+		rx_cnp(qp, m, &pi);
 		return;
 	}
 	if (!(pi.mask & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK))) {
 		tp->stats.rx_invalid++;
+		dpr_src_drop(tp, m, DPR_SRC_invalid);
 		return;
 	}
 	if (unlikely(qp->sec_state != SECS_PLAIN) && !opened) {
 		tp->stats.sec_drop_plain++;
+		dpr_src_drop(tp, m, DPR_SRC_secure);
 		return;
 	}
 	/* rxe check_type_state: the opcode's class is the QP's type */
 	if (!(pi.mask & (qp->type == DPR_QPT_UD ? DPR_UD_MASK :
 			 qp->type == DPR_QPT_UC ? DPR_UC_MASK : DPR_RC_MASK))) {
 		tp->stats.rx_wrong_type++;
+		dpr_src_drop(tp, m, DPR_SRC_wrong_type);
 		return;
 	}
 	if (qp->type == DPR_QPT_UD) {
 		/* a datagram comes from anyone: to our GID, our P_Key */
 		if (!state_takes(qp, DPR_REQ_MASK)) {
 			tp->stats.rx_qp_state++;
+			dpr_src_drop(tp, m, DPR_SRC_qp_state);
 			return;
 		}
 		if (!own_gid(&tp->conf, &pi.encap.dgid) ||
 		    h.pkey != DPR_DEFAULT_PKEY) {
 			tp->stats.rx_wrong_peer++;
+			dpr_src_drop(tp, m, DPR_SRC_wrong_peer);
 			return;
 		}
 		dpr_ud_rx(qp, m, &pi, &h);
@@ -242,12 +251,14 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 	 * P_Key. */
 	if (!state_takes(qp, pi.mask)) {
 		tp->stats.rx_qp_state++;
+		dpr_src_drop(tp, m, DPR_SRC_qp_state);
 		return;
 	}
 	if (memcmp(&pi.encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi.encap.sgid)) ||
 	    memcmp(&pi.encap.dgid, &qp->encap.sgid, sizeof(pi.encap.dgid)) ||
 	    h.pkey != DPR_DEFAULT_PKEY) {
 		tp->stats.rx_wrong_peer++;
+		dpr_src_drop(tp, m, DPR_SRC_wrong_peer);
 		return;
 	}
 	if (unlikely(pi.ce)) {

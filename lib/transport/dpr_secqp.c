@@ -258,14 +258,18 @@ dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
 	/* (the ICRC only of a frame refused: dpr_sec_open()) */
 	if (dpr_sec_peek(m, &dqpn) != DPR_SEC_OK) {
 		tp->stats.sec_drop_malformed++;
+		dpr_src_drop(tp, m, DPR_SRC_secure);
 		return -EINVAL;
 	}
 	qp = dpr_qpn_lookup(tp->ctx, dqpn);
 	if (qp == NULL || qp->tp != tp || qp->sec_state != SECS_ON) {
-		if (dpr_sec_check(m, &dqpn) == DPR_SEC_ERR_ICRC)
+		if (dpr_sec_check(m, &dqpn) == DPR_SEC_ERR_ICRC) {
 			tp->stats.rx_invalid++; /* as a corrupt plain frame */
-		else
+			dpr_src_drop(tp, m, DPR_SRC_invalid);
+		} else {
 			tp->stats.sec_drop_unexpected++;
+			dpr_src_drop(tp, m, DPR_SRC_secure);
+		}
 		return -ENOENT;
 	}
 	switch (dpr_sec_open(&qp->sec->rx, m)) {
@@ -274,6 +278,7 @@ dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
 		return 0;
 	case DPR_SEC_ERR_ICRC:
 		tp->stats.rx_invalid++;         /* as a corrupt plain frame */
+		dpr_src_drop(tp, m, DPR_SRC_invalid);
 		return -EINVAL;
 	case DPR_SEC_ERR_AUTH:
 		tp->stats.sec_drop_auth++;
@@ -289,6 +294,7 @@ dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
 		tp->stats.sec_drop_malformed++;
 		break;
 	}
+	dpr_src_drop(tp, m, DPR_SRC_secure);
 	return -EPERM;
 }
 

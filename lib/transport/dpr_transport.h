@@ -123,6 +123,33 @@ struct dpr_cc_params {
 				       *   without a CNP (0: only at line rate) */
 };
 
+/** Why a frame from a source was dropped (dpr_sources.c): the
+ * transport counters of the same names */
+#define DPR_SRC_REASONS(_) \
+	_(invalid) _(no_qp) _(qp_state) _(wrong_peer) _(wrong_type) _(secure)
+enum dpr_src_reason {
+#define _(n) DPR_SRC_##n,
+	DPR_SRC_REASONS(_)
+#undef _
+	DPR_SRC_N
+};
+#define DPR_SRC_BITS 8
+#define DPR_SRC_SLOTS (1u << DPR_SRC_BITS)
+
+/** A source's dropped frames by reason, and when it last sent one. */
+struct dpr_src_entry {
+	union dpr_gid src;
+	uint64_t last_ns;
+	uint64_t n[DPR_SRC_N];
+};
+
+struct dpr_transport;
+/** The sources of @p tp's dropped frames (at most @p max), and how many
+ * entries were evicted by other sources so far (on the transport's own
+ * worker). */
+unsigned int dpr_transport_sources(const struct dpr_transport *tp,
+		struct dpr_src_entry *out, unsigned int max, uint64_t *evicted);
+
 /** ConnectX's defaults (a line rate of 100 Gbit/s; released after 10
  * timer periods without a CNP) */
 void dpr_cc_defaults(struct dpr_cc_params *p);

@@ -451,6 +451,9 @@ struct dpr_transport {
 	uint32_t n_stash;
 	uint32_t sr_held;               /**< requests its QPs hold past gaps */
 	struct dpr_transport_stats stats;
+	/* who sent what it dropped (dpr_sources.c; off the data path) */
+	struct dpr_src_entry src[DPR_SRC_SLOTS];
+	uint64_t src_evicted;
 };
 
 /* One event of a QP: its own counter and its transport's total. */
@@ -741,6 +744,10 @@ int dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
 	     unsigned int nseg);
 int dpr_xmit_ack(struct dpr_tqp *qp, uint8_t syndrome, uint32_t psn);
 void dpr_xmit_cnp(struct dpr_tqp *qp);
+
+/* A dropped frame, by its source (dpr_sources.c) */
+void dpr_src_drop(struct dpr_transport *tp, const struct rte_mbuf *m,
+		unsigned int why);
 
 /* DCQCN's reaction point (dpr_cc.c) */
 void dpr_cc_cnp(struct dpr_tqp *qp);

@@ -532,6 +532,25 @@ def main():
         dl = expect(peer, "from an address not the QP's peer, and with a "
                     "P_Key not the default", [spoof, wrong_pkey], 0)
         t.check(dl["rx_wrong_peer"] == 2, "both counted in rx_wrong_peer")
+        # per source: the spoofed address and the peer, each with what it
+        # sent that was dropped (the peer: a bad ICRC, the truncated
+        # frames, an unknown QP, an unconnected QP, the wrong P_Key)
+        cols = cmd("/dprdma/transport/sources,0")
+        src = {ip: {k: v[i] for k, v in cols.items() if isinstance(v, list)}
+               for i, ip in enumerate(cols["ip"])}
+        sp, pb = src.get("10.83.0.9", {}), src.get(IP_B, {})
+        t.check(sp.get("wrong_peer") == 1 and sp.get("total") == 1 and
+                cols["evicted"] == 0,
+                "sources: 10.83.0.9 with its one spoofed frame (%r of %r)" % (sp, src))
+        t.check(pb.get("invalid", 0) >= 1 + len(cut) and pb.get("no_qp", 0) >= 1 and
+                pb.get("qp_state", 0) >= 1 and pb.get("wrong_peer", 0) >= 1,
+                "sources: the peer %s with its dropped frames by reason (%r)"
+                % (IP_B, pb))
+        out = t.run([os.path.join(os.path.dirname(t.DPRDMAD), "dprdmactl"), "-p",
+                     PREFIX, "sources"]).stdout
+        t.check("10.83.0.9" in out and "wrong_peer 1" in out,
+                "dprdmactl sources shows the spoofed source: %s" %
+                [x for x in out.splitlines() if "10.83.0.9" in x])
         # CNPs (RoCEv2's congestion notification: 16 zero bytes): from the
         # QP's peer taken and counted, never answered; spoofed, or to a QP
         # that is not sending, refused under their reasons
