@@ -35,6 +35,7 @@
 #include <rte_telemetry.h>
 
 #include "dpr_faults.h"
+#include "dpr_wire.h"
 
 #define HOLD_MAX 1024
 /* frames one call may give the port: a burst, its duplicates, the held */
@@ -117,16 +118,11 @@ static bool
 mark_ce(struct rte_mbuf *m)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t l3 = RTE_ETHER_HDR_LEN;
 	uint16_t type;
+	const uint32_t l3 = dpr_frame_l3(p, m->data_len, &type);
 
-	if (m->data_len < l3 + 40)
+	if (l3 == 0 || m->data_len < l3 + 40)
 		return false;
-	memcpy(&type, p + 12, 2);
-	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
-		memcpy(&type, p + 16, 2);
-		l3 += 4;
-	}
 	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + l3);
 

@@ -25,16 +25,11 @@ static bool
 frame_src(const struct rte_mbuf *m, union dpr_gid *g)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t l3 = RTE_ETHER_HDR_LEN;
 	uint16_t type;
+	const uint32_t l3 = dpr_frame_l3(p, m->data_len, &type);
 
-	if (m->data_len < l3 + 4)
+	if (l3 == 0)
 		return false;
-	memcpy(&type, p + 12, 2);
-	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
-		memcpy(&type, p + 16, 2);
-		l3 += 4;
-	}
 	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) && m->data_len >= l3 + 20) {
 		uint32_t ip;
 

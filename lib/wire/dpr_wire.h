@@ -55,6 +55,29 @@ union dpr_gid {
 	rte_be32_t w[4];
 };
 
+/**
+ * Where a frame's IP header starts (past one VLAN tag), and its
+ * EtherType (network order) in *@p type; 0 when @p len holds no
+ * Ethernet header. For the tools that look at raw frames off the data
+ * path (the fault adapter, the transport's drop accounting).
+ */
+static inline uint32_t
+dpr_frame_l3(const uint8_t *p, uint32_t len, uint16_t *type)
+{
+	uint32_t l3 = RTE_ETHER_HDR_LEN;
+
+	if (len < l3)
+		return 0;
+	memcpy(type, p + 12, 2);
+	if (*type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
+		if (len < l3 + 4)
+			return 0;
+		memcpy(type, p + 16, 2);
+		l3 += 4;
+	}
+	return l3;
+}
+
 static inline void
 dpr_gid_from_ipv4(union dpr_gid *g, rte_be32_t ip)
 {
