@@ -577,6 +577,7 @@ static const struct dpr_counter_help faults_help[] = {
 	{ "bn_marked", "frames the bottleneck marked CE (more than mark_kb waiting)" },
 	{ "bn_dropped", "frames the bottleneck dropped (its queue_kb full)" },
 	{ "bn_backlog_max", "the most bytes the bottleneck's queue held" },
+	{ "bn_backlog_p99", "the backlog (bytes) 99% of frames found at the bottleneck, or less" },
 };
 
 void
@@ -587,6 +588,5 @@ dpr_faults_register_telemetry(void)
 		"Faults injected into a port's TX, all workers. Parameter: port index");
 	rte_telemetry_register_cmd("/dprdma/port/faults/set", tel_faults_set,
 		"New faults for a port started with [portN] faults. "
-		"Parameters: PORT,loss=P,reorder=P,dup=P,corrupt=P,delay_us=N,"
-		"rate_mbps=N,queue_kb=N,mark_kb=N");
+		"Parameters: PORT,SPEC (as [portN] faults)");
 }
