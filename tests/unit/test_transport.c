@@ -1034,6 +1034,107 @@ test_dcqcn_pacer(void)
 }
 
 /*
+ * Who sent what was dropped (dpr_sources.c): frames from an IPv4 source,
+ * one behind a VLAN tag, an IPv6 one, each counted under its reason; a
+ * source whose slot another takes is evicted (counted), the newcomer
+ * counted from one; a frame with no IP header is not counted at all.
+ */
+static struct rte_mbuf *
+src_frame(uint16_t type, bool vlan, const uint8_t *src, unsigned int srclen)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t *p;
+	uint32_t l3 = 14 + (vlan ? 4 : 0);
+
+	if (m == NULL)
+		return NULL;
+	p = (uint8_t *)rte_pktmbuf_append(m, 128);
+	memset(p, 0, 128);
+	if (vlan) {
+		p[12] = 0x81;
+		p[13] = 0x00;
+	}
+	p[l3 - 2] = (uint8_t)(type >> 8);
+	p[l3 - 1] = (uint8_t)type;
+	memcpy(p + l3 + (type == 0x0800 ? 12 : 8), src, srclen);
+	return m;
+}
+
+static int
+find_src(struct dpr_src_entry *e, unsigned int n, const union dpr_gid *g)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (memcmp(&e[i].src, g, sizeof(*g)) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+test_drop_sources(void)
+{
+	static struct dpr_src_entry e[DPR_SRC_SLOTS];
+	const uint8_t a[4] = { 10, 1, 2, 3 }, v6[16] = { 0xfd, 0x77, [15] = 9 };
+	struct dpr_transport *tp;
+	union dpr_gid ga, gb, g6;
+	uint64_t evicted;
+	struct rte_mbuf *m;
+	unsigned int n, i, k;
+	int x;
+
+	CHECK(conn(NULL, NULL, 43) == 0, "connect");
+	tp = H.side[0].tp;
+	{
+		rte_be32_t ip;
+
+		memcpy(&ip, a, 4);
+		dpr_gid_from_ipv4(&ga, ip);
+	}
+	memcpy(g6.raw, v6, 16);
+	for (i = 0; i < 3; i++) {
+		m = src_frame(0x0800, i == 2, a, 4);   /* (the third behind a VLAN) */
+		dpr_src_drop(tp, m, DPR_SRC_wrong_peer);
+		rte_pktmbuf_free(m);
+	}
+	m = src_frame(0x0800, false, a, 4);
+	dpr_src_drop(tp, m, DPR_SRC_no_qp);
+	rte_pktmbuf_free(m);
+	m = src_frame(0x86dd, false, v6, 16);
+	dpr_src_drop(tp, m, DPR_SRC_invalid);
+	rte_pktmbuf_free(m);
+	m = src_frame(0x0806, false, a, 4);             /* ARP: no IP source */
+	dpr_src_drop(tp, m, DPR_SRC_invalid);
+	rte_pktmbuf_free(m);
+	n = dpr_transport_sources(tp, e, DPR_SRC_SLOTS, &evicted);
+	x = find_src(e, n, &ga);
+	CHECK(n == 2 && x >= 0 && e[x].n[DPR_SRC_wrong_peer] == 3 &&
+	      e[x].n[DPR_SRC_no_qp] == 1 && evicted == 0,
+	      "the IPv4 source: 3 wrong_peer (one tagged), 1 no_qp (%u sources)", n);
+	x = find_src(e, n, &g6);
+	CHECK(x >= 0 && e[x].n[DPR_SRC_invalid] == 1, "the IPv6 source: 1 invalid");
+	/* another IPv4 source that lands in a's slot evicts it */
+	for (k = 1; k < 1u << 20; k++) {
+		uint8_t b[4] = { 10, (uint8_t)(k >> 16), (uint8_t)(k >> 8), (uint8_t)k };
+		rte_be32_t ip;
+
+		memcpy(&ip, b, 4);
+		dpr_gid_from_ipv4(&gb, ip);
+		m = src_frame(0x0800, false, b, 4);
+		dpr_src_drop(tp, m, DPR_SRC_qp_state);
+		rte_pktmbuf_free(m);
+		n = dpr_transport_sources(tp, e, DPR_SRC_SLOTS, &evicted);
+		if (find_src(e, n, &ga) < 0)
+			break;
+	}
+	x = find_src(e, n, &gb);
+	CHECK(k < 1u << 20 && evicted >= 1 && x >= 0 && e[x].n[DPR_SRC_qp_state] == 1 &&
+	      e[x].n[DPR_SRC_wrong_peer] == 0,
+	      "a source in a's slot evicts it and counts from one (after %u "
+	      "sources, %" PRIu64 " evictions)", k, evicted);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/*
  * A freed MR's key is refused at once, even for a request already in
  * flight: the responder checks the key again for every packet it places
  * or reads (rxe does the same through its MR reference), so a WRITE
@@ -2738,6 +2839,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_memory_windows),
 	DPR_TEST_CASE(test_dcqcn_reference),
 	DPR_TEST_CASE(test_dcqcn_pacer),
+	DPR_TEST_CASE(test_drop_sources),
 	DPR_TEST_CASE(test_invalid_request_errors),
 	DPR_TEST_CASE(test_remote_op_error),
 	DPR_TEST_CASE(test_every_transition_and_mask),
