@@ -132,8 +132,11 @@ def setup_pair(n):
     QP i of B; returns both setup replies (QPNs, PSNs, MR address, rkey)."""
     ca = cmd(PA, "/dprdma/client/setup,%d,%d" % (n, MR))
     cb = cmd(PB, "/dprdma/client/setup,%d,%d" % (n, MR))
-    aq, bq = ca["qpns"].split(","), cb["qpns"].split(",")
-    ap, bp = ca["psns"].split(","), cb["psns"].split(",")
+    # (the QPNs of many QPs do not fit setup's reply: paged through)
+    aq, ap = t.client_qpns(PA, n)
+    bq, bp = t.client_qpns(PB, n)
+    for c, q, p in ((ca, aq, ap), (cb, bq, bp)):
+        c["qpns"], c["psns"] = ",".join(map(str, q)), ",".join(map(str, p))
     for i in range(n):
         cmd(PA, "/dprdma/client/connect,%d,%s,%s,%s" %
             (i, bq[i], bp[i], cb["gid_ipv4"]))
@@ -257,7 +260,13 @@ def main():
     try:
         a = daemon(PA, "server", "10.80.0.1/24", 1)
         b = daemon(PB, "client", "10.80.0.2/24", 2)
-        ca, cb = setup_pair(4)
+        # (two workers: 16 QP pairs, each with a flow of its own, so that
+        # the kernel's hash of their UDP ports -- random, from random
+        # QPNs -- spreads them over both queues and hands some over but
+        # by a chance of 2^-15; with 4, one queue took every flow of a box
+        # in one fresh-clone run)
+        nqp = 16 if WORKERS2 else 4
+        ca, cb = setup_pair(nqp)
 
         # capture A's port while the traffic runs (switched on at run time)
         r = t.telemetry(PA, "/dprdma/capture/start,0," + CAPTURE)
@@ -275,6 +284,11 @@ def main():
             op = "send_imm" if n % 2 else "send"
             crc, got = send_checked(qp, size, 37 + n, op, count=2)
             t.check(got == crc, "%s %d B on QP %d: A received it" % (op, size, qp))
+
+        for qp in range(4, nqp):
+            crc, got, s = write_checked(cb, qp, 64, 51 + qp)
+            t.check(s["completed"] == 1 and got == crc,
+                    "WRITE 64 B on QP %d: B holds what A sent" % qp)
 
         r = t.telemetry(PA, "/dprdma/capture/stop,0")
         t.check(r is not None and r["captured"] > 1000 and r["failed"] == 0 and
