@@ -11,6 +11,7 @@ flags, QP numbers)."""
 
 import itertools
 import socket
+import time
 import unittest
 
 import pyverbs.enums as e
@@ -238,6 +239,13 @@ class OpcodeMatrix(DeviceTest):
             if op in SENDS:
                 self.assertEqual(b.mr.read(length, SIZE), data, what)
             elif op in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM):
+                if qpt == e.IBV_QPT_UC and not recv:
+                    # UC completes a WRITE once it is sent: nothing tells
+                    # the program when it landed; it must within a second
+                    deadline = time.monotonic() + 1.0
+                    while (b.mr.read(length, 0) != data
+                           and time.monotonic() < deadline):
+                        time.sleep(0.001)
                 self.assertEqual(b.mr.read(length, 0), data, what)
                 self.assertEqual(b.mr.read(SIZE, SIZE), bytes(SIZE), what)
             elif op == e.IBV_WR_RDMA_READ:
