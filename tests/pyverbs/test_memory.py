@@ -113,6 +113,21 @@ class Memory(DeviceTest):
         self.traffic_into(m, mr, 4)
         mr.close()
 
+    def test_private_file_long_path(self):
+        # /proc/self/maps gives the path whole: a line longer than the
+        # shim reads at once (512) is one mapping, its rest not another
+        with tempfile.TemporaryDirectory() as d:
+            deep = os.path.join(d, "a" * 250, "b" * 250)
+            os.makedirs(deep)
+            with open(os.path.join(deep, "c" * 200), "w+b") as f:
+                f.write(b"\x02" * SIZE)
+                f.flush()
+                m = mmap.mmap(f.fileno(), SIZE, flags=mmap.MAP_PRIVATE)
+        self.keep.append(m)
+        mr = self.register(m)
+        self.traffic_into(m, mr, 5)
+        mr.close()
+
     def test_shared_file_mapping_refused(self):
         with tempfile.TemporaryFile() as f:
             f.truncate(SIZE)

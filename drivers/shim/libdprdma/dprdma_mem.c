@@ -120,26 +120,44 @@ struct map_ent {
 };
 
 /* The mappings [start, end) touches, in address order: read once, a
- * snapshot (make_shadow() changes the file while it works). @return how
- * many (*@p out malloc'd, the caller frees it) or -errno. */
+ * snapshot (make_shadow() changes the file while it works). The file is
+ * in address order: reading stops at the first mapping past @p end, and
+ * those before @p start are passed over on their addresses alone (a
+ * program of thousands of QPs has thousands of mappings, and the kernel
+ * writes the file as it is read: registering heap memory, low in the
+ * address space, no longer costs a walk of them all). @return how many
+ * (*@p out malloc'd, the caller frees it) or -errno. */
 static int
 maps_touching(uintptr_t start, uintptr_t end, struct map_ent **out)
 {
 	struct map_ent *v = NULL, e;
 	char line[512], dev[16];
 	int n = 0, cap = 0;
+	bool whole = true;      /* line starts a line of the file */
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	if (f == NULL)
 		return -errno;
 	while (fgets(line, sizeof(line), f) != NULL) {
+		const bool first = whole;
 		unsigned long lo, hi;
 		const char *p;
+		char *q;
 
+		whole = strchr(line, '\n') != NULL;
+		if (!first)
+			continue;       /* the rest of a long path */
+		lo = strtoul(line, &q, 16);
+		if (*q != '-')
+			continue;
+		hi = strtoul(q + 1, NULL, 16);
+		if (hi <= start)
+			continue;
+		if (lo >= end)
+			break;
 		e.path[0] = '\0';
 		if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %399[^\n]", &lo, &hi,
-			   e.perms, &e.off, dev, &e.inode, e.path) < 6 ||
-		    hi <= start || lo >= end)
+			   e.perms, &e.off, dev, &e.inode, e.path) < 6)
 			continue;
 		for (p = e.path; *p == ' '; p++)
 			;
