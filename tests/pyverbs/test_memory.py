@@ -103,15 +103,19 @@ class Memory(DeviceTest):
         self.traffic_into(m, mr, 3)
         mr.close()
 
-    def test_private_file_mapping(self):
-        with tempfile.TemporaryFile() as f:
-            f.write(b"\x01" * SIZE)
-            f.flush()
-            m = mmap.mmap(f.fileno(), SIZE, flags=mmap.MAP_PRIVATE)
+    def private_file(self, f, seed):
+        """@f's pages mapped MAP_PRIVATE, registered and written to."""
+        f.write(bytes([seed]) * SIZE)
+        f.flush()
+        m = mmap.mmap(f.fileno(), SIZE, flags=mmap.MAP_PRIVATE)
         self.keep.append(m)
         mr = self.register(m)
-        self.traffic_into(m, mr, 4)
+        self.traffic_into(m, mr, seed)
         mr.close()
+
+    def test_private_file_mapping(self):
+        with tempfile.TemporaryFile() as f:
+            self.private_file(f, 4)
 
     def test_private_file_long_path(self):
         # /proc/self/maps gives the path whole: a line longer than the
@@ -120,13 +124,7 @@ class Memory(DeviceTest):
             deep = os.path.join(d, "a" * 250, "b" * 250)
             os.makedirs(deep)
             with open(os.path.join(deep, "c" * 200), "w+b") as f:
-                f.write(b"\x02" * SIZE)
-                f.flush()
-                m = mmap.mmap(f.fileno(), SIZE, flags=mmap.MAP_PRIVATE)
-        self.keep.append(m)
-        mr = self.register(m)
-        self.traffic_into(m, mr, 5)
-        mr.close()
+                self.private_file(f, 5)
 
     def test_shared_file_mapping_refused(self):
         with tempfile.TemporaryFile() as f:
