@@ -68,6 +68,8 @@ struct cm_conf {
 	uint32_t response_timeout_ms;
 	uint32_t max_retries;
 	uint32_t max_ids;
+	uint32_t max_backlog;
+	uint32_t half_open_per_source;
 };
 
 #define CM_STATS(_) \
@@ -87,6 +89,8 @@ struct cm_conf {
 	_(sidr_no_listener) \
 	_(req_rx) \
 	_(req_no_listener) \
+	_(req_dropped_backlog) \
+	_(req_dropped_source) \
 	_(rej_rx) \
 	_(rej_tx) \
 	_(connections) \
@@ -147,6 +151,15 @@ struct cm_id {
 	/* the last answer sent, for duplicates (REP, RTU, DREP, MRA) */
 	uint8_t answer[DPR_MAD_LEN];
 	bool has_answer;
+	/* dpr_cm_index.c: on the chain of its bound port, of the peer's
+	 * comm ID; a passive ID half-open (of listener @listener, from
+	 * @half_open_src); a listener's half-open IDs */
+	struct cm_id *bnext, *rnext;
+	uint32_t bound_key, remote_key;
+	bool in_bound, in_remote, half_open;
+	uint8_t half_open_src[16];
+	uint32_t listener;
+	uint32_t n_half_open;
 };
 
 /* Events a full channel could not take yet, sent in order when it can
@@ -246,6 +259,33 @@ void cm_id_free(struct cm_id *id);
 /* Every ID in use (@p id may be freed in the body). */
 #define CM_FOREACH_ID(id, nx) \
 	for ((id) = cm.live; (id) != NULL && ((nx) = (id)->next, 1); (id) = (nx))
+
+/* dpr_cm_index.c: IDs by bound port and by the peer's comm ID (the
+ * chains hold other keys too: check), and half-open IDs bounded per
+ * listener and per source */
+int cm_index_start(void);
+void cm_index_stop(void);
+struct cm_id *cm_bound_chain(uint16_t ps, uint16_t port_n);
+struct cm_id *cm_remote_chain(uint32_t remote_id);
+#define CM_FOREACH_BOUND(id, ps, port_n) \
+	for ((id) = cm_bound_chain(ps, port_n); (id) != NULL; (id) = (id)->bnext)
+#define CM_FOREACH_REMOTE(id, remote_id) \
+	for ((id) = cm_remote_chain(remote_id); (id) != NULL; (id) = (id)->rnext)
+/* @p id's ps and src.port set: findable by them (again) */
+void cm_index_bound(struct cm_id *id);
+void cm_index_unbound(struct cm_id *id);
+/* @p id's remote_id set: findable by it */
+void cm_index_remote(struct cm_id *id);
+/* @p id goes: off every index, no longer half-open */
+void cm_index_forget(struct cm_id *id);
+/* May a request from @p gid to listener @p lid make an ID? (false:
+ * dropped, counted, logged) */
+bool cm_half_open_admit(const struct cm_id *lid, const uint8_t *gid);
+void cm_half_open_begin(struct cm_id *id, struct cm_id *lid, const uint8_t *gid);
+/* @p id established or ended: no longer half-open (once) */
+void cm_half_open_end(struct cm_id *id);
+/* Half-open IDs now, and the sources they came from (*@p sources). */
+uint32_t cm_half_open_now(uint32_t *sources);
 /* @p id's deadline, or its linger, comes due at @p due_ms: run_timers()
  * looks at it then. */
 void cm_timer_arm(const struct cm_id *id, uint64_t due_ms);

@@ -77,6 +77,17 @@ static const struct dpr_conf_key cm_keys[] = {
 	  sizeof(uint32_t), 0, 15,
 	  .help = "times a REQ, REP or DREQ is sent again before the "
 		  "connection fails (UNREACHABLE)" },
+	{ "max_backlog", DPR_CONF_UINT, offsetof(struct cm_conf, max_backlog),
+	  sizeof(uint32_t), 1, 1u << 22,
+	  .help = "connection requests a listener holds not yet established, "
+		  "at most (rdma_listen's backlog is no bound, as in Linux "
+		  "over RoCE); more are dropped, and their senders send them "
+		  "again" },
+	{ "half_open_per_source", DPR_CONF_UINT,
+	  offsetof(struct cm_conf, half_open_per_source), sizeof(uint32_t), 1,
+	  1u << 22,
+	  .help = "connection requests from one address the box holds not "
+		  "yet established, at most (a REQ flood); more are dropped" },
 	{ "max_ids", DPR_CONF_UINT, offsetof(struct cm_conf, max_ids),
 	  sizeof(uint32_t), 64, 1u << 22,
 	  .help = "RDMA CM IDs (connections, listeners, IDs in time-wait) "
@@ -93,6 +104,13 @@ cm_defaults(void *area, int port __rte_unused)
 	c->response_timeout_ms = 1000;
 	c->max_retries = 5;
 	c->max_ids = 65536;
+	/* a quarter of the IDs for one listener's requests, and for one
+	 * address's: 10,000 connections asked of one box at once by another
+	 * are all held (a request dropped costs its sender a response
+	 * timeout, and one with [cm] max_retries spent fails), and no
+	 * address nor listener takes the table */
+	c->max_backlog = 16384;
+	c->half_open_per_source = 16384;
 }
 
 static struct dpr_conf_room cm_room = {
@@ -181,6 +199,8 @@ void
 cm_id_free(struct cm_id *id)
 {
 	const uint32_t i = cm_id_handle(id) - 1;
+
+	cm_index_forget(id);
 
 	pthread_mutex_lock(&cm.lock);
 	cm.ids[i] = NULL;
@@ -293,6 +313,10 @@ cm_emit(struct cm_id *id, uint32_t event, int32_t status,
 	struct cm_chan *ch = id->chan && id->chan <= CM_MAX_CHANNELS ?
 		cm.chans[id->chan - 1] : NULL;
 
+	/* any event but the request itself ends a passive ID's half-open
+	 * time: established, rejected, unreachable, disconnected */
+	if (event != DPR_SHM_CM_EV_CONNECT_REQUEST)
+		cm_half_open_end(id);
 	if (id->owner == NULL)
 		return;         /* in time-wait: nobody to tell */
 
@@ -475,6 +499,8 @@ cm_id_end(struct cm_id *id)
 		 id->st == CS_DREQ_SENT || id->st == CS_DREQ_RCVD ||
 		 id->st == CS_CLOSED || id->st == CS_REP_RCVD);
 
+	cm_half_open_end(id);
+
 	if (cm_id_is_ud(id)) {
 		/* a service request nobody answered is refused */
 		if (id->st == CS_REQ_RCVD)
@@ -539,6 +565,12 @@ dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 	if (cm.ids == NULL || cm.free_q == NULL) {
 		snprintf(err, errlen, "RDMA CM: no memory for %u IDs; lower [cm] "
 			 "max_ids", cm.max_ids);
+		dpr_cm_stop();
+		return -ENOMEM;
+	}
+	if (cm_index_start() != 0) {
+		snprintf(err, errlen, "RDMA CM: no memory for the indexes of %u "
+			 "IDs; lower [cm] max_ids", cm.max_ids);
 		dpr_cm_stop();
 		return -ENOMEM;
 	}
@@ -612,6 +644,7 @@ dpr_cm_stop(void)
 		dpr_engine_run_on(0, poll_barrier, NULL);
 	while (cm.live != NULL)
 		cm_id_free(cm.live);
+	cm_index_stop();
 	free(cm.ids);
 	free(cm.free_q);
 	free(cm.heap);

@@ -42,9 +42,9 @@
 static bool
 port_in_use(uint16_t ps, uint16_t port, const struct dpr_shm_cm_addr *a)
 {
-	struct cm_id *id, *nx;
+	struct cm_id *id;
 
-	CM_FOREACH_ID(id, nx) {
+	CM_FOREACH_BOUND(id, ps, port) {
 		if (id->ps != ps || id->src.port != port ||
 		    (id->st != CS_BOUND && id->st != CS_LISTEN))
 			continue;
@@ -89,6 +89,7 @@ bind_addr(struct cm_id *id, const struct dpr_shm_cm_addr *a, bool listening)
 	id->sgid_index = gi;
 	if (pi >= 0)
 		memcpy(id->sgid, b.addr, 16);
+	cm_index_bound(id);
 	return 0;
 }
 
@@ -200,6 +201,7 @@ req_accept(struct cm_id *id, const struct dpr_shm_cm_conn *c)
 		cm_send_sidr_rep(id, 0, c->qpn, c->qkey, c->pdata, c->pdata_len);
 		id->local_qpn = c->qpn;
 		id->st = CS_ESTABLISHED;
+		cm_half_open_end(id);
 		cm.st.connections++;
 		return 0;
 	}
@@ -382,6 +384,7 @@ dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 					 RTE_MIN(m->cm_conn.conn.pdata_len,
 						 (uint32_t)DPR_CM_SIDR_REP_PDATA));
 			id->st = CS_CLOSED;
+			cm_half_open_end(id);
 			return 0;
 		}
 		if (id->st != CS_REQ_RCVD && id->st != CS_REP_RCVD)
@@ -390,6 +393,7 @@ dpr_cm_request(void *owner, struct dpr_shm_msg *m, int *in_fd)
 			    DPR_CM_REJ_CONSUMER_DEFINED, m->cm_conn.conn.pdata,
 			    RTE_MIN(m->cm_conn.conn.pdata_len, (uint32_t)DPR_CM_REJ_PDATA));
 		id->st = CS_CLOSED;
+		cm_half_open_end(id);
 		return 0;
 	case DPR_SHM_CM_ESTABLISH:
 		if (id->st != CS_REP_RCVD)

@@ -44,9 +44,9 @@
 static struct cm_id *
 find_listener(int pi, uint16_t ps, uint16_t port, const uint8_t *dst_ip)
 {
-	struct cm_id *wild = NULL, *id, *nx;
+	struct cm_id *wild = NULL, *id;
 
-	CM_FOREACH_ID(id, nx) {
+	CM_FOREACH_BOUND(id, ps, htons(port)) {
 		if (id->st != CS_LISTEN || id->ps != ps ||
 		    ntohs(id->src.port) != port || (id->pi >= 0 && id->pi != pi))
 			continue;
@@ -67,16 +67,20 @@ find_listener(int pi, uint16_t ps, uint16_t port, const uint8_t *dst_ip)
  * the request's destination, the peer its source (rdma_cm's IP header
  * @p h), at GID @p dgid. NULL when the table is full. */
 static struct cm_id *
-passive_id(const struct cm_id *lid, int pi, int gi, uint16_t ps, uint16_t port,
+passive_id(struct cm_id *lid, int pi, int gi, uint16_t ps, uint16_t port,
 	   const struct dpr_cma_hdr *h, const uint8_t *dgid,
-	   const struct dpr_cm_msg *m)
+	   const struct dpr_cm_msg *m, const uint8_t *from)
 {
-	struct cm_id *id = cm_id_new(lid->owner, lid->chan);
+	struct cm_id *id;
 
+	if (!cm_half_open_admit(lid, from))
+		return NULL;
+	id = cm_id_new(lid->owner, lid->chan);
 	if (id == NULL) {
 		cm.st.mads_rx_dropped++;
 		return NULL;
 	}
+	cm_half_open_begin(id, lid, from);
 	id->st = CS_REQ_RCVD;
 	id->passive = true;
 	id->ps = ps;
@@ -85,6 +89,7 @@ passive_id(const struct cm_id *lid, int pi, int gi, uint16_t ps, uint16_t port,
 	memcpy(id->sgid, h->dst, 16);
 	memcpy(id->dgid, dgid, 16);
 	id->remote_id = m->local_id;
+	cm_index_remote(id);
 	id->tid = m->tid;
 	id->src = (struct dpr_shm_cm_addr){
 		.family = h->ip_version == 4 ? AF_INET : AF_INET6,
@@ -103,14 +108,14 @@ rx_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 {
 	struct dpr_shm_cm_conn c;
 	struct dpr_cma_hdr h;
-	struct cm_id *lid, *id, *nx;
+	struct cm_id *lid, *id;
 	uint16_t ps = (uint16_t)(m->service_id >> 16);
 	uint16_t port = (uint16_t)m->service_id;
 	int gi;
 
 	cm.st.req_rx++;
 	/* a duplicate: the peer has not heard our answer */
-	CM_FOREACH_ID(id, nx) {
+	CM_FOREACH_REMOTE(id, m->local_id) {
 		if (id->remote_id != m->local_id ||
 		    id->remote_guid != m->ca_guid || id->st < CS_REQ_RCVD)
 			continue;
@@ -158,7 +163,7 @@ rx_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 		cm.st.rej_tx++;
 		return;
 	}
-	id = passive_id(lid, pi, gi, ps, port, &h, m->sgid, m);
+	id = passive_id(lid, pi, gi, ps, port, &h, m->sgid, m, r->gid);
 	if (id == NULL)
 		return;
 	id->qp_type = m->tst == DPR_CM_TST_UC ? 3 /* IBV_QPT_UC */ : 2 /* IBV_QPT_RC */;
@@ -192,12 +197,12 @@ rx_sidr_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 {
 	struct dpr_shm_cm_conn c;
 	struct dpr_cma_hdr h;
-	struct cm_id *lid = NULL, *id, *nx;
+	struct cm_id *lid = NULL, *id;
 	uint16_t port = (uint16_t)m->service_id;
 	int gi = -1;
 
 	cm.st.sidr_req_rx++;
-	CM_FOREACH_ID(id, nx) {
+	CM_FOREACH_REMOTE(id, m->local_id) {
 		if (!cm_id_is_ud(id) || id->st < CS_REQ_RCVD ||
 		    id->remote_id != m->local_id || memcmp(id->dgid, r->gid, 16) != 0)
 			continue;
@@ -225,7 +230,7 @@ rx_sidr_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 		cm_send_sidr_rep(&tmp, 1 /* service ID not supported */, 0, 0, NULL, 0);
 		return;
 	}
-	id = passive_id(lid, pi, gi, DPR_RDMA_PS_UDP, port, &h, r->gid, m);
+	id = passive_id(lid, pi, gi, DPR_RDMA_PS_UDP, port, &h, r->gid, m, r->gid);
 	if (id == NULL)
 		return;
 	id->qp_type = IBV_QPT_UD_;
@@ -331,6 +336,7 @@ cm_rx_mad(const struct cm_mad *r)
 		id->waiting = false;
 		id->st = CS_REP_RCVD;
 		id->remote_id = m.local_id;
+		cm_index_remote(id);
 		id->remote_qpn = m.qpn;
 		id->remote_guid = m.ca_guid;
 		c.qpn = m.qpn;

@@ -45,6 +45,12 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_u64(d, "enabled", cm.started);
 	rte_tel_data_add_dict_u64(d, "ids", __atomic_load_n(&cm.n_live, __ATOMIC_RELAXED));
 	rte_tel_data_add_dict_u64(d, "max_ids", cm.max_ids);
+	{
+		uint32_t sources, n = cm_half_open_now(&sources);
+
+		rte_tel_data_add_dict_u64(d, "half_open", n);
+		rte_tel_data_add_dict_u64(d, "half_open_sources", sources);
+	}
 #define _(n) rte_tel_data_add_dict_u64(d, #n, __atomic_load_n(&cm.st.n, __ATOMIC_RELAXED));
 	CM_STATS(_)
 #undef _
@@ -83,9 +89,14 @@ tel_conns(const char *cmd __rte_unused, const char *params __rte_unused,
 		addr_str(&id->src, s, sizeof(s));
 		addr_str(&id->dst, t, sizeof(t));
 		/* at most 127 characters: two IPv6 addresses just fit */
-		snprintf(line, sizeof(line), "%u %s port %d %.48s -> %.48s qp %u -> %u",
-			 cm_id_handle(id), cm_state_names[id->st], id->pi, s, t,
-			 id->local_qpn, id->remote_qpn);
+		if (id->st == CS_LISTEN)
+			snprintf(line, sizeof(line), "%u %s port %d %.48s half-open %u",
+				 cm_id_handle(id), cm_state_names[id->st], id->pi, s,
+				 id->n_half_open);
+		else
+			snprintf(line, sizeof(line), "%u %s port %d %.48s -> %.48s qp %u -> %u",
+				 cm_id_handle(id), cm_state_names[id->st], id->pi, s, t,
+				 id->local_qpn, id->remote_qpn);
 		if (rte_tel_data_add_array_string(d, line) != 0)
 			break;
 	}
@@ -121,6 +132,10 @@ dpr_cm_register_telemetry(void)
 		{ "sidr_no_listener", "SIDR requests for a port nobody listens on" },
 		{ "req_rx", "connection requests (REQ) received" },
 		{ "req_no_listener", "REQs for a port nobody listens on (REJ 8 sent)" },
+		{ "req_dropped_backlog", "REQs dropped: the listener held [cm] max_backlog requests not yet established" },
+		{ "req_dropped_source", "REQs dropped: their source held [cm] half_open_per_source requests" },
+		{ "half_open", "connections requested of this box and not yet established (a gauge)" },
+		{ "half_open_sources", "addresses those requests came from (a gauge)" },
 		{ "rej_rx", "rejects (REJ) received" },
 		{ "rej_tx", "rejects sent" },
 		{ "connections", "connections established (RTU sent or received)" },

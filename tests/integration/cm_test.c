@@ -12,6 +12,11 @@
  *   dprdma-cm-test listen PORT accept|reject|accept-disconnect|hold
  *   dprdma-cm-test connect ADDR PORT [wait-disconnect]
  *   dprdma-cm-test teardown ADDR
+ *   dprdma-cm-test count PORT SECONDS
+ *
+ * count: a listener that answers nothing; after SECONDS it prints how
+ * many connection requests it was handed ("requests N") and exits, its
+ * IDs with it (a REQ flood's bounds, test_hostile_peer.py).
  *
  * teardown: what threads see when another tears down under them, as with
  * the kernel's rdma_cm: rdma_destroy_id() waits until the ID's events
@@ -30,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netdb.h>
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
@@ -76,10 +83,27 @@ make_qp(struct rdma_cm_id *id)
 	return 0;
 }
 
+/* A listener on any address at @p port. @return it, or NULL (said why). */
+static struct rdma_cm_id *
+listen_on(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rdma_cm_id *lid;
+
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) != 0 ||
+	    rdma_bind_addr(lid, (struct sockaddr *)&sin) != 0 ||
+	    rdma_listen(lid, 4) != 0) {
+		perror("listen");
+		return NULL;
+	}
+	printf("listening on %d\n", port);
+	fflush(stdout);
+	return lid;
+}
+
 static int
 do_listen(int port, const char *mode)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct rdma_cm_id *lid, *id;
 	struct rdma_cm_event *ev;
 	const char *reply = "hello-from-server";
@@ -88,14 +112,9 @@ do_listen(int port, const char *mode)
 				     .responder_resources = 1, .initiator_depth = 1,
 				     .rnr_retry_count = 7 };
 
-	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) != 0 ||
-	    rdma_bind_addr(lid, (struct sockaddr *)&sin) != 0 ||
-	    rdma_listen(lid, 4) != 0) {
-		perror("listen");
+	lid = listen_on(port);
+	if (lid == NULL)
 		return 1;
-	}
-	printf("listening on %d\n", port);
-	fflush(stdout);
 	ev = next_event();
 	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
 		return 1;
@@ -289,6 +308,38 @@ do_teardown(const char *addr)
 	_exit(fails != 0);
 }
 
+static int
+do_count(int port, int seconds)
+{
+	struct pollfd pf = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	struct timespec now, end;
+	int n = 0;
+
+	if (listen_on(port) == NULL)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += seconds;
+	for (;;) {
+		int left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (int)((end.tv_sec - now.tv_sec) * 1000 +
+			     (end.tv_nsec - now.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&pf, 1, left) <= 0)
+			break;
+		if (rdma_get_cm_event(ch, &ev) != 0) {
+			perror("rdma_get_cm_event");
+			return 1;
+		}
+		n += ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+		rdma_ack_cm_event(ev);
+	}
+	printf("requests %d\n", n);
+	fflush(stdout);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -303,8 +354,11 @@ main(int argc, char **argv)
 		return do_connect(argv[2], atoi(argv[3]), argc == 5);
 	if (argc == 3 && strcmp(argv[1], "teardown") == 0)
 		return do_teardown(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "count") == 0)
+		return do_count(atoi(argv[2]), atoi(argv[3]));
 	fprintf(stderr, "usage: %s listen PORT accept|reject|accept-disconnect|hold\n"
 		"       %s connect ADDR PORT [wait-disconnect]\n"
-		"       %s teardown ADDR\n", argv[0], argv[0], argv[0]);
+		"       %s teardown ADDR\n"
+		"       %s count PORT SECONDS\n", argv[0], argv[0], argv[0], argv[0]);
 	return 64;
 }

@@ -397,21 +397,9 @@ def hostile_mads(peer):
             cm_stats()["mads_rx"] == before["mads_rx"],
             "a MAD with a Q_Key not the GSI's: dropped by QP1 (bad_qkey)")
     # a REQ to port 7999, where nobody listens
-    req = bytearray(140)
-    struct.pack_into("!I", req, 0, 0xabcd0001)          # local comm ID
-    struct.pack_into("!Q", req, 8, 0x01060000 | 7999)   # RDMA_PS_TCP:7999
-    struct.pack_into("!I", req, 32, 0x000100 << 8 | 1)  # QPN 0x100, resp res 1
-    struct.pack_into("!I", req, 44, 0x123456 << 8 | 0xa7)
-    req[50] = 0x37
-    req[56:72], req[72:88] = gid(IP_B), gid(IP_A)
-    cma = bytearray(36)
-    cma[1] = 0x40
-    struct.pack_into("!H", cma, 2, 40000)
-    cma[16:20] = bytes(int(x) for x in IP_B.split("."))
-    cma[32:36] = bytes(int(x) for x in IP_A.split("."))
     before = cm_stats()
     mark = len(peer.got)
-    peer.send([ud(mad(0x10, bytes(req) + bytes(cma), tid=0x77))], wait=1.0)
+    peer.send([ud(mad(0x10, cm_req(0xabcd0001, 7999, IP_B), tid=0x77))], wait=1.0)
     rej = [r for r in peer.got[mark:] if r[1] == 1]
     after = cm_stats()
     # payload of a UD frame from the peer's view: after BTH(12) the DETH
@@ -426,6 +414,92 @@ def hostile_mads(peer):
     t.check(ok and after["req_no_listener"] == before["req_no_listener"] + 1,
             "a REQ to a port nobody listens on: REJ on the wire, reason 8, "
             "our comm ID and transaction ID echoed (%d frames)" % len(rej))
+
+
+def cm_req(local_id, port, src):
+    """A REQ (its MAD's data) from @src for RDMA_PS_TCP:@port on IP_A."""
+    def gid(ip):
+        return b"\0" * 10 + b"\xff\xff" + bytes(int(x) for x in ip.split("."))
+    req = bytearray(140)
+    struct.pack_into("!I", req, 0, local_id)            # local comm ID
+    struct.pack_into("!Q", req, 8, 0x01060000 | port)   # RDMA_PS_TCP:port
+    struct.pack_into("!I", req, 32, 0x000100 << 8 | 1)  # QPN 0x100, resp res 1
+    struct.pack_into("!I", req, 44, 0x123456 << 8 | 0xa7)
+    req[50] = 0x37
+    req[56:72], req[72:88] = gid(src), gid(IP_A)
+    cma = bytearray(36)
+    cma[1] = 0x40
+    struct.pack_into("!H", cma, 2, 40000)
+    cma[16:20] = bytes(int(x) for x in src.split("."))
+    cma[32:36] = bytes(int(x) for x in IP_A.split("."))
+    return bytes(req) + bytes(cma)
+
+
+def req_flood(peer, sock):
+    """Connection requests to a listener that answers none (its program
+    counts them): 40 from the peer's address, of which the box holds
+    [cm] half_open_per_source (16 here) and drops the rest; then 40 from a
+    forged one, of which it holds what is left of the listener's [cm]
+    max_backlog (24 here). Dropped, not answered; counted by reason; the
+    program handed exactly those held; all gone once it exits."""
+    cm_test = os.environ.get("DPR_CM_TEST")
+    if not cm_test or not os.path.exists(cm_test):
+        t.log("REQ flood: dprdma-cm-test not built (librdmacm-dev): not run")
+        return
+    port = 7470
+
+    def ud(payload):
+        deth = struct.pack("!II", 0x80010000, 1)
+        return peer.frame(0, 0x64, 0, deth, payload, dqpn=1, src=src)
+
+    def stats():
+        return t.telemetry(PREFIX, "/dprdma/cm/stats")
+
+    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("DPR_DROPIN", "build/drop-in"),
+               DPRDMA_SOCKET=sock)
+    prog = subprocess.Popen([cm_test, "count", str(port), "6"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        t.wait_for(lambda: any(" listen " in c and ":%d " % port in c + " "
+                               for c in t.telemetry(PREFIX, "/dprdma/cm/conns")),
+                   20, "dprdma-cm-test listening")
+        got = {}
+        for src, first in ((IP_B, 0x5e000000), ("10.83.0.9", 0x5f000000)):
+            before = stats()
+            for b in range(0, 40, 8):
+                peer.send([ud(mad(0x10, cm_req(first + i, port, src), tid=first + i))
+                           for i in range(b, b + 8)], wait=0.2)
+            after = stats()
+            got[src] = {k: after[k] - before[k] for k in
+                        ("req_rx", "req_dropped_source", "req_dropped_backlog",
+                         "rej_tx", "mads_tx")}
+            got[src]["half_open"] = after["half_open"]
+            got[src]["half_open_sources"] = after["half_open_sources"]
+        b, f = got[IP_B], got["10.83.0.9"]
+        t.check(b["req_rx"] > 16 and b["req_dropped_source"] == b["req_rx"] - 16 and
+                b["req_dropped_backlog"] == 0 and b["half_open"] == 16 and
+                b["half_open_sources"] == 1,
+                "REQs from %s: %d arrived, 16 held (half_open_per_source), the "
+                "other %d dropped and counted (%r)"
+                % (IP_B, b["req_rx"], b["req_rx"] - 16, b))
+        t.check(f["req_rx"] > 8 and f["req_dropped_backlog"] == f["req_rx"] - 8 and
+                f["req_dropped_source"] == 0 and f["half_open"] == 24 and
+                f["half_open_sources"] == 2,
+                "REQs from a forged source: %d arrived, 8 held (the listener's "
+                "max_backlog of 24 full), the other %d dropped and counted (%r)"
+                % (f["req_rx"], f["req_rx"] - 8, f))
+        t.check(b["rej_tx"] == 0 and f["rej_tx"] == 0 and b["mads_tx"] == 0 and
+                f["mads_tx"] == 0, "no REQ answered while the program holds them")
+        out, _ = prog.communicate(timeout=30)
+        t.check(prog.returncode == 0 and "requests 24" in out,
+                "the program was handed the 24 held, no more: %r" % out.strip())
+        t.wait_for(lambda: stats()["half_open"] == 0, 10,
+                   "half-open requests gone with their program")
+        t.check(stats()["half_open_sources"] == 0, "and their sources forgotten")
+    finally:
+        if prog.poll() is None:
+            prog.kill()
+            prog.wait()
 
 
 def caps_flood(peer):
@@ -484,10 +558,15 @@ def main():
         nb.sh("sysctl -qw net.ipv4.icmp_ratelimit=0 || true")
         mac_a = na.sh("cat /sys/class/net/%s/address" % IFA).stdout.strip()
         mac_b = nb.sh("cat /sys/class/net/%s/address" % IFB).stdout.strip()
+        conf = "/tmp/%s.conf" % PREFIX
+        with open(conf, "w") as f:
+            # small bounds for req_flood(): a source, a listener
+            f.write("[cm]\nhalf_open_per_source = 16\nmax_backlog = 24\n")
         d = t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "256",
                       "--file-prefix", PREFIX, "--vdev",
                       "net_af_packet0,iface=" + IFA, "--", "--ip",
-                      IP_A + "/24", "--idle", "yield"], prefix=PREFIX, ns=na)
+                      IP_A + "/24", "--idle", "yield", "-f", conf],
+                     prefix=PREFIX, ns=na)
         setup = cmd("/dprdma/client/setup,%d,%d" % (NQP, MR))
         setup["qpn_list"], setup["psn_list"] = t.client_qpns(PREFIX, NQP)
         mtu = None
@@ -627,6 +706,7 @@ def main():
                 tail, "and nowhere else")
         keys_from_the_wire(peer, d.socket)
         hostile_mads(peer)
+        req_flood(peer, d.socket)
         caps_flood(peer)
         peer.close()
         p = nb.sh("ping -c 2 -i 0.2 -W 2 %s" % IP_A, check_rc=False)
