@@ -284,13 +284,9 @@ shim_req_alloc_mw(struct shim_client *c, struct dpr_shm_msg *m,
 	j.p = shim_obj_get(c, m->alloc_mw.pd, OBJ_PD);
 	if (j.p == NULL || (m->alloc_mw.type != 1 && m->alloc_mw.type != 2))
 		return -EINVAL;
-	if (c->n_mr >= shim.lim.mrs) {
-		shim.st.quota_refused++;
-		SHIM_LOG(NOTICE, "client %u: memory window refused: over its "
-			 "quota of %u MRs and windows (dprdmad's [limits] "
-			 "client_mrs)", c->id, shim.lim.mrs);
+	if (shim_over_quota(c, c->n_mr, shim.lim.mrs, "memory window",
+			    "client_mrs, MRs and windows together"))
 		return -ENOMEM;
-	}
 	j.access = m->alloc_mw.type;
 	rc = shim_job(&j);
 	if (rc != 0)

@@ -20,11 +20,9 @@
 
 #include "shim_private.h"
 
-/* Over a client's quota of @p what (@p max; @p key: the [limits] key that
- * sets it, or NULL): refused, counted, logged. */
-static bool
-over_quota(struct shim_client *c, uint32_t n, uint32_t max, const char *what,
-	   const char *key)
+bool
+shim_over_quota(struct shim_client *c, uint32_t n, uint32_t max, const char *what,
+		const char *key)
 {
 	if (n < max)
 		return false;
@@ -44,7 +42,7 @@ free_slot(struct shim_client *c, void *const *slots, uint32_t n, const char *wha
 
 	for (slot = 0; slot < n && slots[slot] != NULL; slot++)
 		;
-	over_quota(c, slot, n, what, NULL);
+	shim_over_quota(c, slot, n, what, NULL);
 	return slot;
 }
 
@@ -55,7 +53,7 @@ free_qp_slot(struct shim_client *c)
 {
 	uint32_t slot;
 
-	if (over_quota(c, c->n_qp, shim.lim.qps, "QP", "client_qps"))
+	if (shim_over_quota(c, c->n_qp, shim.lim.qps, "QP", "client_qps"))
 		return shim.lim.qps;
 	for (slot = c->slot_hint; slot < shim.lim.qps && c->qps[slot] != NULL; slot++)
 		;
@@ -122,7 +120,7 @@ shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 	struct job j = { .kind = JOB_ALLOC_PD, .c = c };
 	int rc;
 
-	if (over_quota(c, c->n_pd, shim.lim.pds, "PD", "client_pds"))
+	if (shim_over_quota(c, c->n_pd, shim.lim.pds, "PD", "client_pds"))
 		return -ENOMEM;
 	rc = shim_job(&j);
 	if (rc != 0)
@@ -154,7 +152,7 @@ shim_req_create_channel(struct shim_client *c, struct dpr_shm_msg *m,
 
 	if (*fd < 0 || fstat(*fd, &sb) != 0 || !S_ISFIFO(sb.st_mode))
 		return -EBADF;
-	if (over_quota(c, c->n_channel, SHIM_MAX_CHANNELS, "completion channel", NULL))
+	if (shim_over_quota(c, c->n_channel, SHIM_MAX_CHANNELS, "completion channel", NULL))
 		return -ENOMEM;
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
@@ -210,7 +208,7 @@ shim_req_create_cq(struct shim_client *c, struct dpr_shm_msg *m,
 		if (ch == NULL)
 			return -EINVAL;
 	}
-	if (over_quota(c, c->n_cq, shim.lim.cqs, "CQ", "client_cqs"))
+	if (shim_over_quota(c, c->n_cq, shim.lim.cqs, "CQ", "client_cqs"))
 		return -ENOMEM;
 	size = rte_align32pow2(cqe);
 	s = calloc(1, sizeof(*s));

@@ -299,6 +299,10 @@ int shim_req_query_port(struct shim_client *c, struct dpr_shm_msg *m,
 void shim_client_close(unsigned int slot, const char *why);
 
 /* dpr_shim_objects.c */
+/** Over a client's quota of @p what (@p max; @p key: the [limits] key
+ * that sets it, or NULL)? Then refused: counted and logged. */
+bool shim_over_quota(struct shim_client *c, uint32_t n, uint32_t max,
+		     const char *what, const char *key);
 int shim_req_alloc_pd(struct shim_client *c, struct dpr_shm_msg *m,
 		      int *in_fd, int *out_fd);
 int shim_dealloc_pd(struct shim_client *c, uint32_t h);
