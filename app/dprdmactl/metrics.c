@@ -39,7 +39,8 @@ is_gauge(const char *group, const char *name)
 {
 	static const char *const gauges[] = {
 		"clients", "verbs_pds", "verbs_mrs", "verbs_cqs", "verbs_qps",
-		"busy_percent", "enabled",
+		"busy_percent", "enabled", "qps", "qp_bytes", "qp_queue_bytes", "half_open",
+		"half_open_sources",
 	};
 
 	(void)group;

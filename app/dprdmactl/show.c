@@ -35,13 +35,27 @@ cmd_status(void)
 	}
 	for (pi = 0; pi < np; pi++) {
 		json_t *p = tel("/dprdma/port/info,%u", pi);
+		json_t *t = tel_try("/dprdma/transport/stats,%u", pi);
+		const uint64_t nq = t != NULL ? u64(t, "qps") : 0;
 
-		if (!opt.json)
+		if (!opt.json) {
 			printf("dprdma%u %-24s link %-4s %s mtu %" PRIu64 " %s\n", pi,
 			       str(p, "name"), str(p, "link"), str(p, "mac"),
 			       u64(p, "mtu"), str(p, "ipv4"));
+			/* what a QP costs the daemon (the shim's records of
+			 * every port's together, on the last line) */
+			if (t != NULL && nq != 0)
+				printf("  %" PRIu64 " QPs: %.1f KiB each beyond their queues, "
+				       "%.1f KiB of queues each\n", nq,
+				       (double)u64(t, "qp_bytes") / (double)nq / 1024,
+				       (double)u64(t, "qp_queue_bytes") / (double)nq / 1024);
+		}
+		json_decref(t);
 		json_decref(p);
 	}
+	if (!opt.json && shim != NULL && u64(shim, "qp_bytes") != 0)
+		printf("clients' QP records: %.1f KiB\n",
+		       (double)u64(shim, "qp_bytes") / 1024);
 	if (opt.json)
 		print_json(all);
 	json_decref(all);

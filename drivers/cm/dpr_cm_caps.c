@@ -114,6 +114,7 @@ static struct {
 	int wake_fd;
 	uint32_t ours;                  /* our DPR_PEER_* bits */
 	uint8_t keyprint[8];            /* our key's (secure QPs) */
+	const struct dpr_security_conf *sc;
 	uint32_t tid_hi;
 	pthread_mutex_t lock;           /* the peers: main lcore vs telemetry */
 	uint32_t n;
@@ -208,17 +209,36 @@ add(const struct caps_key *k, uint8_t sgid_index)
 	return p;
 }
 
+/* What we tell the box at @p gid we run: no secure QPs where our policy
+ * for its subnet is none ([security] subnets), so that it decides as we
+ * do (plain, or refused if it requires security). */
+static void
+ours_for(const uint8_t *gid, struct dpr_caps_msg *m)
+{
+	union dpr_gid g;
+
+	m->caps = caps.ours;
+	memcpy(m->keyprint, caps.keyprint, 8);
+	memcpy(g.raw, gid, 16);
+	if (caps.sc != NULL &&
+	    dpr_sec_subnet_policy(caps.sc->subnets, caps.sc->n_subnets, &g) ==
+	    DPR_SEC_POLICY_NONE) {
+		m->caps &= ~(uint32_t)(DPR_PEER_SEC_AUTH | DPR_PEER_SEC_ENC |
+				       DPR_PEER_SEC_KEY);
+		memset(m->keyprint, 0, 8);
+	}
+}
+
 static void
 send_get(struct caps_peer *p, uint64_t now)
 {
 	struct dpr_caps_msg m = {
 		.method = DPR_MAD_METHOD_GET,
 		.tid = (uint64_t)caps.tid_hi << 32 | (uint32_t)(p - caps.peer),
-		.caps = caps.ours,
 		.node_guid = dpr_cm_node_guid(p->key.pi),
 	};
 
-	memcpy(m.keyprint, caps.keyprint, 8);
+	ours_for(p->key.gid, &m);
 	uint8_t mad[DPR_MAD_LEN];
 
 	dpr_caps_encode(&m, mad);
@@ -289,12 +309,11 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 		struct dpr_caps_msg a = {
 			.method = DPR_MAD_METHOD_GET_RESP,
 			.tid = m.tid,
-			.caps = caps.ours,
 			.node_guid = dpr_cm_node_guid(r->port),
 		};
 		uint8_t mad[DPR_MAD_LEN], sgid_index = 0;
 
-		memcpy(a.keyprint, caps.keyprint, 8);
+		ours_for(r->gid, &a);
 		caps.st.caps_get_rx++;
 		if (dpr_cm_route(r->gid, &sgid_index) != r->port)
 			sgid_index = r->gid[10] == 0xff && r->gid[11] == 0xff ? 1 : 0;
@@ -418,6 +437,7 @@ dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd, uint32_t sec_bits,
 	caps.ours = (dpr_transport_knobs(conf)->selective_repeat == DPR_SRK_OFF ?
 		     0 : DPR_PEER_SR) | sec_bits;
 	memcpy(caps.keyprint, keyprint, 8);
+	caps.sc = dpr_security_conf(conf);
 	caps.tid_hi = (uint32_t)rte_rand();
 	caps.n = 0;
 	memset(&caps.st, 0, sizeof(caps.st));

@@ -418,7 +418,8 @@ dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN])
  *   52-67    the sender's GID; 68-83 the receiver's GID
  *   84-99    the sender's nonce; 100-115 the receiver's nonce as the
  *            sender has it (the echo)
- *   116-131  HMAC-SHA-256 of bytes 0-115, first 16 bytes (the caller's)
+ *   116-147  the sender's X25519 public key (RFC 7748)
+ *   148-163  HMAC-SHA-256 of bytes 0-147, first 16 bytes (the caller's)
  */
 int
 dpr_sec_offer_decode(const uint8_t *mad, size_t len, struct dpr_sec_offer *o)
@@ -436,6 +437,7 @@ dpr_sec_offer_decode(const uint8_t *mad, size_t len, struct dpr_sec_offer *o)
 	memcpy(o->dgid, mad + 68, 16);
 	memcpy(o->nonce, mad + 84, 16);
 	memcpy(o->echo_nonce, mad + 100, 16);
+	memcpy(o->pub, mad + 116, 32);
 	return o->version == DPR_SEC_OFFER_VERSION ? 0 : -EINVAL;
 }
 
@@ -453,4 +455,5 @@ dpr_sec_offer_encode(const struct dpr_sec_offer *o, uint8_t mad[DPR_MAD_LEN])
 	memcpy(mad + 84, o->nonce, 16);
 	if (o->echo)
 		memcpy(mad + 100, o->echo_nonce, 16);
+	memcpy(mad + 116, o->pub, 32);
 }

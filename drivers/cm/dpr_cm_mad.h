@@ -205,11 +205,12 @@ int dpr_caps_decode(const uint8_t *mad, size_t len, struct dpr_caps_msg *m);
 void dpr_caps_encode(const struct dpr_caps_msg *m, uint8_t mad[DPR_MAD_LEN]);
 
 /* Secure QPs' handshake in the same class (doc/security.rst): an offer of
- * a QP's nonce, with an echo of its peer's, MACed by the sender. */
+ * a QP's nonce and X25519 public key, with an echo of its peer's nonce,
+ * MACed by the sender. */
 #define DPR_SEC_ATTR 0xff02             /* DprdmaSec */
-#define DPR_SEC_OFFER_VERSION 1
+#define DPR_SEC_OFFER_VERSION 2         /* 1: no public key (PSK alone) */
 #define DPR_MAD_METHOD_SEND 0x03
-#define DPR_SEC_OFFER_MAC_AT 116        /* its MAC covers bytes 0-115 */
+#define DPR_SEC_OFFER_MAC_AT 148        /* its MAC covers bytes 0-147 */
 
 /** A DprdmaSec offer. */
 struct dpr_sec_offer {
@@ -221,6 +222,7 @@ struct dpr_sec_offer {
 	uint8_t sgid[16], dgid[16];
 	uint8_t nonce[16];      /**< the sender's */
 	uint8_t echo_nonce[16]; /**< the receiver's, as the sender has it */
+	uint8_t pub[32];        /**< the sender's X25519 public key */
 };
 
 /** @return 0 (@p o filled), 1 (not a DprdmaSec MAD) or -EINVAL (one of

@@ -5,11 +5,14 @@
 /*
  * Secure QPs' handshake (doc/security.rst, "Secure QPs"): two QPs that
  * the transports decided to secure (both boxes run [security] with the
- * same pre-shared key, as their DprdmaCaps say) trade a fresh nonce each
- * over QP1 in dprdma's vendor class (attribute DprdmaSec), MACed with the
- * host-pair key, and each derives the two keys from both (lib/sec) and
- * gives them to its QP's worker. Nothing in it is secret: the nonces only
- * make the keys of this connection other than every earlier one's.
+ * same pre-shared key, as their DprdmaCaps say) trade a fresh nonce and
+ * a fresh X25519 public key each over QP1 in dprdma's vendor class
+ * (attribute DprdmaSec), MACed with the host-pair key, and each derives
+ * the two keys from both and their X25519 secret (lib/sec) and gives them
+ * to its QP's worker, forgetting its private key. Nothing in an offer is
+ * secret: the nonces make the keys of this connection other than every
+ * earlier one's, the key exchange keeps them from whoever learns the
+ * pre-shared key later.
  *
  * Each side sends its offer when its QP asks (at RTR), then again every
  * SEC_RESEND_MS until the peer's offer echoes its nonce, SEC_TRIES times,
@@ -69,6 +72,8 @@ struct hs {
 	uint32_t wi, lqpn, rqpn, gen;
 	union dpr_gid lgid, rgid;
 	uint8_t nonce[16], peer_nonce[16];
+	struct dpr_sec_eph eph;      /* ours (its private key until install) */
+	uint8_t peer_pub[32];
 	uint64_t deadline_ms;        /* asked: the next offer; early: expiry */
 	TAILQ_ENTRY(hs) link;
 };
@@ -162,6 +167,7 @@ hs_free(struct hs *e)
 	rte_hash_del_key(sec.h, &k);
 	TAILQ_REMOVE(e->confirmed ? &sec.done : &sec.pending, e, link);
 	memset(e->nonce, 0, sizeof(e->nonce));
+	dpr_sec_eph_free(&e->eph);
 	TAILQ_INSERT_HEAD(&sec.free, e, link);
 }
 
@@ -185,6 +191,7 @@ send_offer(struct hs *e)
 	memcpy(o.dgid, e->rgid.raw, 16);
 	memcpy(o.nonce, e->nonce, 16);
 	memcpy(o.echo_nonce, e->peer_nonce, 16);
+	memcpy(o.pub, e->eph.pub, 32);
 	dpr_sec_offer_encode(&o, mad);
 	e->echo_sent = e->have_peer;
 	dpr_sec_mac(sec.mac_key, mad, DPR_SEC_OFFER_MAC_AT, mad + DPR_SEC_OFFER_MAC_AT);
@@ -218,6 +225,8 @@ install_on(void *arg)
 	return dpr_transport_sec_install(tp, a->lqpn, a->gen, a->mode, &a->tx, &a->rx);
 }
 
+static void fail(struct hs *e);
+
 static void
 install(struct hs *e)
 {
@@ -225,12 +234,24 @@ install(struct hs *e)
 	struct dpr_sec_end r = { .gid = e->rgid, .qpn = e->rqpn };
 	struct install_arg a = { .wi = e->wi, .pi = e->pi, .lqpn = e->lqpn,
 				 .gen = e->gen, .mode = e->mode };
+	uint8_t shared[32];
+	int rc;
 
 	memcpy(l.nonce, e->nonce, 16);
 	memcpy(r.nonce, e->peer_nonce, 16);
-	if (dpr_sec_derive(sec.prk, e->mode, &l, &r, &a.tx, &a.rx) != 0)
-		return;
+	rc = dpr_sec_eph_shared(&e->eph, e->peer_pub, shared);
+	if (rc == 0)
+		rc = dpr_sec_derive(sec.prk, shared, e->mode, &l, &r, &a.tx, &a.rx);
+	memset(shared, 0, sizeof(shared));
+	/* forward secrecy: what made the keys goes once they are made */
+	dpr_sec_eph_free(&e->eph);
 	e->installed = true;
+	if (rc != 0) {
+		/* (a public key of low order, MACed: only from a holder of
+		 * the pre-shared key) */
+		fail(e);
+		return;
+	}
 	sec.st.sec_handshakes++;
 	dpr_engine_run_on(e->wi, install_on, &a);
 	memset(&a, 0, sizeof(a));
@@ -308,6 +329,12 @@ take_req(const struct sec_req_elem *q, uint64_t now)
 			memcpy(e->nonce + i, &x, 8);
 		}
 	}
+	if (dpr_sec_eph_new(&e->eph) != 0) {
+		fail(e);
+		e->installed = true;
+		hs_confirm(e);          /* (kept until END, answering nothing) */
+		return;
+	}
 	e->tries = 1;
 	e->deadline_ms = now + SEC_RESEND_MS;
 	send_offer(e);
@@ -363,7 +390,8 @@ dpr_cm_sec_rx(const struct cm_mad *r)
 		sec.st.sec_offers_mismatch++;
 		return true;
 	}
-	new_nonce = !e->have_peer || memcmp(e->peer_nonce, o.nonce, 16) != 0;
+	new_nonce = !e->have_peer || memcmp(e->peer_nonce, o.nonce, 16) != 0 ||
+		memcmp(e->peer_pub, o.pub, 32) != 0;
 	if (new_nonce && e->installed) {
 		/* the peer began again with keys we already use */
 		sec.st.sec_offers_mismatch++;
@@ -372,6 +400,7 @@ dpr_cm_sec_rx(const struct cm_mad *r)
 	if (new_nonce)
 		e->echo_sent = false;
 	memcpy(e->peer_nonce, o.nonce, 16);
+	memcpy(e->peer_pub, o.pub, 32);
 	e->have_peer = true;
 	if (!e->asked)
 		return true;

@@ -51,6 +51,18 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 		rte_tel_data_add_dict_u64(d, "verbs_cqs", sum.cq);
 		rte_tel_data_add_dict_u64(d, "verbs_qps", sum.qp);
 	}
+	/* what a client's QP costs here beyond the transport's part
+	 * (/dprdma/transport/stats qp_bytes): its record */
+	{
+		uint64_t n = 0;
+
+		pthread_mutex_lock(&shim.lock);
+		for (unsigned int i = 0; shim.started && i < shim.max_clients; i++)
+			if (shim.clients[i] != NULL)
+				n += shim.clients[i]->n_qp;
+		pthread_mutex_unlock(&shim.lock);
+		rte_tel_data_add_dict_u64(d, "qp_bytes", n * sizeof(struct shim_qp));
+	}
 	return 0;
 }
 
@@ -310,6 +322,7 @@ static const struct dpr_counter_help shim_help[] = {
 	{ "verbs_mrs", "memory regions alive, every device" },
 	{ "verbs_cqs", "completion queues alive, every device" },
 	{ "verbs_qps", "QPs alive, every device (the CM's QP1 included)" },
+	{ "qp_bytes", "the shim's memory for its clients' QPs (their records; the transport's is apart) (a gauge)" },
 };
 
 void

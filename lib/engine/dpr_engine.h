@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "dpr_config.h"
+#include "dpr_sec_policy.h"
 
 /* ------------------------------------------------- its configuration */
 
@@ -81,6 +82,9 @@ struct dpr_security_conf {
 	unsigned int required;       /**< 1: a QP that cannot be secure goes to ERR */
 	char psk[96];                /**< the pre-shared key, hex */
 	char psk_file[256];          /**< or a file that holds it */
+	/** policies per peer subnet, over @p required (dpr_sec_policy.h) */
+	struct dpr_sec_subnet subnets[DPR_SEC_MAX_SUBNETS];
+	unsigned int n_subnets;
 };
 
 const struct dpr_security_conf *dpr_security_conf(const struct dpr_config *conf);

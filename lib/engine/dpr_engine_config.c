@@ -126,6 +126,26 @@ static struct dpr_conf_room transport_room = {
 static const char *const sec_mode_names[] = { "none", "auth", "encrypt", NULL };
 static const char *const sec_policy_names[] = { "opportunistic", "required", NULL };
 
+static int
+subnets_parse(void *area, const char *value, char *why, size_t len)
+{
+	struct dpr_security_conf *c = area;
+	int n = dpr_sec_subnets_parse(value, c->subnets, DPR_SEC_MAX_SUBNETS, why, len);
+
+	if (n < 0)
+		return -1;
+	c->n_subnets = (unsigned int)n;
+	return 0;
+}
+
+static void
+subnets_format(const void *area, char *buf, size_t len)
+{
+	const struct dpr_security_conf *c = area;
+
+	dpr_sec_subnets_format(c->subnets, c->n_subnets, buf, len);
+}
+
 static const struct dpr_conf_key security_keys[] = {
 	{ "mode", DPR_CONF_ENUM, S_OFF(mode), S_SZ(mode), .names = sec_mode_names,
 	  .help = "secure RC/UC QPs with dprdma peers that hold the same "
@@ -137,6 +157,10 @@ static const struct dpr_conf_key security_keys[] = {
 	  .help = "opportunistic: plain with peers that cannot be secure (rxe, "
 		  "NICs, another key); required: such a QP goes to ERR and the "
 		  "log says why" },
+	{ "subnets", DPR_CONF_CUSTOM, .parse = subnets_parse, .format = subnets_format,
+	  .help = "policies per peer subnet over policy, e.g. 10.1.0.0/16=required "
+		  "192.168.0.0/16=none (plain with them; the longest prefix "
+		  "counts)" },
 	{ "psk", DPR_CONF_STR, S_OFF(psk), S_SZ(psk), 0, 0, .secret = true,
 	  .help = "the pre-shared key, 64 hex digits or more (32 bytes: "
 		  "openssl rand -hex 32); prefer psk_file" },

@@ -466,6 +466,7 @@ tel_qp(const char *cmd __rte_unused, const char *params,
 	U(mac_resolved); U(on_work); U(timer_armed); U(timer_left_ns);
 	U(window); U(srtt_ns); U(min_rtt_ns); U(rate_pps);
 	U(cc_limited); U(cc_rate_bps); U(cc_target_bps); U(cc_alpha);
+	U(mem_bytes); U(mem_queue_bytes);
 	U(rq_posted); U(rq_consumed); U(resp_psn); U(resp_msn);
 	U(max_dest_rd_atomic); U(res_unsent); U(ack_pending); U(nak_pending);
 	U(nak_syndrome); U(nak_psn); U(sr); U(sr_held);

@@ -185,15 +185,36 @@ struct dpr_sec_end {
  */
 int dpr_sec_psk_prk(const uint8_t *psk, size_t len, uint8_t prk[32]);
 
+/** An ephemeral X25519 key pair of one handshake (OpenSSL). */
+struct dpr_sec_eph {
+	void *key;                /**< its EVP_PKEY; NULL once freed */
+	uint8_t pub[32];          /**< the public key, as the offer carries it */
+};
+
+/** A fresh key pair. @return 0, or -ENOMEM / -ENOTSUP (OpenSSL). */
+int dpr_sec_eph_new(struct dpr_sec_eph *e);
+/** X25519 of @p e's private key and the peer's @p peer_pub: the same on
+ * both ends. @return 0, or -EINVAL (a public key of low order, whose
+ * shared secret would be zero; or @p e freed). */
+int dpr_sec_eph_shared(const struct dpr_sec_eph *e, const uint8_t peer_pub[32],
+		       uint8_t shared[32]);
+/** The private key forgotten (forward secrecy: once the QP's keys are
+ * derived); pub stays. */
+void dpr_sec_eph_free(struct dpr_sec_eph *e);
+
 /**
- * Keys of a QP pair (HKDF-Expand, SHA-256, from @p prk): both ends derive
- * the same two from the same two dpr_sec_end (their order does not
- * matter), @p tx the one @p local sends with, @p rx the one it receives
- * with. The mode is bound in: an auth key never opens an encrypted frame.
+ * Keys of a QP pair (HKDF, SHA-256): both ends derive the same two from
+ * the same two dpr_sec_end (their order does not matter), @p tx the one
+ * @p local sends with, @p rx the one it receives with. With @p shared
+ * (the ends' X25519 secret, dpr_sec_eph_shared()) the keys come from
+ * HKDF-Extract(salt @p prk, @p shared): forward secret, a recording of
+ * the traffic stays sealed to whoever learns the pre-shared key later;
+ * without it (NULL: tests) from @p prk alone. The mode is bound in: an
+ * auth key never opens an encrypted frame.
  * @return 0, or -EINVAL (the two ends are the same).
  */
-int dpr_sec_derive(const uint8_t prk[32], enum dpr_sec_mode mode,
-		   const struct dpr_sec_end *local,
+int dpr_sec_derive(const uint8_t prk[32], const uint8_t *shared,
+		   enum dpr_sec_mode mode, const struct dpr_sec_end *local,
 		   const struct dpr_sec_end *remote,
 		   struct dpr_sec_key *tx, struct dpr_sec_key *rx);
 

@@ -7,7 +7,8 @@
  * connection time only (never per frame).
  *
  *   prk    = HKDF-Extract(salt "dprdma psk v1", PSK)
- *   secret = HKDF-Expand(prk, "dprdma qp v1" | mode | end A | end B, 32)
+ *   qprk   = HKDF-Extract(salt prk, X25519(our private key, peer's public))
+ *   secret = HKDF-Expand(qprk, "dprdma qp v1" | mode | end A | end B, 32)
  *   key of the direction from end X
  *          = HKDF-Expand(secret, "dprdma dir v1" | X.gid | X.qpn, 24):
  *            16 bytes of AES key, 4 of salt, 4 of key id
@@ -17,7 +18,11 @@
  * and A is the end that sorts first (GID, then QPN), so that both sides
  * derive the same. The nonces are fresh per connection: a QP pair that
  * comes back with the same GIDs and QPNs gets other keys, and the
- * sequence numbers that start again from 1 never meet a key twice.
+ * sequence numbers that start again from 1 never meet a key twice. The
+ * X25519 key pairs are made for each handshake and their private keys
+ * forgotten once the QP has its keys (forward secrecy); the offers that
+ * carry the public keys are MACed with a key from the PSK, so that only a
+ * holder of the PSK can stand in the middle.
  */
 
 #include <errno.h>
@@ -119,12 +124,59 @@ dir_key(const uint8_t secret[32], const struct dpr_sec_end *from,
 }
 
 int
-dpr_sec_derive(const uint8_t prk[32], enum dpr_sec_mode mode,
+dpr_sec_eph_new(struct dpr_sec_eph *e)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "X25519");
+	size_t n = sizeof(e->pub);
+
+	e->key = NULL;
+	if (k == NULL)
+		return -ENOTSUP;
+	if (EVP_PKEY_get_raw_public_key(k, e->pub, &n) != 1 || n != sizeof(e->pub)) {
+		EVP_PKEY_free(k);
+		return -ENOTSUP;
+	}
+	e->key = k;
+	return 0;
+}
+
+int
+dpr_sec_eph_shared(const struct dpr_sec_eph *e, const uint8_t peer_pub[32],
+		   uint8_t shared[32])
+{
+	EVP_PKEY *peer;
+	EVP_PKEY_CTX *c;
+	size_t n = 32;
+	int rc = -EINVAL;
+
+	if (e->key == NULL)
+		return -EINVAL;
+	peer = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer_pub, 32);
+	c = EVP_PKEY_CTX_new(e->key, NULL);
+	/* (OpenSSL refuses a secret of all zeros: a low-order point) */
+	if (peer != NULL && c != NULL && EVP_PKEY_derive_init(c) == 1 &&
+	    EVP_PKEY_derive_set_peer(c, peer) == 1 &&
+	    EVP_PKEY_derive(c, shared, &n) == 1 && n == 32)
+		rc = 0;
+	EVP_PKEY_CTX_free(c);
+	EVP_PKEY_free(peer);
+	return rc;
+}
+
+void
+dpr_sec_eph_free(struct dpr_sec_eph *e)
+{
+	EVP_PKEY_free(e->key);
+	e->key = NULL;
+}
+
+int
+dpr_sec_derive(const uint8_t prk[32], const uint8_t *shared, enum dpr_sec_mode mode,
 	       const struct dpr_sec_end *local, const struct dpr_sec_end *remote,
 	       struct dpr_sec_key *tx, struct dpr_sec_key *rx)
 {
 	static const char label[] = "dprdma qp v1";
-	uint8_t info[sizeof(label) - 1 + 1 + 2 * END_LEN], secret[32];
+	uint8_t info[sizeof(label) - 1 + 1 + 2 * END_LEN], secret[32], qprk[32];
 	const struct dpr_sec_end *a = local, *b = remote;
 	uint8_t *p = info;
 	int c = end_cmp(local, remote), rc;
@@ -140,8 +192,16 @@ dpr_sec_derive(const uint8_t prk[32], enum dpr_sec_mode mode,
 	*p++ = (uint8_t)mode;
 	put_end(p, a, true);
 	put_end(p + END_LEN, b, true);
+	if (shared != NULL) {
+		rc = hkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, shared, 32, prk, 32, NULL, 0,
+			  qprk, sizeof(qprk));
+		if (rc != 0)
+			return rc;
+		prk = qprk;
+	}
 	rc = hkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, prk, 32, NULL, 0, info,
 		  sizeof(info), secret, sizeof(secret));
+	memset(qprk, 0, sizeof(qprk));
 	if (rc == 0)
 		rc = dir_key(secret, local, tx);
 	if (rc == 0)

@@ -159,6 +159,40 @@ static const struct qp_trans qp_table_uc[DPR_QPS_NUM][DPR_QPS_NUM] = {
 	},
 };
 
+/* What @p qp holds of the daemon's heap for its life: the daemon's side
+ * of its queues (sized by its caps), and the rest -- the QP itself, its
+ * responder's READ/atomic resources. */
+static uint32_t
+qp_queue_bytes(const struct dpr_tqp *qp)
+{
+	const size_t sq = (size_t)qp->sq.mask + 1, rq = (size_t)qp->rq.mask + 1;
+
+	return (uint32_t)(sq * (sizeof(*qp->sq.wqe) + qp->sq.max_sge * sizeof(*qp->sq.sge) +
+				qp->sq.max_inline + 1u) +
+			  rq * (sizeof(*qp->rq.wqe) + qp->rq.max_sge * sizeof(*qp->rq.sge)));
+}
+
+static uint32_t
+qp_bytes(const struct dpr_tqp *qp)
+{
+	return (uint32_t)(sizeof(*qp) + (size_t)qp->resp.res_num * sizeof(*qp->resp.res));
+}
+
+/* The transport's qp_bytes (a gauge) brought up to @p qp's now; its
+ * queues never change size. */
+static void
+qp_bytes_sync(struct dpr_tqp *qp)
+{
+	const uint32_t now = qp_bytes(qp);
+
+	if (qp->bytes_counted == 0) {
+		qp->tp->stats.qps++;
+		qp->tp->stats.qp_queue_bytes += qp_queue_bytes(qp);
+	}
+	qp->tp->stats.qp_bytes += (uint64_t)now - qp->bytes_counted;
+	qp->bytes_counted = now;
+}
+
 struct dpr_tqp *
 dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 {
@@ -236,6 +270,7 @@ dpr_qp_create(struct dpr_transport *tp, const struct dpr_qp_init_attr *ia)
 	qp->scq->refs++;
 	qp->rcq->refs++;
 	TAILQ_INSERT_TAIL(&tp->all, qp, all_link);
+	qp_bytes_sync(qp);
 	return qp;
 }
 
@@ -320,6 +355,10 @@ int
 dpr_qp_destroy(struct dpr_tqp *qp)
 {
 	struct dpr_transport *tp = qp->tp;
+
+	tp->stats.qps--;
+	tp->stats.qp_bytes -= qp->bytes_counted;
+	tp->stats.qp_queue_bytes -= qp_queue_bytes(qp);
 
 	qp_unlink(qp);
 	dpr_sr_reset(qp);
@@ -431,6 +470,10 @@ dpr_qp_info(const struct dpr_tqp *qp, struct dpr_qp_info *info)
 	info->srtt_ns = qp->comp.srtt;
 	info->min_rtt_ns = qp->comp.min_rtt;
 	info->rate_pps = ((uint64_t)qp->comp.dr_rate * 1000000000ull) >> 20;
+	info->mem_queue_bytes = qp_queue_bytes(qp);
+	info->mem_bytes = qp_bytes(qp) +
+		(qp->sr_rx != NULL ? (uint32_t)sizeof(*qp->sr_rx) : 0) +
+		(qp->sr_tx != NULL ? (uint32_t)sizeof(*qp->sr_tx) : 0);
 	info->cc_limited = qp->cc.limited;
 	if (qp->cc.limited) {
 		info->cc_rate_bps = (uint64_t)qp->cc.rate;
@@ -667,6 +710,7 @@ dpr_qp_modify(struct dpr_tqp *qp, const struct dpr_qp_attr *a, int mask)
 		free(qp->resp.res);
 		qp->resp.res = res;
 		qp->resp.res_num = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
+		qp_bytes_sync(qp);
 		qp->resp.res_head = qp->resp.res_unsent = 0;
 	}
 	if (mask & DPR_QP_TIMEOUT)

@@ -9,7 +9,10 @@
  * When a QP gets its peer (RTR) on a transport with conf.sec_mode set, the
  * peer's capabilities decide, the same way on both sides: secure when the
  * peer holds our pre-shared key and runs secure QPs too, in the stronger of
- * the two modes; else plain, or ERR where conf.sec_required says so. Until
+ * the two modes; else plain, or ERR where the policy for the peer's
+ * address says required (conf.sec_subnets, else conf.sec_required). A
+ * peer whose subnet's policy is none is plain at once (the CM tells it we
+ * run no secure QPs, so that it decides the same). Until
  * the capabilities are known (asked at first contact) and then until the
  * handshake (conf.sec_req, the CM driver over QP1) gives it keys, the QP
  * sends nothing and takes nothing: its peer sends again what it lost, as
@@ -28,6 +31,7 @@
 #include <rte_log.h>
 
 #include "dpr_sec.h"
+#include "dpr_sec_policy.h"
 #include "transport_private.h"
 
 extern int dpr_logtype_transport;
@@ -95,7 +99,7 @@ decide(struct dpr_tqp *qp, int caps)
 		req(qp, DPR_SEC_REQ_BEGIN);
 		return;
 	}
-	if (!tp->conf.sec_required) {
+	if (!qp->sec_required) {
 		go_plain(qp);
 		return;
 	}
@@ -123,11 +127,17 @@ void
 dpr_secqp_begin(struct dpr_tqp *qp)
 {
 	const struct dpr_transport_conf *c = &qp->tp->conf;
-	int caps;
+	int caps, policy;
 
 	dpr_secqp_end(qp);
 	if (c->sec_mode == DPR_SEC_NONE || qp->type == DPR_QPT_UD)
 		return;
+	policy = dpr_sec_subnet_policy(c->sec_subnets, c->n_sec_subnets,
+				       &qp->attr.ah_attr.dgid);
+	if (policy == DPR_SEC_POLICY_NONE)
+		return;
+	qp->sec_required = policy < 0 ? c->sec_required :
+		policy == DPR_SEC_POLICY_REQUIRED;
 	/* nothing plain goes out or is taken until it is decided */
 	qp->rxt.on = false;
 	qp->tmpl_fresh = false;

@@ -217,6 +217,10 @@ struct dpr_transport_conf {
 	uint8_t sec_mode;
 	/** A QP that cannot be secure goes to ERR (else it runs plain) */
 	bool sec_required;
+	/** policies per peer subnet over sec_required (dpr_sec_policy.h;
+	 * the engine's configuration, for the process's life) */
+	const struct dpr_sec_subnet *sec_subnets;
+	unsigned int n_sec_subnets;
 	dpr_sec_req_cb sec_req;
 	void *sec_arg;
 	/** DCQCN's notification point: an RC/UC frame marked CE makes its
@@ -402,7 +406,10 @@ struct dpr_qp_init_attr {
 	_(sec_refused) \
 	DPR_QP_STATS(_) \
 	_(tx_payload_copied) \
-	_(tx_payload_attached)
+	_(tx_payload_attached) \
+	_(qps) \
+	_(qp_bytes) \
+	_(qp_queue_bytes)
 
 struct dpr_transport_stats {
 #define _(n) uint64_t n;
@@ -465,6 +472,11 @@ struct dpr_qp_info {
 	uint64_t cc_rate_bps;
 	uint64_t cc_target_bps;
 	uint32_t cc_alpha;            /**< /1024 */
+	/* the daemon's memory for it: its queues (the daemon's side), and the
+	 * rest: the QP, its responder's READ/atomic resources, selective
+	 * repeat's state while it has some */
+	uint32_t mem_queue_bytes;
+	uint32_t mem_bytes;
 	/* the oldest send WQE not completed (sq_completed < sq_posted) */
 	struct {
 		uint64_t wr_id;

@@ -236,6 +236,8 @@ struct dpr_tqp {
 	uint8_t sec_mode;              /**< enum dpr_sec_mode, once decided */
 	bool sec_waiting;              /**< on tp->sec_wait */
 	bool sec_refused_peer;         /**< refused: the peer has another key */
+	uint32_t bytes_counted;        /**< its part of stats.qp_bytes */
+	bool sec_required;             /**< its peer's policy is required */
 	uint32_t sec_gen;              /**< its handshake (struct dpr_sec_req) */
 	struct dpr_sec_qp *sec;        /**< its keys: SECS_ON */
 	TAILQ_ENTRY(dpr_tqp) sec_link;

@@ -15,7 +15,12 @@ the QPs connect). The built-in clients connect one QP each way and WRITE
   the peer runs no secure QPs, the WRITE completes in error
 - required on both, two keys: refused, the log names the key; the
   handshake never starts (each sees the other's key is not its own)
-- mode without a key: dprdmad refuses to start and says what to set
+- per peer subnet ([security] subnets): required, but opportunistic for
+  B's address, with a plain B: plain, not refused; both encrypt with one
+  key, but none for B's subnet on A: plain on both (A tells B it runs no
+  secure QPs)
+- mode without a key, a subnet written wrong: dprdmad refuses to start
+  and says what to set
 
 The data path under loss, reordering and corruption with every QP secure
 is test_rdma.py --secure --faults; the frame format, tampering and replays
@@ -142,6 +147,12 @@ def main():
              refused="security required and the peer runs no secure QPs")
         case("required, two keys", enc % K1, enc % K2, None, None,
              refused="security required and the peer holds another pre-shared key")
+        case("required, opportunistic for B's address, with a plain box",
+             enc % K1 + "subnets = 10.81.0.2/32=opportunistic 10.0.0.0/8=required\n",
+             None, "none", "none")
+        case("encrypt both, one key, but none for B's subnet on A",
+             enc % K1 + "subnets = 10.81.0.0/24=none\n",
+             "[security]\nmode = encrypt\npsk = %s\n" % K1, "none", "none")
         p = t.run([t.DPRDMAD, "-l", "0-1", "--no-pci", "--no-huge", "-m", "256",
                    "--file-prefix", "dprt-sk-%d" % PID, "--vdev",
                    "net_memif0,role=server,socket=/tmp/dprt-sk-%d.sock,socket-abstract=no" % PID,
@@ -150,6 +161,13 @@ def main():
         t.check(p.returncode != 0 and "needs psk or psk_file" in p.stderr,
                 "mode without a key: dprdmad refuses to start and says what to "
                 "set (exit %d: %s)" % (p.returncode, p.stderr.strip()[-200:]))
+        p = t.run([t.DPRDMAD, "--check", "-f",
+                   conf("nokey", "[security]\nsubnets = 10.1.0.0/16\n")],
+                  check_rc=False, timeout=60)
+        t.check(p.returncode != 0 and "subnets" in p.stderr and
+                "PREFIX/LEN=POLICY" in p.stderr,
+                "a subnet without its policy: refused, the form said (exit %d: "
+                "%s)" % (p.returncode, p.stderr.strip()[-200:]))
     finally:
         for f in ("/tmp/dprt-sec-%s.conf" % x for x in (PA, PB, "key", "nokey")):
             if os.path.exists(f):

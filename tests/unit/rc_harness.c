@@ -84,8 +84,8 @@ sec_handshake(struct rc_harness *h)
 				ea.nonce[k] = (uint8_t)rc_rand(&h->rng);
 				eb.nonce[k] = (uint8_t)rc_rand(&h->rng);
 			}
-			if (dpr_sec_derive(prk, a->mode, &ea, &eb, &atx, &arx) != 0 ||
-			    dpr_sec_derive(prk, b->mode, &eb, &ea, &btx, &brx) != 0 ||
+			if (dpr_sec_derive(prk, NULL, a->mode, &ea, &eb, &atx, &arx) != 0 ||
+			    dpr_sec_derive(prk, NULL, b->mode, &eb, &ea, &btx, &brx) != 0 ||
 			    dpr_transport_sec_install(h->side[0].tp, a->lqpn, a->gen,
 						      a->mode, &atx, &arx) != 0 ||
 			    dpr_transport_sec_install(h->side[1].tp, b->lqpn, b->gen,

@@ -230,25 +230,29 @@ test_sec_offer(void)
 	memset(in.dgid, 0xb2, 16);
 	memset(in.nonce, 0xc3, 16);
 	memset(in.echo_nonce, 0xd4, 16);
+	memset(in.pub, 0xe5, 32);
 	dpr_sec_offer_encode(&in, mad);
 	CHECK(mad[1] == 0x30 && mad[3] == DPR_MAD_METHOD_SEND && mad[16] == 0xff &&
 	      mad[17] == 0x02 && mad[37] == 0x06 && mad[39] == 0xd4, "the headers");
-	CHECK(mad[40] == 1 && mad[41] == 2 && mad[42] == 1 && mad[45] == 0xa5 &&
+	CHECK(mad[40] == 2 && mad[41] == 2 && mad[42] == 1 && mad[45] == 0xa5 &&
 	      mad[51] == 0x22 && mad[52] == 0xa1 && mad[68] == 0xb2 &&
-	      mad[84] == 0xc3 && mad[115] == 0xd4 && mad[116] == 0,
+	      mad[84] == 0xc3 && mad[115] == 0xd4 && mad[116] == 0xe5 &&
+	      mad[147] == 0xe5 && mad[148] == 0,
 	      "the fields where doc/security.rst puts them, the MAC left to the caller");
 	CHECK_EQ(dpr_sec_offer_decode(mad, DPR_MAD_LEN, &out), 0, "ours");
 	CHECK(out.tid == in.tid && out.mode == 2 && out.echo && out.dqpn == in.dqpn &&
 	      out.sqpn == in.sqpn && !memcmp(out.sgid, in.sgid, 16) &&
 	      !memcmp(out.dgid, in.dgid, 16) && !memcmp(out.nonce, in.nonce, 16) &&
-	      !memcmp(out.echo_nonce, in.echo_nonce, 16), "its fields");
+	      !memcmp(out.echo_nonce, in.echo_nonce, 16) &&
+	      !memcmp(out.pub, in.pub, 32), "its fields");
 	CHECK_EQ(dpr_caps_decode(mad, DPR_MAD_LEN, &caps), -EINVAL,
 		 "not a DprdmaCaps MAD");
 	in.echo = false;
 	dpr_sec_offer_encode(&in, mad);
 	CHECK(mad[42] == 0 && mad[100] == 0 && mad[115] == 0, "no echo: zero");
-	mad[40] = 2;
-	CHECK_EQ(dpr_sec_offer_decode(mad, DPR_MAD_LEN, &out), -EINVAL, "version 2");
+	mad[40] = 1;
+	CHECK_EQ(dpr_sec_offer_decode(mad, DPR_MAD_LEN, &out), -EINVAL,
+		 "version 1 (no public key)");
 	CHECK_EQ(dpr_sec_offer_decode(mad, DPR_MAD_LEN - 1, &out), 1, "short");
 	dpr_caps_encode(&caps, mad);
 	CHECK_EQ(dpr_sec_offer_decode(mad, DPR_MAD_LEN, &out), 1, "a DprdmaCaps MAD");

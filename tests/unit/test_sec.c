@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 
 #include "dpr_sec.h"
+#include "dpr_sec_policy.h"
 #include "dpr_test.h"
 #include "dpr_test_wire.h"
 #include "dpr_wire.h"
@@ -339,6 +340,18 @@ test_replay(void)
 	return TEST_SUCCESS;
 }
 
+/* The two ends the key tests derive for: 10.99.0.1 and 10.99.0.2, nonces 0. */
+static void
+two_ends(struct dpr_sec_end *a, struct dpr_sec_end *b)
+{
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	dpr_gid_from_ipv4(&a->gid, htonl(0x0a630001));
+	dpr_gid_from_ipv4(&b->gid, htonl(0x0a630002));
+	a->qpn = 0x5a0011;
+	b->qpn = 0x3c0012;
+}
+
 static int
 test_keys(void)
 {
@@ -349,34 +362,29 @@ test_keys(void)
 
 	CHECK_EQ(dpr_sec_psk_prk(psk, 8, prk), -EINVAL, "short PSK");
 	CHECK_EQ(dpr_sec_psk_prk(psk, sizeof(psk), prk), 0, "extract");
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	dpr_gid_from_ipv4(&a.gid, htonl(0x0a630001));
-	dpr_gid_from_ipv4(&b.gid, htonl(0x0a630002));
-	a.qpn = 0x5a0011;
-	b.qpn = 0x3c0012;
+	two_ends(&a, &b);
 	memset(a.nonce, 0xa1, 16);
 	memset(b.nonce, 0xb2, 16);
-	CHECK_EQ(dpr_sec_derive(prk, DPR_SEC_ENCRYPT, &a, &b, &atx, &arx), 0, "A");
-	CHECK_EQ(dpr_sec_derive(prk, DPR_SEC_ENCRYPT, &b, &a, &btx, &brx), 0, "B");
+	CHECK_EQ(dpr_sec_derive(prk, NULL, DPR_SEC_ENCRYPT, &a, &b, &atx, &arx), 0, "A");
+	CHECK_EQ(dpr_sec_derive(prk, NULL, DPR_SEC_ENCRYPT, &b, &a, &btx, &brx), 0, "B");
 	CHECK(memcmp(&atx, &brx, sizeof(atx)) == 0, "A sends with what B receives with");
 	CHECK(memcmp(&arx, &btx, sizeof(arx)) == 0, "and back");
 	CHECK(memcmp(atx.key, arx.key, 16) != 0, "one key per direction");
-	CHECK_EQ(dpr_sec_derive(prk, DPR_SEC_ENCRYPT, &a, &a, &k2tx, &k2rx), -EINVAL,
+	CHECK_EQ(dpr_sec_derive(prk, NULL, DPR_SEC_ENCRYPT, &a, &a, &k2tx, &k2rx), -EINVAL,
 		 "an end with itself");
 	/* a fresh nonce, the other mode, another PSK: other keys */
 	b.nonce[15] ^= 1;
-	dpr_sec_derive(prk, DPR_SEC_ENCRYPT, &a, &b, &k2tx, &k2rx);
+	dpr_sec_derive(prk, NULL, DPR_SEC_ENCRYPT, &a, &b, &k2tx, &k2rx);
 	CHECK(memcmp(k2tx.key, atx.key, 16) && memcmp(k2rx.key, arx.key, 16), "nonce");
 	b.nonce[15] ^= 1;
-	dpr_sec_derive(prk, DPR_SEC_AUTH, &a, &b, &k2tx, &k2rx);
+	dpr_sec_derive(prk, NULL, DPR_SEC_AUTH, &a, &b, &k2tx, &k2rx);
 	CHECK(memcmp(k2tx.key, atx.key, 16) && memcmp(k2rx.key, arx.key, 16), "mode");
 	buf[0] = 'x';
 	CHECK_EQ(dpr_sec_psk_prk(buf, 1, prk2), -EINVAL, "1 byte");
 	memcpy(buf, psk, sizeof(psk));
 	buf[0] ^= 1;
 	dpr_sec_psk_prk(buf, sizeof(psk), prk2);
-	dpr_sec_derive(prk2, DPR_SEC_ENCRYPT, &a, &b, &k2tx, &k2rx);
+	dpr_sec_derive(prk2, NULL, DPR_SEC_ENCRYPT, &a, &b, &k2tx, &k2rx);
 	CHECK(memcmp(k2tx.key, atx.key, 16) != 0, "PSK");
 	CHECK_EQ(dpr_sec_mac_key(prk, mk1), 0, "MAC key");
 	CHECK_EQ(dpr_sec_mac_key(prk2, mk2), 0, "MAC key");
@@ -391,6 +399,95 @@ test_keys(void)
 	CHECK(buf[1] == 0x11 && buf[31] == 0xff, "hex bytes");
 	CHECK_EQ(dpr_sec_parse_hex("00:11", buf, sizeof(buf)), -EINVAL, "too short");
 	CHECK_EQ(dpr_sec_parse_hex("0g", buf, sizeof(buf)), -EINVAL, "not hex");
+	return TEST_SUCCESS;
+}
+
+/* [security] subnets: parsed as written (IPv4 and IPv6, host bits
+ * cleared), written back the same, the longest prefix wins, anything else
+ * -1; what is wrong said. */
+static int
+test_subnets(void)
+{
+	struct dpr_sec_subnet v[DPR_SEC_MAX_SUBNETS];
+	char why[160], buf[512];
+	union dpr_gid g;
+
+	CHECK_EQ(dpr_sec_subnets_parse("10.1.0.0/16=required, 10.1.2.3/24=none "
+				       "fd00::1/8=opportunistic", v, DPR_SEC_MAX_SUBNETS,
+				       why, sizeof(why)), 3, "three subnets");
+	dpr_sec_subnets_format(v, 3, buf, sizeof(buf));
+	CHECK(strcmp(buf, "10.1.0.0/16=required 10.1.2.0/24=none "
+		     "fd00::/8=opportunistic") == 0, "written back: %s", buf);
+	dpr_gid_from_ipv4(&g, htonl(0x0a010203));
+	CHECK_EQ(dpr_sec_subnet_policy(v, 3, &g), DPR_SEC_POLICY_NONE,
+		 "10.1.2.3: the /24, not the /16");
+	dpr_gid_from_ipv4(&g, htonl(0x0a010303));
+	CHECK_EQ(dpr_sec_subnet_policy(v, 3, &g), DPR_SEC_POLICY_REQUIRED, "10.1.3.3");
+	dpr_gid_from_ipv4(&g, htonl(0x0a020000));
+	CHECK_EQ(dpr_sec_subnet_policy(v, 3, &g), -1, "10.2.0.0: none holds it");
+	memset(&g, 0, sizeof(g));
+	g.raw[0] = 0xfd;
+	g.raw[15] = 7;
+	CHECK_EQ(dpr_sec_subnet_policy(v, 3, &g), DPR_SEC_POLICY_OPPORTUNISTIC, "fd00::7");
+	g.raw[0] = 0xfe;
+	CHECK_EQ(dpr_sec_subnet_policy(v, 3, &g), -1, "fe00::7");
+	CHECK_EQ(dpr_sec_subnets_parse("0.0.0.0/0=none", v, 4, why, sizeof(why)), 1,
+		 "every IPv4 peer");
+	dpr_gid_from_ipv4(&g, htonl(0xc0a80101));
+	CHECK_EQ(dpr_sec_subnet_policy(v, 1, &g), DPR_SEC_POLICY_NONE, "192.168.1.1");
+	CHECK_EQ(dpr_sec_subnets_parse("", v, 4, why, sizeof(why)), 0, "none at all");
+	CHECK_EQ(dpr_sec_subnets_parse("10.1.0.0/16", v, 4, why, sizeof(why)), -1,
+		 "no policy");
+	CHECK(strstr(why, "PREFIX/LEN=POLICY") != NULL, "says the form: %s", why);
+	CHECK_EQ(dpr_sec_subnets_parse("10.1.0.0/33=none", v, 4, why, sizeof(why)), -1,
+		 "/33");
+	CHECK(strstr(why, "0-32") != NULL, "says the range: %s", why);
+	CHECK_EQ(dpr_sec_subnets_parse("10.1.0.0/8=maybe", v, 4, why, sizeof(why)), -1,
+		 "an unknown policy");
+	CHECK_EQ(dpr_sec_subnets_parse("host/8=none", v, 4, why, sizeof(why)), -1,
+		 "not an address");
+	CHECK_EQ(dpr_sec_subnets_parse("1.0.0.0/8=none 2.0.0.0/8=none", v, 1, why,
+				       sizeof(why)), -1, "more than room");
+	return TEST_SUCCESS;
+}
+
+/* X25519 in the handshake: both ends get the same secret and from it the
+ * same keys, other than the PSK's alone; a third key pair gets another;
+ * a public key of low order (all zeros) and a forgotten private key are
+ * refused. */
+static int
+test_x25519(void)
+{
+	static const uint8_t psk[32] = "0123456789abcdef0123456789abcde";
+	struct dpr_sec_eph ea, eb, ec;
+	uint8_t prk[32], sa[32], sb[32], sc[32], zero[32] = { 0 };
+	struct dpr_sec_key atx, arx, btx, brx, ptx, prx;
+	struct dpr_sec_end a, b;
+
+	CHECK_EQ(dpr_sec_psk_prk(psk, sizeof(psk), prk), 0, "extract");
+	CHECK_EQ(dpr_sec_eph_new(&ea), 0, "key pair A");
+	CHECK_EQ(dpr_sec_eph_new(&eb), 0, "key pair B");
+	CHECK_EQ(dpr_sec_eph_new(&ec), 0, "key pair C");
+	CHECK(memcmp(ea.pub, eb.pub, 32) != 0, "fresh public keys");
+	CHECK_EQ(dpr_sec_eph_shared(&ea, eb.pub, sa), 0, "A's secret");
+	CHECK_EQ(dpr_sec_eph_shared(&eb, ea.pub, sb), 0, "B's secret");
+	CHECK(memcmp(sa, sb, 32) == 0, "the same on both ends");
+	CHECK_EQ(dpr_sec_eph_shared(&ec, eb.pub, sc), 0, "C's secret with B");
+	CHECK(memcmp(sa, sc, 32) != 0, "another key pair, another secret");
+	CHECK_EQ(dpr_sec_eph_shared(&ea, zero, sc), -EINVAL, "a low-order point");
+	two_ends(&a, &b);
+	CHECK_EQ(dpr_sec_derive(prk, sa, DPR_SEC_ENCRYPT, &a, &b, &atx, &arx), 0, "A");
+	CHECK_EQ(dpr_sec_derive(prk, sb, DPR_SEC_ENCRYPT, &b, &a, &btx, &brx), 0, "B");
+	CHECK(memcmp(&atx, &brx, sizeof(atx)) == 0 && memcmp(&arx, &btx, sizeof(arx)) == 0,
+	      "A and B agree");
+	CHECK_EQ(dpr_sec_derive(prk, NULL, DPR_SEC_ENCRYPT, &a, &b, &ptx, &prx), 0, "PSK");
+	CHECK(memcmp(ptx.key, atx.key, 16) != 0 && memcmp(prx.key, arx.key, 16) != 0,
+	      "other keys than the PSK's alone");
+	dpr_sec_eph_free(&ea);
+	CHECK(ea.key == NULL, "forgotten");
+	CHECK_EQ(dpr_sec_eph_shared(&ea, eb.pub, sa), -EINVAL, "nothing after");
+	dpr_sec_eph_free(&eb);
+	dpr_sec_eph_free(&ec);
 	return TEST_SUCCESS;
 }
 
@@ -419,6 +516,8 @@ static const struct dpr_test_case sec_cases[] = {
 	DPR_TEST_CASE(test_tamper),
 	DPR_TEST_CASE(test_replay),
 	DPR_TEST_CASE(test_keys),
+	DPR_TEST_CASE(test_x25519),
+	DPR_TEST_CASE(test_subnets),
 	DPR_TEST_CASES_END,
 };
 
