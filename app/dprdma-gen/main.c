@@ -69,7 +69,7 @@
 #include "dpr_cli.h"
 
 #define BURST 32
-#define MAX_QPS 1024
+#define MAX_QPS 65536
 #define TIMEOUT_US 4000          /* no progress for this long: go back */
 #define RNR_WAIT_US 100
 
@@ -157,7 +157,7 @@ usage(FILE *f)
 "  --qps N             QPs (1..%d, 1)\n"
 "  --qpn N             our first QPN (0x100)\n"
 "  --psn N             our first PSN (0)\n"
-"  --rqpn N[,N...]     the responder's QPNs, one per QP\n"
+"  --rqpn N[,N...]     the responder's QPNs, one per QP (@FILE: read from FILE)\n"
 "  --rpsn N[,N...]     the responder's first PSNs (its receive side ignores\n"
 "                      them for a requester; kept for the log)\n"
 "  --rkey K --va VA    the responder's MR (write, read)\n"
@@ -180,12 +180,27 @@ static unsigned int
 num_list(const char *opt, char *s, uint32_t *out, uint32_t max)
 {
 	unsigned int n = 0;
+	char *file = NULL;
 
+	/* @FILE: the list in a file (65,536 QPNs do not fit one argument) */
+	if (s[0] == '@') {
+		FILE *f = fopen(s + 1, "r");
+		size_t len = 0;
+
+		if (f == NULL || getdelim(&file, &len, '\0', f) < 0)
+			bad("%s: cannot read %s", opt, s + 1);
+		fclose(f);
+		for (char *p = file; *p != '\0'; p++)
+			if (*p == '\n' || *p == ' ')
+				*p = ',';
+		s = file;
+	}
 	for (char *tok = strtok(s, ","); tok != NULL; tok = strtok(NULL, ",")) {
 		if (n == MAX_QPS)
 			bad("%s: more than %d values", opt, MAX_QPS);
 		out[n++] = (uint32_t)dpr_cli_num(opt, tok, 0, max);
 	}
+	free(file);
 	return n;
 }
 
@@ -621,7 +636,11 @@ run_rc(void)
 {
 	uint64_t t0, t_end, drain_end = 0, now, sent = 0;
 	uint64_t limit = o.count ? o.count * ppm : UINT64_MAX;
-	uint32_t rr = 0;
+	/* packets a QP sends in its turn: with many QPs one, so that a burst
+	 * carries many QPs' frames as the traffic of many peers does (the
+	 * responder's hard case), with few a burst's share each */
+	const uint32_t turn = o.qps >= BURST ? 1 : BURST / o.qps;
+	uint32_t rr = 0, loops = 0, n = 0;
 	bool draining = false;
 
 	for (uint32_t i = 0; i < o.qps; i++) {
@@ -636,7 +655,7 @@ run_rc(void)
 	t_end = o.count ? UINT64_MAX : t0 + (uint64_t)(o.secs * (double)hz);
 	for (;;) {
 		struct rte_mbuf *m[BURST];
-		uint32_t n = 0, b, open = 0;
+		uint32_t b, open = 0;
 
 		now = rte_rdtsc();
 		rx_poll(now);
@@ -645,16 +664,28 @@ run_rc(void)
 			draining = true;
 			drain_end = now + hz;
 		}
-		for (uint32_t k = 0; k < o.qps; k++)
-			if (!qp_done(&qps[k]) &&
-			    (qps[k].una < qps[k].high || (!draining && qps[k].next < limit)))
-				open++;
-		if (open == 0 || (draining && now >= drain_end))
+		if (draining && now >= drain_end)
 			break;
+		/* anything left to send or to see acknowledged? (a walk of
+		 * every QP: only when the last loop sent nothing, or now and
+		 * then, not for every burst of 65,536 QPs) */
+		if (n == 0 || (++loops & 1023) == 0) {
+			for (uint32_t k = 0; k < o.qps; k++)
+				if (!qp_done(&qps[k]) &&
+				    (qps[k].una < qps[k].high ||
+				     (!draining && qps[k].next < limit)))
+					open++;
+			if (open == 0)
+				break;
+		}
+		n = 0;
 		b = budget(now, t0, sent);
 		for (uint32_t k = 0; k < o.qps && n < b; k++) {
-			struct gen_qp *q = &qps[(rr + k) % o.qps];
+			struct gen_qp *q = &qps[rr];
 			uint64_t inflight, cap, stop = draining ? q->high : limit;
+			uint32_t mine = 0;
+
+			rr = rr + 1 == o.qps ? 0 : rr + 1;
 
 			if (q->dead || now < q->pause)
 				continue;
@@ -664,7 +695,7 @@ run_rc(void)
 				q->progress = now;
 			}
 			cap = o.op == G_READ ? (uint64_t)o.rd_atomic * ppm : o.window;
-			while (n < b && q->next < stop) {
+			while (n < b && q->next < stop && mine++ < turn) {
 				inflight = q->next > q->una ? q->next - q->una : 0;
 				if (inflight + (o.op == G_READ ? ppm : 1) > cap)
 					break;
@@ -680,7 +711,6 @@ run_rc(void)
 				n++;
 			}
 		}
-		rr++;
 		if (n) {
 			send_burst(m, (uint16_t)n);
 			st.tx_frames += n;

@@ -64,8 +64,9 @@
 #include "dpr_wire.h"
 
 /* QPs of the client: enough for dprdma-gen's many-connection benchmark
- * (their queues shrink as they grow in number: 64K WQEs in all) */
-#define CLIENT_MAX_QPS 1024
+ * (their queues shrink as they grow in number: 64K WQEs in all, at least
+ * 4 each; past the port's [limits] qps, setup fails) */
+#define CLIENT_MAX_QPS 65536
 /* A stream signals one WR in this many (perftest's --cq-mod, smaller: it
  * must stay under half of the depth) */
 #define CLIENT_SIGNAL_EVERY 32
@@ -324,7 +325,7 @@ cmd_setup(struct client_cmd *c)
 	if (cl->mr == NULL)
 		goto nomem;
 	depth = 65536 / (uint32_t)v[0];
-	depth = depth > 1024 ? 1024 : depth < 64 ? 64 : depth;
+	depth = depth > 1024 ? 1024 : depth < 4 ? 4 : depth;
 	for (i = 0; i < v[0]; i++) {
 		struct dpr_qp_init_attr ia = {
 			.qp_type = DPR_QPT_RC,
