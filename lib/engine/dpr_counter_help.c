@@ -132,6 +132,8 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "cc_released", "QPs unpaced again (no CNP for release_periods, or back at line_rate_gbps)" },
 	{ "tx_payload_copied", "frames whose payload was copied into the frame" },
 	{ "tx_payload_attached", "frames whose payload was attached from the MR (zero copy)" },
+	{ "rx_quarantined", "frames dropped unlooked-at: their source is quarantined ([security] quarantine_drops)" },
+	{ "quarantines", "sources quarantined: quarantine_drops frames of theirs dropped within a second" },
 	{ "qps", "QPs of the port, its QP1 included (a gauge)" },
 	{ "qp_bytes", "the daemon's memory for its QPs beyond their queues: each QP, its READ/atomic resources (a gauge)" },
 	{ "qp_queue_bytes", "the daemon's memory for its QPs' send and receive queues, sized by their caps (a gauge)" },

@@ -85,6 +85,8 @@ struct dpr_security_conf {
 	/** policies per peer subnet, over @p required (dpr_sec_policy.h) */
 	struct dpr_sec_subnet subnets[DPR_SEC_MAX_SUBNETS];
 	unsigned int n_subnets;
+	unsigned int quarantine_drops; /**< per second, to quarantine; 0: off */
+	unsigned int quarantine_s;
 };
 
 const struct dpr_security_conf *dpr_security_conf(const struct dpr_config *conf);

@@ -161,6 +161,13 @@ static const struct dpr_conf_key security_keys[] = {
 	  .help = "policies per peer subnet over policy, e.g. 10.1.0.0/16=required "
 		  "192.168.0.0/16=none (plain with them; the longest prefix "
 		  "counts)" },
+	{ "quarantine_drops", DPR_CONF_UINT, S_OFF(quarantine_drops),
+	  S_SZ(quarantine_drops), 0, 10000000,
+	  .help = "a source with this many frames dropped within a second is "
+		  "quarantined: what it sends that the transport would look at "
+		  "is dropped at once, for quarantine_s; 0: never" },
+	{ "quarantine_s", DPR_CONF_UINT, S_OFF(quarantine_s), S_SZ(quarantine_s),
+	  1, 86400, .help = "seconds a quarantine lasts" },
 	{ "psk", DPR_CONF_STR, S_OFF(psk), S_SZ(psk), 0, 0, .secret = true,
 	  .help = "the pre-shared key, 64 hex digits or more (32 bytes: "
 		  "openssl rand -hex 32); prefer psk_file" },
@@ -171,7 +178,10 @@ static const struct dpr_conf_key security_keys[] = {
 static void
 security_defaults(void *area, int port __rte_unused)
 {
-	memset(area, 0, sizeof(struct dpr_security_conf));
+	struct dpr_security_conf *c = area;
+
+	memset(c, 0, sizeof(*c));
+	c->quarantine_s = 10;
 }
 
 static struct dpr_conf_room security_room = {

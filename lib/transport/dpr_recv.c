@@ -180,6 +180,8 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 	enum dpr_wire_err err;
 	bool opened = false;
 
+	if (unlikely(tp->conf.quarantine_drops != 0) && dpr_src_quarantined(tp, m))
+		return;
 	/* payloads are bounded by the largest path MTU here, by the QP's
 	 * own in the responder and completer */
 	err = dpr_wire_parse(m, &pi, 4096);

@@ -10,6 +10,14 @@
  * taken by another evicts it (counted), so a flood from many spoofed
  * sources costs one slot's update per frame, never a search. Only
  * dropped frames come here, from the slow path: nothing on the data path.
+ *
+ * The optional quarantine ([security] quarantine_drops): a source with
+ * that many frames dropped within a second has every frame that reaches
+ * the slow path dropped unlooked-at for quarantine_s (a scanner, a broken
+ * peer that floods: it costs a hash then, not a parse and an ICRC). Its
+ * frames that match a QP's template in the fast path still pass: the
+ * quarantine is for what the transport refuses, and a QP's peer that
+ * sends garbage beside its traffic loses its ACKs and READ responses.
  */
 
 #include <string.h>
@@ -44,19 +52,43 @@ frame_src(const struct rte_mbuf *m, union dpr_gid *g)
 	return false;
 }
 
+static struct dpr_src_entry *
+slot_of(struct dpr_transport *tp, const union dpr_gid *g)
+{
+	uint64_t w[2];
+
+	memcpy(w, g->raw, sizeof(w));
+	return &tp->src[((w[0] ^ (w[1] * 0x9E3779B97F4A7C15ULL)) *
+			 0xBF58476D1CE4E5B9ULL) >> (64 - DPR_SRC_BITS)];
+}
+
+bool
+dpr_src_quarantined(struct dpr_transport *tp, const struct rte_mbuf *m)
+{
+	struct dpr_src_entry *e;
+	union dpr_gid g;
+
+	if (!frame_src(m, &g))
+		return false;
+	e = slot_of(tp, &g);
+	if (e->quarantine_until_ns <= tp->now || memcmp(&e->src, &g, sizeof(g)) != 0)
+		return false;
+	e->n[DPR_SRC_quarantined]++;
+	e->last_ns = tp->now;
+	tp->stats.rx_quarantined++;
+	return true;
+}
+
 void
 dpr_src_drop(struct dpr_transport *tp, const struct rte_mbuf *m, unsigned int why)
 {
 	struct dpr_src_entry *e;
 	union dpr_gid g;
-	uint64_t h = 0, w[2];
 	unsigned int k;
 
 	if (!frame_src(m, &g) || why >= DPR_SRC_N)
 		return;
-	memcpy(w, g.raw, sizeof(w));
-	h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL;
-	e = &tp->src[h >> (64 - DPR_SRC_BITS)];
+	e = slot_of(tp, &g);
 	if (memcmp(&e->src, &g, sizeof(g)) != 0) {
 		for (k = 0; k < DPR_SRC_N && e->n[k] == 0; k++)
 			;
@@ -67,6 +99,17 @@ dpr_src_drop(struct dpr_transport *tp, const struct rte_mbuf *m, unsigned int wh
 	}
 	e->n[why]++;
 	e->last_ns = tp->now;
+	if (tp->conf.quarantine_drops == 0)
+		return;
+	if (tp->now - e->window_ns >= 1000000000ull) {
+		e->window_ns = tp->now;
+		e->window_drops = 0;
+	}
+	if (++e->window_drops >= tp->conf.quarantine_drops &&
+	    e->quarantine_until_ns <= tp->now) {
+		e->quarantine_until_ns = tp->now + tp->conf.quarantine_ns;
+		tp->stats.quarantines++;
+	}
 }
 
 unsigned int

@@ -126,7 +126,8 @@ struct dpr_cc_params {
 /** Why a frame from a source was dropped (dpr_sources.c): the
  * transport counters of the same names */
 #define DPR_SRC_REASONS(_) \
-	_(invalid) _(no_qp) _(qp_state) _(wrong_peer) _(wrong_type) _(secure)
+	_(invalid) _(no_qp) _(qp_state) _(wrong_peer) _(wrong_type) _(secure) \
+	_(quarantined)
 enum dpr_src_reason {
 #define _(n) DPR_SRC_##n,
 	DPR_SRC_REASONS(_)
@@ -136,11 +137,16 @@ enum dpr_src_reason {
 #define DPR_SRC_BITS 8
 #define DPR_SRC_SLOTS (1u << DPR_SRC_BITS)
 
-/** A source's dropped frames by reason, and when it last sent one. */
+/** A source's dropped frames by reason, and when it last sent one; its
+ * drops in the current second, and until when it is quarantined (the
+ * transport's conf.quarantine_drops). */
 struct dpr_src_entry {
 	union dpr_gid src;
 	uint64_t last_ns;
 	uint64_t n[DPR_SRC_N];
+	uint64_t window_ns;
+	uint32_t window_drops;
+	uint64_t quarantine_until_ns;
 };
 
 struct dpr_transport;
@@ -217,6 +223,11 @@ struct dpr_transport_conf {
 	uint8_t sec_mode;
 	/** A QP that cannot be secure goes to ERR (else it runs plain) */
 	bool sec_required;
+	/** A source that has this many frames dropped within a second is
+	 * quarantined for quarantine_ns: its frames dropped before any
+	 * other look, off the data path (0: never) */
+	uint32_t quarantine_drops;
+	uint64_t quarantine_ns;
 	/** policies per peer subnet over sec_required (dpr_sec_policy.h;
 	 * the engine's configuration, for the process's life) */
 	const struct dpr_sec_subnet *sec_subnets;
@@ -407,6 +418,8 @@ struct dpr_qp_init_attr {
 	DPR_QP_STATS(_) \
 	_(tx_payload_copied) \
 	_(tx_payload_attached) \
+	_(rx_quarantined) \
+	_(quarantines) \
 	_(qps) \
 	_(qp_bytes) \
 	_(qp_queue_bytes)

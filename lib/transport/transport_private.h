@@ -750,6 +750,8 @@ void dpr_xmit_cnp(struct dpr_tqp *qp);
 /* A dropped frame, by its source (dpr_sources.c) */
 void dpr_src_drop(struct dpr_transport *tp, const struct rte_mbuf *m,
 		unsigned int why);
+/* Is @p m's source quarantined? (then counted: the caller drops it) */
+bool dpr_src_quarantined(struct dpr_transport *tp, const struct rte_mbuf *m);
 
 /* DCQCN's reaction point (dpr_cc.c) */
 void dpr_cc_cnp(struct dpr_tqp *qp);

@@ -502,6 +502,43 @@ def req_flood(peer, sock):
             prog.wait()
 
 
+def quarantine(peer):
+    """[security] quarantine_drops 200, quarantine_s 2: 400 frames with a bad
+    ICRC from one source within a second -- the first 200 refused as
+    invalid, the rest unlooked-at as quarantined; one more after the
+    quarantine ends is looked at again."""
+    src = "10.83.0.77"
+    good = peer.frame(0, OP_WRITE_ONLY, RPSN, peer.reth(peer.va, peer.rkey, 8),
+                      bytes(8), src=src)
+    bad = bytes(good[:-1]) + bytes([good[-1] ^ 0xff])
+
+    def row():
+        cols = cmd("/dprdma/transport/sources,0")
+        for i, ip in enumerate(cols["ip"]):
+            if ip == src:
+                return {k: v[i] for k, v in cols.items() if isinstance(v, list)}
+        return {}
+
+    s0 = cmd("/dprdma/transport/stats,0")
+    # (in batches: af_packet's ring drops what a yielding worker has not
+    # taken yet; the whole within the quarantine's second)
+    for _ in range(8):
+        peer.send([bad] * 50, wait=0.02)
+    time.sleep(0.3)
+    r, s1 = row(), cmd("/dprdma/transport/stats,0")
+    got = r.get("invalid", 0) + r.get("quarantined", 0)
+    t.check(r.get("invalid") == 200 and r.get("quarantined") == got - 200 > 0 and
+            s1["quarantines"] - s0["quarantines"] == 1 and
+            s1["rx_quarantined"] - s0["rx_quarantined"] == got - 200,
+            "%d bad frames from %s (of 400): 200 refused as invalid, then "
+            "quarantined: %d dropped unlooked-at (%r)" % (got, src, got - 200, r))
+    time.sleep(2.2)
+    peer.send([bad], wait=0.3)
+    r2 = row()
+    t.check(r2.get("invalid") == 201 and r2.get("quarantined") == r.get("quarantined"),
+            "after quarantine_s, its next frame is looked at again (%r)" % r2)
+
+
 def caps_flood(peer):
     """DprdmaCaps Gets (dprdma's vendor MAD, doc/architecture.rst) from
     up to 4,000 made-up addresses, as anyone on the segment can send
@@ -560,8 +597,11 @@ def main():
         mac_b = nb.sh("cat /sys/class/net/%s/address" % IFB).stdout.strip()
         conf = "/tmp/%s.conf" % PREFIX
         with open(conf, "w") as f:
-            # small bounds for req_flood(): a source, a listener
-            f.write("[cm]\nhalf_open_per_source = 16\nmax_backlog = 24\n")
+            # small bounds for req_flood(): a source, a listener; a
+            # quarantine well above what the peer's own tests drop in a
+            # second (about 50), for quarantine()
+            f.write("[cm]\nhalf_open_per_source = 16\nmax_backlog = 24\n"
+                    "[security]\nquarantine_drops = 200\nquarantine_s = 2\n")
         d = t.Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "256",
                       "--file-prefix", PREFIX, "--vdev",
                       "net_af_packet0,iface=" + IFA, "--", "--ip",
@@ -707,6 +747,7 @@ def main():
         keys_from_the_wire(peer, d.socket)
         hostile_mads(peer)
         req_flood(peer, d.socket)
+        quarantine(peer)
         caps_flood(peer)
         peer.close()
         p = nb.sh("ping -c 2 -i 0.2 -W 2 %s" % IP_A, check_rc=False)
