@@ -16,8 +16,9 @@ run, on the same machine, so the ratios hold where absolute figures vary):
            runs (a memif link instance can be 4 times slower for its life)
   gen      dprdma-gen as the requester of 4 QPs into one dprdmad: WRITE
            64 B and 64 KiB (the responder alone at full speed); and of
-           1024 QPs, 64 B (many connections); each the best of as many
-           fresh links as the raw link's runs
+           1,024, 16,384 and 65,536 QPs, 64 B (many connections, each
+           frame of a burst another QP's; the last two not with --quick);
+           each the best of as many fresh links as the raw link's runs
   shim     WRITE 64 B and 64 KiB on one dprdmad (its busy worker on CPU 1;
            the frames loop back inside it): the built-in client, then
            dprdma-perf write_bw through the drop-in libibverbs on CPU 0;

@@ -49,10 +49,10 @@ def main():
     try:
         a = r.daemon(r.PA, "server", "10.80.0.1/24", 1, worker_cpu=0)
         b = r.daemon(r.PB, "client", "10.80.0.2/24", 2, worker_cpu=1)
-        bad = t.telemetry(r.PA, "/dprdma/client/setup,1025,%d" % r.MR)
+        bad = t.telemetry(r.PA, "/dprdma/client/setup,65537,%d" % r.MR)
         t.check(bad is not None and bad.get("rc") != 0 and
-                "1-1024" in bad.get("error", ""),
-                "1025 QPs refused with the limit: %r" % bad)
+                "1-65536" in bad.get("error", ""),
+                "65,537 QPs refused with the limit: %r" % bad)
         ca, cb = r.setup_pair(2)
 
         calm = reads(ca, cb)
