@@ -221,6 +221,7 @@ tel_transport_stats(const char *cmd __rte_unused, const char *params,
 		    struct rte_tel_data *d)
 {
 	struct dpr_transport_stats sum;
+	struct dpr_verbs_usage u;
 	int pi = port_param(params);
 
 	if (pi < 0)
@@ -230,6 +231,10 @@ tel_transport_stats(const char *cmd __rte_unused, const char *params,
 #define _(n) rte_tel_data_add_dict_u64(d, #n, sum.n);
 	DPR_TRANSPORT_STATS(_)
 #undef _
+	/* the port's QPs, beside what they cost (qp_bytes): the verbs
+	 * tables count them */
+	dpr_verbs_usage(dpr_engine_verbs((uint16_t)pi), &u);
+	rte_tel_data_add_dict_u64(d, "qps", u.qp);
 	return 0;
 }
 

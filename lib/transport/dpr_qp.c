@@ -185,10 +185,8 @@ qp_bytes_sync(struct dpr_tqp *qp)
 {
 	const uint32_t now = qp_bytes(qp);
 
-	if (qp->bytes_counted == 0) {
-		qp->tp->stats.qps++;
+	if (qp->bytes_counted == 0)
 		qp->tp->stats.qp_queue_bytes += qp_queue_bytes(qp);
-	}
 	qp->tp->stats.qp_bytes += (uint64_t)now - qp->bytes_counted;
 	qp->bytes_counted = now;
 }
@@ -356,7 +354,6 @@ dpr_qp_destroy(struct dpr_tqp *qp)
 {
 	struct dpr_transport *tp = qp->tp;
 
-	tp->stats.qps--;
 	tp->stats.qp_bytes -= qp->bytes_counted;
 	tp->stats.qp_queue_bytes -= qp_queue_bytes(qp);
 

@@ -420,7 +420,6 @@ struct dpr_qp_init_attr {
 	_(tx_payload_attached) \
 	_(rx_quarantined) \
 	_(quarantines) \
-	_(qps) \
 	_(qp_bytes) \
 	_(qp_queue_bytes)
 
