@@ -117,6 +117,8 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "sack_ignored", "selective acknowledgements dropped: selective repeat off here, or malformed" },
 	{ "sr_held", "requests held past a gap until it filled (selective repeat)" },
 	{ "sr_hold_full", "requests past a gap dropped: too far ahead, or the worker holds its most already ([transport] sr_hold)" },
+	{ "sack_unsent", "SACKs that named PSNs never sent: frames injected at the peer, a purge sent it (plain QPs)" },
+	{ "sr_purged", "requests held past a gap dropped at the requester's purge: PSNs it never sent (injected)" },
 	{ "sr_resends", "packets sent again selectively (a hole a SACK showed, or the oldest at a timeout)" },
 	{ "sr_read_placed", "READ responses placed past a missing one (from any peer)" },
 	{ "sr_read_asks", "READ requests again for responses that went missing: the runs of a selective-repeat peer, the rest of the READ of another" },

@@ -480,6 +480,14 @@ dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		if (qp->state == DPR_QPS_RTR)
 			dpr_verbs_event(tp->ctx, DPR_EVENT_COMM_EST, qp->qpn);
 	}
+	if (unlikely(pi->opcode == DPR_OP_DPR_PURGE)) {
+		/* from a peer we sent SACKs (it said on QP1 it reads them) */
+		if (qp->type == DPR_QPT_RC && sr_on(qp))
+			dpr_sr_purge(qp, h->psn);
+		else
+			qp->tp->stats.rx_invalid++;
+		return;
+	}
 	d = dpr_psn_diff(h->psn, qp->resp.psn);
 	if (d > 0) {
 		QP_STAT(qp, out_of_seq_rx);

@@ -338,6 +338,57 @@ sack_gap_only(struct dpr_tqp *qp, uint32_t p)
 	}
 }
 
+/*
+ * A SACK named PSNs from req.psn_hi on, which we never sent: frames
+ * injected into the responder's hold (doc/security.rst, "Selective
+ * repeat and a blind attacker"). Without this a blind attacker who knows
+ * a plain QP's QPN needs to land a frame anywhere in the SR_WIN PSNs
+ * past the expected one, not on it: 1,024 times fewer guesses than with
+ * go-back-N's responder. A PURGE (dprdma's opcode; the peer sent us
+ * SACKs, so it reads it) tells the responder to drop what it holds from
+ * req.psn_hi on. A forged PURGE can only drop requests, as a lossy
+ * path can.
+ */
+static void
+send_purge(struct dpr_tqp *qp)
+{
+	struct dpr_wire_hdrs h = {
+		.opcode = DPR_OP_DPR_PURGE,
+		.pkey = DPR_DEFAULT_PKEY,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = qp->req.psn_hi,
+	};
+
+	QP_STAT(qp, sack_unsent);
+	if (dpr_xmit(qp->tp, qp, &h, NULL, 0) == 0)
+		req_img_refresh(qp);
+}
+
+void
+dpr_sr_purge(struct dpr_tqp *qp, uint32_t psn)
+{
+	struct dpr_sr_rx *r = qp->sr_rx;
+	int32_t k = dpr_psn_diff(psn, qp->resp.psn);
+
+	if (r == NULL || r->n == 0)
+		return;
+	/* (a purge from before the gap filled names PSNs behind the
+	 * expected one: the slot of the expected PSN is never held) */
+	for (k = RTE_MAX(k, 1); k < SR_WIN && r->n != 0; k++) {
+		const uint32_t slot = dpr_psn_add(qp->resp.psn, k) & SR_WIN_MASK;
+
+		if (r->m[slot] != NULL) {
+			release(qp, r, slot);
+			QP_STAT(qp, sr_purged);
+		}
+	}
+	/* what is still held, if anything, said again */
+	if (r->n != 0) {
+		qp->resp.sack_pending = true;
+		qp_work(qp);
+	}
+}
+
 void
 dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 	       const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h)
@@ -369,9 +420,16 @@ dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		const uint32_t f = rte_be_to_cpu_32(b[i].first);
 		const uint32_t l = rte_be_to_cpu_32(b[i].last);
 
-		if ((f | l) > DPR_PSN_MASK || !dpr_psn_gt(f, p) || dpr_psn_lt(l, f) ||
-		    !dpr_psn_lt(l, qp->req.psn_hi))
+		if ((f | l) > DPR_PSN_MASK || !dpr_psn_gt(f, p) || dpr_psn_lt(l, f))
 			break;
+		if (!dpr_psn_lt(l, qp->req.psn_hi)) {
+			/* the responder holds requests we never sent:
+			 * injected (a blind attacker's WRITEs that fell in
+			 * its window); it drops them at our word, before the
+			 * PSNs we send next fill the gap below them */
+			send_purge(qp);
+			break;
+		}
 		first[nv] = f;
 		last[nv++] = l;
 		p = dpr_psn_add(l, 1);

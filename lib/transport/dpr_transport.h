@@ -376,6 +376,8 @@ struct dpr_qp_init_attr {
 	_(sack_ignored) \
 	_(sr_held) \
 	_(sr_hold_full) \
+	_(sack_unsent) \
+	_(sr_purged) \
 	_(sr_resends) \
 	_(sr_read_placed) \
 	_(sr_read_asks) \

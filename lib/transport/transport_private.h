@@ -876,6 +876,8 @@ void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
 void dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn);
 /* The SACK owed. @return 0, or -ENOBUFS/-ENOMEM to try again. */
 int dpr_sr_send_sack(struct dpr_tqp *qp);
+/** Drop what is held from PSN @p psn on: a requester's PURGE. */
+void dpr_sr_purge(struct dpr_tqp *qp, uint32_t psn);
 /* A SACK arrived (comp.rx). */
 void dpr_sr_rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		    const struct dpr_pkt_info *pi, const struct dpr_wire_hdrs *h);

@@ -142,6 +142,10 @@ const struct dpr_opcode_info dpr_opcode[256] = {
 	 * responder's ACK with the runs it holds past a gap as payload */
 	OP(DPR_OP_DPR_SACK, "DPRDMA_SACK",
 	   RC_RESP | DPR_AETH_MASK | DPR_PAYLOAD_MASK | DPR_ONLY_MASK),
+	/* ... and a requester's word that it never sent the PSNs a SACK
+	 * named from its PSN on (no ACK asked) */
+	OP(DPR_OP_DPR_PURGE, "DPRDMA_PURGE",
+	   DPR_RC_MASK | DPR_REQ_MASK | DPR_ONLY_MASK),
 };
 
 const char *

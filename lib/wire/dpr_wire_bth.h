@@ -266,6 +266,11 @@ enum dpr_opcode {
 	 * opcode (IBA 9.2.1: 0xC0-0xFF): sent only to a peer that said on
 	 * QP1 that it reads it (doc/architecture.rst, "Selective repeat") */
 	DPR_OP_DPR_SACK = 0xc0,
+	/** dprdma's purge, requester to responder: its BTH's PSN is the
+	 * first the requester has not sent; what the responder holds from
+	 * there on was injected (a SACK named it). To a peer that sent
+	 * SACKs only. */
+	DPR_OP_DPR_PURGE = 0xc1,
 };
 
 /**

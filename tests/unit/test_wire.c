@@ -115,8 +115,9 @@ test_opcode_table(void)
 		if (!(m & DPR_CNP_PKT_MASK))
 			CHECK(!!(m & DPR_REQ_MASK) != !!(m & DPR_ACK_MASK),
 			      "%s is a request or a response", nm);
+		/* (dprdma's purge is a requester's word, not acknowledged) */
 		CHECK_EQ(!!(m & DPR_NEED_ACK_MASK),
-			 !!(m & DPR_RC_MASK) && !!(m & DPR_REQ_MASK),
+			 !!(m & DPR_RC_MASK) && !!(m & DPR_REQ_MASK) && op < 0xc0,
 			 "%s: RC requests and only they need an ACK", nm);
 		CHECK_EQ(strstr(nm, "FIRST") != NULL,
 			 (m & (DPR_START_MASK | DPR_END_MASK)) == DPR_START_MASK,
@@ -148,7 +149,7 @@ test_opcode_table(void)
 			  strstr(nm, "WITH_IMMEDIATE")) != 0 &&
 			 !strstr(nm, "SEND_LAST"), "%s consumes a receive WQE", nm);
 	}
-	CHECK_EQ(n, 23 + 12 + 2 + 1 + 1, "RC 23, UC 12, UD 2, CNP, SACK");
+	CHECK_EQ(n, 23 + 12 + 2 + 1 + 2, "RC 23, UC 12, UD 2, CNP, SACK, PURGE");
 	/* known answers (IBTA table 35 and the header sizes of 9.3) */
 	CHECK_EQ(dpr_opcode[DPR_OP_RC_WRITE_ONLY_IMM].length, 32, "BTH RETH ImmDt");
 	CHECK_EQ(dpr_opcode[DPR_OP_RC_ATOMIC_ACK].length, 24, "BTH AETH AtomicAckETH");
