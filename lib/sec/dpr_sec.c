@@ -226,18 +226,6 @@ peek(const struct rte_mbuf *m, struct layout *l, uint32_t *len)
 }
 
 enum dpr_sec_err
-dpr_sec_peek(const struct rte_mbuf *m, uint32_t *dqpn)
-{
-	struct layout l;
-	uint32_t len;
-
-	if (!peek(m, &l, &len))
-		return DPR_SEC_ERR_MALFORMED;
-	*dqpn = dpr_bth_qpn(rte_pktmbuf_mtod_offset(m, const struct dpr_bth *, l.bth));
-	return DPR_SEC_OK;
-}
-
-enum dpr_sec_err
 dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn)
 {
 	uint8_t tail[DPR_ICRC_LEN];
@@ -256,6 +244,59 @@ dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn)
 	return DPR_SEC_OK;
 }
 
+/* The SECH of the next frame at @p sech, its IV in @p iv. */
+static void
+next_sech(struct dpr_sec_tx *tx, uint8_t *sech, uint8_t iv[12])
+{
+	rte_be64_t seq;
+	rte_be32_t id;
+
+	memset(sech, 0, DPR_SEC_HDR_LEN);
+	sech[0] = DPR_SEC_VERSION << 4 | tx->mode;
+	id = rte_cpu_to_be_32(tx->id);
+	memcpy(sech + 4, &id, sizeof(id));
+	tx->seq++;
+	seq = rte_cpu_to_be_64(tx->seq);
+	memcpy(sech + 8, &seq, sizeof(seq));
+	make_iv(iv, tx->salt, tx->seq);
+}
+
+/*
+ * Sealed where it lies: a frame of one segment that is its own (not
+ * shared, not attached memory) with room for the SECH before it and the
+ * ICV after -- the usual short message, copied. The headers move 16
+ * bytes into the headroom, the body is encrypted in place: no second
+ * mbuf to take, touch and free, no copy (at 64 B a seventh of what
+ * sealing cost). @return false if @p m is not such a frame.
+ */
+static bool
+seal_in_place(struct dpr_sec_tx *tx, struct rte_mbuf *m, const struct layout *l,
+	      uint32_t hl, uint32_t len)
+{
+	struct gcm_context_data ctx;
+	const uint32_t body = len - hl - DPR_ICRC_LEN;
+	uint8_t iv[12], *p, *d;
+
+	if (tx->mode != DPR_SEC_ENCRYPT || m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) ||
+	    rte_mbuf_refcnt_read(m) != 1 || m->data_len != len ||
+	    rte_pktmbuf_headroom(m) < DPR_SEC_HDR_LEN ||
+	    rte_pktmbuf_tailroom(m) < DPR_SEC_ICV_LEN)
+		return false;
+	p = (uint8_t *)rte_pktmbuf_prepend(m, DPR_SEC_HDR_LEN);
+	rte_pktmbuf_append(m, DPR_SEC_ICV_LEN);
+	memmove(p, p + DPR_SEC_HDR_LEN, hl);
+	p[l->bth + 1] = (uint8_t)((p[l->bth + 1] & ~DPR_BTH_TVER_MASK) | DPR_SEC_TVER);
+	p[l->bth + 4] = 0;              /* (as dpr_sec_seal() says) */
+	next_sech(tx, p + hl, iv);
+	d = p + hl + DPR_SEC_HDR_LEN;
+	IMB_AES128_GCM_ENC(mgr, &tx->gk, &ctx, d, d, body, iv, p + l->bth,
+			   sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN, d + body,
+			   DPR_SEC_ICV_LEN);
+	fix_lengths(p, l, DPR_SEC_OVERHEAD);
+	set_icrc(m, l, len + DPR_SEC_OVERHEAD);
+	return true;
+}
+
 struct rte_mbuf *
 dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool)
 {
@@ -265,8 +306,6 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 	uint32_t hl, body, len, off, left;
 	uint8_t iv[12], *p, *sech, *d;
 	struct layout l;
-	rte_be64_t seq;
-	rte_be32_t id;
 
 	len = m->pkt_len;
 	if (!layout_of(src, m->data_len, &l)) {
@@ -278,6 +317,8 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 		rte_errno = EINVAL;
 		goto fail;
 	}
+	if (seal_in_place(tx, m, &l, hl, len))
+		return m;
 	body = len - hl - DPR_ICRC_LEN;
 	out = rte_pktmbuf_alloc(pool);
 	if (out == NULL) {
@@ -297,14 +338,7 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 	 * the byte as variant. Zero in the AAD, and a sender sets none */
 	p[l.bth + 4] = 0;
 	sech = p + hl;
-	memset(sech, 0, DPR_SEC_HDR_LEN);
-	sech[0] = DPR_SEC_VERSION << 4 | tx->mode;
-	id = rte_cpu_to_be_32(tx->id);
-	memcpy(sech + 4, &id, sizeof(id));
-	tx->seq++;
-	seq = rte_cpu_to_be_64(tx->seq);
-	memcpy(sech + 8, &seq, sizeof(seq));
-	make_iv(iv, tx->salt, tx->seq);
+	next_sech(tx, sech, iv);
 	d = sech + DPR_SEC_HDR_LEN;
 	if (tx->mode == DPR_SEC_ENCRYPT && hl + body <= m->data_len) {
 		/* headers and payload in the one segment (a short message,

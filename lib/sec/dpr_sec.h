@@ -134,16 +134,13 @@ bool dpr_sec_is_sealed(const struct rte_mbuf *m);
  */
 enum dpr_sec_err dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn);
 
-/** dpr_sec_check() without the ICRC: the layout and the destination QP
- * (a receiver's first look; dpr_sec_open() checks the ICRC of a frame
- * that fails). @return DPR_SEC_OK or DPR_SEC_ERR_MALFORMED. */
-enum dpr_sec_err dpr_sec_peek(const struct rte_mbuf *m, uint32_t *dqpn);
-
 /**
- * Seal a plain RoCEv2 frame (its ICRC need not be set): a new frame in one
- * segment from @p pool, 32 bytes longer, lengths, IPv4 checksum and ICRC
- * set. @p m is freed either way (its payload may be attached memory of a
- * registered region: it is read, never written).
+ * Seal a plain RoCEv2 frame (its ICRC need not be set): 32 bytes longer,
+ * lengths, IPv4 checksum and ICRC set. Encrypted in place when @p m is one
+ * segment of its own with 16 bytes of headroom and tailroom (then @p m
+ * itself is returned), else a new frame in one segment from @p pool and
+ * @p m freed (its payload may be attached memory of a registered region:
+ * it is read, never written). @p m is freed on failure.
  * @return the sealed frame, or NULL (rte_errno: ENOBUFS no mbuf, EMSGSIZE
  *   the sealed frame would not fit one, EINVAL not a RoCEv2 frame).
  */

@@ -119,7 +119,7 @@ usual_done(struct dpr_tqp *qp, const uint8_t *p, uint32_t mask, uint32_t kind)
  */
 static __rte_always_inline bool
 fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
-	   uint64_t gen)
+	   uint64_t gen, const bool opened)
 {
 	const uint32_t hdr_len = (mask & DPR_START_MASK) ? 28 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
@@ -154,8 +154,9 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 	if (paylen != 0 && mr == NULL &&
 	    (mr = remote_mr(qp, gen, rkey, va, paylen)) == NULL)
 		return false;
-	/* the frame is sound: its header checksum, then its ICRC */
-	if (!dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
+	/* the frame is sound: its header checksum, then its ICRC (an
+	 * opened frame's tag vouched for it, its header made again) */
+	if (!opened && !dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
 		return false;
 
 	/* what rx_write() and done_request() leave behind */
@@ -181,7 +182,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
  */
 static __rte_always_inline bool
 fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
-	  uint64_t gen)
+	  uint64_t gen, const bool opened)
 {
 	const uint32_t hdr_len = (mask & DPR_IMMDT_MASK) ? 16 : 12;
 	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
@@ -211,7 +212,7 @@ fast_send(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 				DPR_ACCESS_LOCAL_WRITE)) == NULL)
 			return false;
 	}
-	if (!dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
+	if (!opened && !dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
 		return false;
 
 	if (mask & DPR_START_MASK)
@@ -252,6 +253,53 @@ fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
 	return true;
 }
 
+/* The one-pass handler of frame @p m (at @p p) for @p qp, whose
+ * template it matched: taken, or declined with nothing changed. */
+static __rte_always_inline bool
+fast_one(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint64_t gen,
+	 const bool opened)
+{
+	bool took;
+
+	switch (p[DPR_F_BTH]) {
+	case DPR_OP_RC_WRITE_FIRST:
+		took = fast_write(qp, m, p, DPR_START_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_WRITE_MIDDLE:
+		took = fast_write(qp, m, p, DPR_MIDDLE_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_WRITE_LAST:
+		took = fast_write(qp, m, p, DPR_END_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_WRITE_ONLY:
+		took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_SEND_FIRST:
+		took = fast_send(qp, m, p, DPR_START_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_SEND_MIDDLE:
+		took = fast_send(qp, m, p, DPR_MIDDLE_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_SEND_LAST:
+		took = fast_send(qp, m, p, DPR_END_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_SEND_LAST_IMM:
+		took = fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_SEND_ONLY:
+		took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen, opened);
+		break;
+	case DPR_OP_RC_SEND_ONLY_IMM:
+		took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK |
+				 DPR_IMMDT_MASK, gen, opened);
+		break;
+	default:
+		took = false;
+		break;
+	}
+	return took;
+}
+
 uint16_t
 dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t n,
 		      uint64_t now)
@@ -282,42 +330,7 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 		}
 		if (!dpr_wire_rx_tmpl_match(&qp->rxt, p))
 			break;
-		switch (p[DPR_F_BTH]) {
-		case DPR_OP_RC_WRITE_FIRST:
-			took = fast_write(qp, m, p, DPR_START_MASK, gen);
-			break;
-		case DPR_OP_RC_WRITE_MIDDLE:
-			took = fast_write(qp, m, p, DPR_MIDDLE_MASK, gen);
-			break;
-		case DPR_OP_RC_WRITE_LAST:
-			took = fast_write(qp, m, p, DPR_END_MASK, gen);
-			break;
-		case DPR_OP_RC_WRITE_ONLY:
-			took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen);
-			break;
-		case DPR_OP_RC_SEND_FIRST:
-			took = fast_send(qp, m, p, DPR_START_MASK, gen);
-			break;
-		case DPR_OP_RC_SEND_MIDDLE:
-			took = fast_send(qp, m, p, DPR_MIDDLE_MASK, gen);
-			break;
-		case DPR_OP_RC_SEND_LAST:
-			took = fast_send(qp, m, p, DPR_END_MASK, gen);
-			break;
-		case DPR_OP_RC_SEND_LAST_IMM:
-			took = fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK, gen);
-			break;
-		case DPR_OP_RC_SEND_ONLY:
-			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen);
-			break;
-		case DPR_OP_RC_SEND_ONLY_IMM:
-			took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK |
-					 DPR_IMMDT_MASK, gen);
-			break;
-		default:
-			took = false;
-			break;
-		}
+		took = fast_one(qp, m, p, gen, false);
 		/* (what the one-pass handlers decline, the general stages
 		 * take after a one-pass parse, unless that declines too) */
 		if (!took && !fast_general(qp, m))
@@ -326,4 +339,22 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 	tp->stats.rx_frames += i;
 	tp->stats.rx_fast += i;
 	return i;
+}
+
+bool
+dpr_transport_rx_opened(struct dpr_tqp *qp, struct rte_mbuf *m)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	/* the template with TVer 0, as the peer built the frame it sealed
+	 * (qp->rxt.on stays off for a secure QP: a plain frame to it must
+	 * never come this way) */
+	if (qp->tp->conf.slow_only || m->nb_segs != 1 || m->data_len < DPR_F_MIN ||
+	    !qp->rxt_made || !dpr_wire_rx_tmpl_match(&qp->rxt, p))
+		return false;
+	if (!fast_one(qp, m, p, __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
+		      true))
+		return false;
+	qp->tp->stats.rx_fast++;
+	return true;
 }

@@ -623,6 +623,7 @@ dpr_qp_rx_tmpl(struct dpr_tqp *qp)
 		dpr_wire_rx_tmpl_make(&qp->rxt, dpr_gid_to_ipv4(&e->dgid),
 				      &e->src_mac, dpr_gid_to_ipv4(&e->sgid),
 				      qp->qpn, DPR_DEFAULT_PKEY);
+	qp->rxt_made = qp->rxt.on;
 }
 
 static void

@@ -185,10 +185,16 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 	/* payloads are bounded by the largest path MTU here, by the QP's
 	 * own in the responder and completer */
 	err = dpr_wire_parse(m, &pi, 4096);
-	if (unlikely(err == DPR_WIRE_ERR_BAD_TVER) && dpr_sec_is_sealed(m)) {
-		/* a secure QP's frame: opened in place into the frame its
-		 * peer sealed (dpr_secqp.c counts what it refuses) */
-		if (dpr_secqp_open(tp, m) != 0)
+	if (unlikely(err == DPR_WIRE_ERR_BAD_TVER) &&
+	    dpr_bth_tver(rte_pktmbuf_mtod_offset(m, const struct dpr_bth *,
+						 pi.bth_off)) == DPR_SEC_TVER) {
+		/* a secure QP's frame (the parse stopped at its BTH: the
+		 * headers before it are sound): opened in place into the
+		 * frame its peer sealed (dpr_secqp.c counts what it refuses) */
+		if (dpr_secqp_open(tp, m, pi.bth_off, &qp) != 0)
+			return;
+		/* the usual frame of its QP: as a plain one would go */
+		if (dpr_transport_rx_opened(qp, m))
 			return;
 		err = dpr_wire_parse_again(m, &pi, 4096);
 		opened = true;

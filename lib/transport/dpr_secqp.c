@@ -260,17 +260,15 @@ dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m)
 }
 
 int
-dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
+dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m, uint32_t bth_off,
+	       struct dpr_tqp **qpp)
 {
 	struct dpr_tqp *qp;
 	uint32_t dqpn;
 
-	/* (the ICRC only of a frame refused: dpr_sec_open()) */
-	if (dpr_sec_peek(m, &dqpn) != DPR_SEC_OK) {
-		tp->stats.sec_drop_malformed++;
-		dpr_src_drop(tp, m, DPR_SRC_secure);
-		return -EINVAL;
-	}
+	/* its QP by the BTH dpr_wire_parse() found (the frame's lengths
+	 * are dpr_sec_open()'s to check; the ICRC only of a frame refused) */
+	dqpn = dpr_bth_qpn(rte_pktmbuf_mtod_offset(m, const struct dpr_bth *, bth_off));
 	qp = dpr_qpn_lookup(tp->ctx, dqpn);
 	if (qp == NULL || qp->tp != tp || qp->sec_state != SECS_ON) {
 		if (dpr_sec_check(m, &dqpn) == DPR_SEC_ERR_ICRC) {
@@ -285,6 +283,7 @@ dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m)
 	switch (dpr_sec_open(&qp->sec->rx, m)) {
 	case DPR_SEC_OK:
 		tp->stats.sec_opened++;
+		*qpp = qp;
 		return 0;
 	case DPR_SEC_ERR_ICRC:
 		tp->stats.rx_invalid++;         /* as a corrupt plain frame */

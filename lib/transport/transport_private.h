@@ -229,6 +229,9 @@ struct dpr_tqp {
 					    req_img is made from it */
 	struct dpr_wire_req_img req_img; /**< its requests' headers (RC, IPv4) */
 	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
+	/** rxt was made (RC over IPv4), whether or not it is on: a secure
+	 * QP's frames, once opened, take the one-pass handlers by it */
+	bool rxt_made;
 	bool mac_resolved;             /**< encap.dst_mac is the peer's */
 	bool path_wait;                /**< on tp->path_wait: no MAC yet */
 	/* secure QPs (dpr_secqp.c) */
@@ -783,7 +786,11 @@ void dpr_secqp_begin(struct dpr_tqp *qp);
 void dpr_secqp_end(struct dpr_tqp *qp);
 void dpr_secqp_poll(struct dpr_transport *tp);
 struct rte_mbuf *dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m);
-int dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m);
+int dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m, uint32_t bth_off,
+		   struct dpr_tqp **qpp);
+/* dpr_fast.c: a secure QP's frame, opened: the one-pass handlers, or
+ * false (nothing changed) */
+bool dpr_transport_rx_opened(struct dpr_tqp *qp, struct rte_mbuf *m);
 const char *dpr_secqp_mode_name(const struct dpr_tqp *qp);
 /* Nothing goes out or is taken while its security is being decided. */
 static inline bool

@@ -11,7 +11,8 @@
  *   seal/auth  dpr_sec_seal in auth mode (GMAC) of a frame built without
  *              its ICRC: a new frame, the body copied and authenticated,
  *              the ICRC
- *   seal/enc   the same, encrypted (AES-128-GCM)
+ *   seal/enc   the same, encrypted (AES-128-GCM): in place, the frame
+ *              being one segment with room around it
  *   open/auth, open/enc  dpr_sec_open of a sealed frame, in place (the
  *              plain frame; the ICRC of a frame that passes is neither
  *              checked nor made again), with the copy of the

@@ -116,7 +116,7 @@ test_seal_open(void)
 					  4096 };
 	struct dpr_sec_key ka, kb;
 	unsigned int v, i, mode;
-	uint64_t frames = 0;
+	uint64_t frames = 0, in_place = 0;
 
 	keys(&ka, &kb);
 	for (mode = DPR_SEC_AUTH; mode <= DPR_SEC_ENCRYPT; mode++)
@@ -143,6 +143,7 @@ test_seal_open(void)
 		bth = pi.bth_off;
 		s = dpr_sec_seal(&tx, m, pool);
 		CHECK(s != NULL, "seal: %s", rte_strerror(rte_errno));
+		in_place += s == m;     /* (copied and encrypted: sealed where it lay) */
 		CHECK_EQ(s->pkt_len, len + DPR_SEC_OVERHEAD, "32 bytes longer");
 		CHECK(dpr_sec_is_sealed(s), "sealed");
 		/* a plain peer (and lib/wire) drops it at the TVer, its ICRC
@@ -167,6 +168,8 @@ test_seal_open(void)
 		frames++;
 	}
 	CHECK_EQ(rte_mempool_in_use_count(pool), 0, "no mbuf kept");
+	CHECK(in_place > 0 && in_place < frames, "sealed in place (%" PRIu64
+	      ") and into a new frame (the rest): both ways checked", in_place);
 	printf("    %" PRIu64 " frames, AES-GCM by ipsec-mb's %s code\n", frames,
 	       dpr_sec_arch());
 	return TEST_SUCCESS;
