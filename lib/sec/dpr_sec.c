@@ -265,7 +265,8 @@ next_sech(struct dpr_sec_tx *tx, uint8_t *sech, uint8_t iv[12])
  * Sealed where it lies: a frame of one segment that is its own (not
  * shared, not attached memory) with room for the SECH before it and the
  * ICV after -- the usual short message, copied. The headers move 16
- * bytes into the headroom, the body is encrypted in place: no second
+ * bytes into the headroom, the body is encrypted (or authenticated) in
+ * place: no second
  * mbuf to take, touch and free, no copy (at 64 B a seventh of what
  * sealing cost). @return false if @p m is not such a frame.
  */
@@ -277,7 +278,7 @@ seal_in_place(struct dpr_sec_tx *tx, struct rte_mbuf *m, const struct layout *l,
 	const uint32_t body = len - hl - DPR_ICRC_LEN;
 	uint8_t iv[12], *p, *d;
 
-	if (tx->mode != DPR_SEC_ENCRYPT || m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) ||
+	if (m->nb_segs != 1 || !RTE_MBUF_DIRECT(m) ||
 	    rte_mbuf_refcnt_read(m) != 1 || m->data_len != len ||
 	    rte_pktmbuf_headroom(m) < DPR_SEC_HDR_LEN ||
 	    rte_pktmbuf_tailroom(m) < DPR_SEC_ICV_LEN)
@@ -289,9 +290,16 @@ seal_in_place(struct dpr_sec_tx *tx, struct rte_mbuf *m, const struct layout *l,
 	p[l->bth + 4] = 0;              /* (as dpr_sec_seal() says) */
 	next_sech(tx, p + hl, iv);
 	d = p + hl + DPR_SEC_HDR_LEN;
-	IMB_AES128_GCM_ENC(mgr, &tx->gk, &ctx, d, d, body, iv, p + l->bth,
-			   sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN, d + body,
-			   DPR_SEC_ICV_LEN);
+	if (tx->mode == DPR_SEC_ENCRYPT) {
+		IMB_AES128_GCM_ENC(mgr, &tx->gk, &ctx, d, d, body, iv, p + l->bth,
+				   sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN, d + body,
+				   DPR_SEC_ICV_LEN);
+	} else {
+		IMB_AES128_GMAC_INIT(mgr, &tx->gk, &ctx, iv, sizeof(iv));
+		IMB_AES128_GMAC_UPDATE(mgr, &tx->gk, &ctx, p + l->bth,
+				       sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body);
+		IMB_AES128_GMAC_FINALIZE(mgr, &tx->gk, &ctx, d + body, DPR_SEC_ICV_LEN);
+	}
 	fix_lengths(p, l, DPR_SEC_OVERHEAD);
 	set_icrc(m, l, len + DPR_SEC_OVERHEAD);
 	return true;

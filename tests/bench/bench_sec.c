@@ -9,10 +9,9 @@
  * For RC WRITE_ONLY frames of 64 B, 1 KiB and 4 KiB of payload:
  *   build      dpr_wire_build: the plain frame, payload copied, ICRC
  *   seal/auth  dpr_sec_seal in auth mode (GMAC) of a frame built without
- *              its ICRC: a new frame, the body copied and authenticated,
- *              the ICRC
- *   seal/enc   the same, encrypted (AES-128-GCM): in place, the frame
- *              being one segment with room around it
+ *              its ICRC: in place (the frame is one segment with room
+ *              around it), the body authenticated, the ICRC
+ *   seal/enc   the same, encrypted (AES-128-GCM)
  *   open/auth, open/enc  dpr_sec_open of a sealed frame, in place (the
  *              plain frame; the ICRC of a frame that passes is neither
  *              checked nor made again), with the copy of the
