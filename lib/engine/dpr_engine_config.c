@@ -107,7 +107,7 @@ transport_defaults(void *area, int port __rte_unused)
 
 	t->max_inflight = 0;
 	t->min_inflight = 128;
-	t->rto_min_us = 100;
+	t->rto_min_us = 30;
 	t->selective_repeat = DPR_SRK_AUTO;
 	t->sr_hold = 2048;
 }

@@ -342,19 +342,15 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 }
 
 bool
-dpr_transport_rx_opened(struct dpr_tqp *qp, struct rte_mbuf *m)
+dpr_fast_take(struct dpr_tqp *qp, struct rte_mbuf *m)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
-	/* the template with TVer 0, as the peer built the frame it sealed
-	 * (qp->rxt.on stays off for a secure QP: a plain frame to it must
-	 * never come this way) */
-	if (qp->tp->conf.slow_only || m->nb_segs != 1 || m->data_len < DPR_F_MIN ||
-	    !qp->rxt_made || !dpr_wire_rx_tmpl_match(&qp->rxt, p))
-		return false;
-	if (!fast_one(qp, m, p, __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
-		      true))
-		return false;
-	qp->tp->stats.rx_fast++;
-	return true;
+	/* the template with TVer 0, as the peer built the frame (a secure
+	 * QP's: as it built the frame it sealed; qp->rxt.on stays off for a
+	 * secure QP: a plain frame to it must never come this way) */
+	return !qp->tp->conf.slow_only && m->nb_segs == 1 && m->data_len >= DPR_F_MIN &&
+		qp->rxt_made && dpr_wire_rx_tmpl_match(&qp->rxt, p) &&
+		fast_one(qp, m, p, __atomic_load_n(qp->tp->mr_gen, __ATOMIC_ACQUIRE),
+			 true);
 }

@@ -194,8 +194,10 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 		if (dpr_secqp_open(tp, m, pi.bth_off, &qp) != 0)
 			return;
 		/* the usual frame of its QP: as a plain one would go */
-		if (dpr_transport_rx_opened(qp, m))
+		if (dpr_fast_take(qp, m)) {
+			tp->stats.rx_fast++;
 			return;
+		}
 		err = dpr_wire_parse_again(m, &pi, 4096);
 		opened = true;
 	}

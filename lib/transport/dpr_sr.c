@@ -169,9 +169,15 @@ dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn)
 
 		if (r->m[slot] == NULL)
 			break;
-		/* taken out first: what it does may reset the QP */
+		/* taken out first: what it does may reset the QP. The usual
+		 * WRITE or SEND packet the one-pass way, as it would have gone
+		 * had it come in order (at 1% loss most frames come past a
+		 * gap: the general way cost the responder a quarter of its
+		 * goodput) */
 		m = take(qp, r, slot);
-		if (dpr_wire_parse_again(m, &pi, 4096) == DPR_WIRE_OK) {
+		if (dpr_fast_take(qp, m)) {
+			/* (taken: the PSN moved on) */
+		} else if (dpr_wire_parse_again(m, &pi, 4096) == DPR_WIRE_OK) {
 			dpr_wire_decode(m, &pi, &h);
 			if (h.psn == psn)       /* (held by its PSN: it is) */
 				dpr_resp_rx_expected(qp, m, &pi, &h);

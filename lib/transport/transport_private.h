@@ -788,9 +788,10 @@ void dpr_secqp_poll(struct dpr_transport *tp);
 struct rte_mbuf *dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m);
 int dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m, uint32_t bth_off,
 		   struct dpr_tqp **qpp);
-/* dpr_fast.c: a secure QP's frame, opened: the one-pass handlers, or
- * false (nothing changed) */
-bool dpr_transport_rx_opened(struct dpr_tqp *qp, struct rte_mbuf *m);
+/* dpr_fast.c: a frame whose ICRC (or tag) was checked when it arrived --
+ * a secure QP's, opened; one held past a gap, its turn come: the one-pass
+ * handlers, or false (nothing changed) */
+bool dpr_fast_take(struct dpr_tqp *qp, struct rte_mbuf *m);
 const char *dpr_secqp_mode_name(const struct dpr_tqp *qp);
 /* Nothing goes out or is taken while its security is being decided. */
 static inline bool
