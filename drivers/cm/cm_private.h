@@ -70,6 +70,7 @@ struct cm_conf {
 	uint32_t max_ids;
 	uint32_t max_backlog;
 	uint32_t half_open_per_source;
+	uint32_t connections_per_source;
 };
 
 #define CM_STATS(_) \
@@ -91,6 +92,7 @@ struct cm_conf {
 	_(req_no_listener) \
 	_(req_dropped_backlog) \
 	_(req_dropped_source) \
+	_(req_rejected_source) \
 	_(rej_rx) \
 	_(rej_tx) \
 	_(connections) \
@@ -157,6 +159,7 @@ struct cm_id {
 	struct cm_id *bnext, *rnext;
 	uint32_t bound_key, remote_key;
 	bool in_bound, in_remote, half_open;
+	bool counted;           /* in its source's connections (quota) */
 	uint8_t half_open_src[16];
 	uint32_t listener;
 	uint32_t n_half_open;
@@ -281,6 +284,12 @@ void cm_index_forget(struct cm_id *id);
 /* May a request from @p gid to listener @p lid make an ID? (false:
  * dropped, counted, logged) */
 bool cm_half_open_admit(const struct cm_id *lid, const uint8_t *gid);
+/* Does @p gid hold [cm] connections_per_source passive connections
+ * already? (true: its REQ is rejected, counted, logged) */
+bool cm_conn_quota_full(const uint8_t *gid);
+/* @p id's owner let it go (or it is freed): no longer in its source's
+ * connections */
+void cm_conn_quota_end(struct cm_id *id);
 void cm_half_open_begin(struct cm_id *id, struct cm_id *lid, const uint8_t *gid);
 /* @p id established or ended: no longer half-open (once) */
 void cm_half_open_end(struct cm_id *id);

@@ -88,6 +88,11 @@ static const struct dpr_conf_key cm_keys[] = {
 	  1u << 22,
 	  .help = "connection requests from one address the box holds not "
 		  "yet established, at most (a REQ flood); more are dropped" },
+	{ "connections_per_source", DPR_CONF_UINT,
+	  offsetof(struct cm_conf, connections_per_source), sizeof(uint32_t), 0,
+	  1u << 22,
+	  .help = "connections one address holds to this box's listeners, at "
+		  "most (0: no bound); more are rejected (REJ, no resources)" },
 	{ "max_ids", DPR_CONF_UINT, offsetof(struct cm_conf, max_ids),
 	  sizeof(uint32_t), 64, 1u << 22,
 	  .help = "RDMA CM IDs (connections, listeners, IDs in time-wait) "
@@ -111,6 +116,9 @@ cm_defaults(void *area, int port __rte_unused)
 	 * address nor listener takes the table */
 	c->max_backlog = 16384;
 	c->half_open_per_source = 16384;
+	/* half the IDs: one address cannot take the box's table (nor, one
+	 * QP a connection, its programs' QPs) */
+	c->connections_per_source = 32768;
 }
 
 static struct dpr_conf_room cm_room = {
@@ -500,6 +508,7 @@ cm_id_end(struct cm_id *id)
 		 id->st == CS_CLOSED || id->st == CS_REP_RCVD);
 
 	cm_half_open_end(id);
+	cm_conn_quota_end(id);
 
 	if (cm_id_is_ud(id)) {
 		/* a service request nobody answered is refused */

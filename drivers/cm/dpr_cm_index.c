@@ -24,6 +24,13 @@
  * does its SYN when a listener's queue is full. Counted
  * (req_dropped_backlog, req_dropped_source) and logged at most
  * DPR_RL_BURST times a second.
+ *
+ * A source address also holds at most [cm] connections_per_source passive
+ * IDs -- its connections to this box's listeners, each a QP of a program
+ * here -- from its REQ until the program lets the ID go (time-wait does
+ * not count). Past that a REQ is rejected (REJ, no resources): the source
+ * made its connections, so it is no forged one, and its program hears at
+ * once why rdma_connect() failed instead of timing out.
  */
 
 #include <errno.h>
@@ -43,7 +50,9 @@
 
 static struct {
 	struct cm_id **bound, **remote;     /* chains, max_ids of each */
-	struct rte_hash *src;               /* source GID -> its half-open IDs */
+	/* source GID -> its half-open IDs (low 32 bits of the data) and
+	 * its passive IDs (high 32) */
+	struct rte_hash *src;
 	uint32_t n_half_open, n_sources;     /* (read by telemetry) */
 	struct dpr_ratelimit log_rl;
 } ix;
@@ -175,31 +184,71 @@ src_key(const uint8_t *gid)
 	return k;
 }
 
-/* How many half-open IDs @p gid has. */
-static uint32_t
-src_count(const uint8_t *gid)
+/* @p gid's half-open IDs (low 32 bits) and passive IDs (high 32). */
+static uint64_t
+src_counts(const uint8_t *gid)
 {
 	const struct src_key k = src_key(gid);
 	void *v;
 
-	return rte_hash_lookup_data(ix.src, &k, &v) >= 0 ? (uint32_t)(uintptr_t)v : 0;
+	return rte_hash_lookup_data(ix.src, &k, &v) >= 0 ? (uint64_t)(uintptr_t)v : 0;
 }
 
+static uint32_t
+src_count(const uint8_t *gid)
+{
+	return (uint32_t)src_counts(gid);
+}
+
+/* @p gid's half-open IDs moved by @p half, its passive IDs by @p conns;
+ * the half-open sources gauge kept. */
 static void
-src_add(const uint8_t *gid, int delta)
+src_add(const uint8_t *gid, int half, int conns)
 {
 	const struct src_key k = src_key(gid);
-	const uint32_t was = src_count(gid);
-	const uint32_t n = (uint32_t)((int)was + delta);
+	const uint64_t was = src_counts(gid);
+	const uint32_t h = (uint32_t)((int)(uint32_t)was + half);
+	const uint32_t c = (uint32_t)((int)(uint32_t)(was >> 32) + conns);
+	const uint64_t n = (uint64_t)c << 32 | h;
 
-	if (n == 0) {
-		if (rte_hash_del_key(ix.src, &k) >= 0)
-			__atomic_store_n(&ix.n_sources, ix.n_sources - 1, __ATOMIC_RELAXED);
-	} else if (rte_hash_add_key_data(ix.src, &k, (void *)(uintptr_t)n) == 0 &&
-		   was == 0) {
-		/* (a key fails only past max_ids: an entry per half-open ID) */
+	if ((uint32_t)was != 0 && h == 0)
+		__atomic_store_n(&ix.n_sources, ix.n_sources - 1, __ATOMIC_RELAXED);
+	else if ((uint32_t)was == 0 && h != 0)
 		__atomic_store_n(&ix.n_sources, ix.n_sources + 1, __ATOMIC_RELAXED);
+	/* (a key fails only past max_ids: an entry per passive ID) */
+	if (n == 0)
+		rte_hash_del_key(ix.src, &k);
+	else
+		rte_hash_add_key_data(ix.src, &k, (void *)(uintptr_t)n);
+}
+
+bool
+cm_conn_quota_full(const uint8_t *gid)
+{
+	uint32_t missed, n;
+
+	if (cm.conf.connections_per_source == 0 ||
+	    (n = (uint32_t)(src_counts(gid) >> 32)) < cm.conf.connections_per_source)
+		return false;
+	cm.st.req_rejected_source++;
+	if (dpr_ratelimit(&ix.log_rl, &missed)) {
+		char a[64];
+
+		dpr_gid_ntop((const union dpr_gid *)gid, a, sizeof(a));
+		CM_LOG(NOTICE, "request from %s rejected: it holds [cm] "
+		       "connections_per_source (%u) connections%s", a, n,
+		       missed != 0 ? " (and more: see req_rejected_source)" : "");
 	}
+	return true;
+}
+
+void
+cm_conn_quota_end(struct cm_id *id)
+{
+	if (!id->counted)
+		return;
+	id->counted = false;
+	src_add(id->half_open_src, 0, -1);
 }
 
 bool
@@ -235,9 +284,10 @@ cm_half_open_begin(struct cm_id *id, struct cm_id *lid, const uint8_t *gid)
 	memcpy(id->half_open_src, gid, 16);
 	id->listener = lid->local_id;
 	id->half_open = true;
+	id->counted = true;
 	lid->n_half_open++;
 	__atomic_store_n(&ix.n_half_open, ix.n_half_open + 1, __ATOMIC_RELAXED);
-	src_add(gid, 1);
+	src_add(gid, 1, 1);
 }
 
 void
@@ -252,7 +302,7 @@ cm_half_open_end(struct cm_id *id)
 	if (lid != NULL && lid->n_half_open > 0)
 		lid->n_half_open--;
 	__atomic_store_n(&ix.n_half_open, ix.n_half_open - 1, __ATOMIC_RELAXED);
-	src_add(id->half_open_src, -1);
+	src_add(id->half_open_src, -1, 0);
 }
 
 uint32_t
@@ -266,6 +316,7 @@ void
 cm_index_forget(struct cm_id *id)
 {
 	cm_half_open_end(id);
+	cm_conn_quota_end(id);
 	cm_index_unbound(id);
 	unremote(id);
 }

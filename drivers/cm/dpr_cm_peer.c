@@ -103,6 +103,27 @@ passive_id(struct cm_id *lid, int pi, int gi, uint16_t ps, uint16_t port,
 	return id;
 }
 
+/* REQ @p m from @p r refused with @p reason before any ID is made for
+ * it (gid index @p gi of ours, < 0: none). */
+static void
+rej_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m, int gi,
+	uint16_t reason)
+{
+	struct cm_id tmp = {
+		.pi = pi, .remote_id = m->local_id, .tid = m->tid,
+		.sgid_index = (uint8_t)(gi < 0 ? (cm_is_v4mapped(r->gid) ? 1 : 0) : gi),
+	};
+	struct dpr_cm_msg rej;
+
+	memcpy(tmp.dgid, r->gid, 16);
+	cm_msg_ids(&tmp, &rej, DPR_CM_REJ);
+	rej.msg_ref = DPR_CM_REF_REQ;
+	rej.reason = reason;
+	dpr_cm_encode(&rej, tmp.answer);
+	dpr_cm_mad_send(pi, tmp.sgid_index, tmp.dgid, tmp.answer);
+	cm.st.rej_tx++;
+}
+
 static void
 rx_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 {
@@ -144,23 +165,16 @@ rx_req(int pi, const struct cm_mad *r, const struct dpr_cm_msg *m)
 	gi = cm_own_gid_index((uint16_t)pi, m->dgid);
 	if (lid == NULL || gi < 0) {
 		/* nobody listens there (IBA 12.6.7: invalid service ID) */
-		struct cm_id tmp = {
-			.pi = pi, .remote_id = m->local_id, .tid = m->tid,
-			.sgid_index = (uint8_t)(gi < 0 ? (cm_is_v4mapped(r->gid) ? 1 : 0) : gi),
-		};
-		struct dpr_cm_msg rej;
-
 		if (lid != NULL)
 			cm.st.mad_bad_pdata++;
 		else
 			cm.st.req_no_listener++;
-		memcpy(tmp.dgid, r->gid, 16);
-		cm_msg_ids(&tmp, &rej, DPR_CM_REJ);
-		rej.msg_ref = DPR_CM_REF_REQ;
-		rej.reason = gi < 0 ? DPR_CM_REJ_INVALID_GID : DPR_CM_REJ_INVALID_SERVICE_ID;
-		dpr_cm_encode(&rej, tmp.answer);
-		dpr_cm_mad_send(pi, tmp.sgid_index, tmp.dgid, tmp.answer);
-		cm.st.rej_tx++;
+		rej_req(pi, r, m, gi, gi < 0 ? DPR_CM_REJ_INVALID_GID :
+			DPR_CM_REJ_INVALID_SERVICE_ID);
+		return;
+	}
+	if (cm_conn_quota_full(r->gid)) {
+		rej_req(pi, r, m, gi, DPR_CM_REJ_NO_RESOURCES);
 		return;
 	}
 	id = passive_id(lid, pi, gi, ps, port, &h, m->sgid, m, r->gid);

@@ -134,6 +134,7 @@ dpr_cm_register_telemetry(void)
 		{ "req_no_listener", "REQs for a port nobody listens on (REJ 8 sent)" },
 		{ "req_dropped_backlog", "REQs dropped: the listener held [cm] max_backlog requests not yet established" },
 		{ "req_dropped_source", "REQs dropped: their source held [cm] half_open_per_source requests" },
+		{ "req_rejected_source", "REQs rejected: their source held [cm] connections_per_source connections" },
 		{ "half_open", "connections requested of this box and not yet established (a gauge)" },
 		{ "half_open_sources", "addresses those requests came from (a gauge)" },
 		{ "rej_rx", "rejects (REJ) received" },

@@ -357,6 +357,31 @@ def main():
         t.wait_for(lambda: not t.telemetry(PA, "/dprdma/cm/conns") and
                    not t.telemetry(PB, "/dprdma/cm/conns"), 30,
                    "every CM ID gone on both daemons")
+        rcs = [d.stop() for d in (b, a)]
+        a = b = None
+        t.check(rcs == [0, 0], "both daemons stop cleanly (%r)" % rcs)
+        # connections per source, on two new daemons: A takes 4 from an
+        # address; B's fifth and sixth are rejected at once (REJ 3, no
+        # resources), and once ucmatose is gone A takes 4 again
+        with open(conf, "a") as f:
+            f.write("connections_per_source = 4\n")
+        a = t.memif_daemon(PA, "server", IP_A + "/24", MEMIF, extra=["-f", conf])
+        b = t.memif_daemon(PB, "client", IP_B + "/24", MEMIF, extra=["-f", conf])
+        PORT[0] += 1
+        p = ["-p", str(PORT[0]), "-C", "1"]
+        src, sout, crc, cout = pair("ucmatose", p + ["-c", "4"],
+                                    p + ["-c", "6", "-s", IP_A], a, b,
+                                    timeout=30, port=PORT[0])
+        st = cm_stats(a)
+        t.check(crc != 0 and "REJECTED" in cout and st["req_rejected_source"] == 2,
+                "[cm] connections_per_source = 4: ucmatose -c 6 from one address "
+                "fails, its 5th and 6th REQs rejected (req_rejected_source %d, "
+                "client exit %d)" % (st["req_rejected_source"], crc))
+        t.wait_for(lambda: any("connections_per_source" in x for x in a.lines), 10,
+                   "A's log to name connections_per_source")
+        test_ucmatose(a, b, conns=4, msgs=2)
+        t.check(cm_stats(a)["req_rejected_source"] == 2,
+                "the source's connections released with their IDs: 4 more taken")
     finally:
         rcs = [d.stop() if d else 0 for d in (b, a)]
         t.run(["ip", "netns", "del", NS], check_rc=False)
