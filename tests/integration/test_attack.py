@@ -234,6 +234,22 @@ def delta(p, before, keys):
     return {k: now[k] - before[k] for k in keys}
 
 
+def settle(p, before, keys, cond, timeout=10):
+    """The changes of @p's counters @keys since @before once @cond takes
+    them (what the attack should have caused has been counted; then a
+    moment more for anything it should not have), or as they are after
+    @timeout for the check to show."""
+    end = time.time() + timeout
+    while True:
+        d = delta(p, before, keys)
+        if cond(d):
+            time.sleep(0.1)
+            return delta(p, before, keys)
+        if time.time() > end:
+            return d
+        time.sleep(0.02)
+
+
 def qp(p, qpn):
     return tel(p, "/dprdma/qp,0,%d" % qpn)
 
@@ -408,8 +424,7 @@ def attacks(r):
     sb = stats(PB)
     w.inject("B", [craft(tmpl_a, bth(OP_WRITE_ONLY, x, rnd.randrange(1 << 24)) +
                          reth(va, rkey, 8) + b"scanscan") for x in guesses])
-    time.sleep(0.5)
-    d = delta(PB, sb, keys)
+    d = settle(PB, sb, keys, lambda d: d["rx_no_qp"] >= 4000)
     r.log("QPN scan, 4,096 guesses: %r" % d)
     r.check(d["rx_no_qp"] >= 4000 and d["ack_tx"] == 0 and d["nak_err_tx"] == 0 and
             d["nak_seq_tx"] == 0,
@@ -427,8 +442,8 @@ def attacks(r):
     w.inject("B", [craft(tmpl_a, bth(OP_WRITE_ONLY, r.bq[0], p) +
                          reth(va, rkey, 8) + b"SWEEPING") for p in ahead + behind])
     rate = 16384 / (time.time() - t0)
-    time.sleep(0.5)
-    d = delta(PB, sb, keys)
+    d = settle(PB, sb, keys, lambda d: d["sec_drop_plain"] >= 16000 if r.secure else
+               d["out_of_seq_rx"] + d["dup_request_rx"] >= 16000)
     r.log("PSN sweep, 16,384 PSNs at %.0f frames/s (2^24 would take %.0f s): %r"
           % (rate, (1 << 24) / rate, d))
     if r.secure:
@@ -458,12 +473,9 @@ def attacks(r):
     sa, sb = stats(PA), stats(PB)
     w.inject("B", [craft(tmpl_a, bth(OP_WRITE_ONLY, r.bq[0], (e + k) & 0xffffff) +
                          reth(va + off, rkey, 8) + b"INJECTED") for k in range(1, 65)])
-    if r.secure:
-        time.sleep(0.3)
-    else:
-        t.wait_for(lambda: stats(PB)["sr_purged"] - sb["sr_purged"] >= 64, 5,
-                   "B to drop the 64 injected WRITEs at A's purge")
-    d, da = delta(PB, sb, keys + ("sr_purged",)), delta(PA, sa, ("sack_unsent",))
+    d = settle(PB, sb, keys + ("sr_purged",), lambda d: d["sec_drop_plain"] >= 64
+               if r.secure else d["sr_purged"] >= 64)
+    da = delta(PA, sa, ("sack_unsent",))
     r.log("64 WRITEs inside the window: at B %r, at A %r" % (d, da))
     if r.secure:
         r.check(d["sec_drop_plain"] == 64 and d["sr_held"] == 0,
@@ -511,10 +523,11 @@ def attacks(r):
     sa, sb = stats(PA), stats(PB)
     ra = cmd(PB, "/dprdma/client/status")["recv_done"]
     w.inject("B", x_frames + s_frames + rd_frames + fa_frames)
-    time.sleep(0.5)
-    d, da = delta(PB, sb, keys), delta(PA, sa, keys)
-    r.log("replays at B: %r; at A: %r" % (d, da))
     n = len(x_frames) + len(s_frames) + len(rd_frames) + len(fa_frames)
+    d = settle(PB, sb, keys, lambda d: (d["sec_drop_replay"] if r.secure else
+                                        d["dup_request_rx"]) >= n)
+    da = delta(PA, sa, keys)
+    r.log("replays at B: %r; at A: %r" % (d, da))
     r.check(r.at_b(1 << 16, 4096) == crc_y, "replayed WRITE: B keeps the later "
             "bytes (%08x, the replay's %08x)" % (crc_y, crc_x))
     r.check(cmd(PB, "/dprdma/client/status")["recv_done"] == ra,
@@ -542,8 +555,8 @@ def attacks(r):
                                 False) + aeth_ack + b"R" * 64)]
     sa = stats(PA)
     w.inject("A", forged)
-    time.sleep(0.3)
-    da = delta(PA, sa, keys)
+    da = settle(PA, sa, keys, lambda d: (d["sec_drop_plain"] if r.secure else
+                                         d["dup_response_rx"]) >= 3)
     r.log("forged responses for PSNs never sent: %r" % da)
     if r.secure:
         r.check(da["sec_drop_plain"] == 3, "forged ACK, NAK, READ response: "
@@ -563,8 +576,8 @@ def attacks(r):
     sb = stats(PB)
     w.inject("B", [craft(tmpl_a, bth(OP_WRITE_ONLY, r.bq[1], e) +
                          reth(va + (1 << 20), rkey ^ 0x5a5a00, 8) + b"BADRKEY!")])
-    time.sleep(0.3)
-    d = delta(PB, sb, keys)
+    d = settle(PB, sb, keys, lambda d: (d["sec_drop_plain"] if r.secure else
+                                        d["nak_err_tx"]) >= 1)
     st = qp(PB, r.bq[1])["state"]
     if r.secure:
         r.check(d["sec_drop_plain"] == 1 and d["nak_err_tx"] == 0 and st == "RTS",
@@ -602,7 +615,13 @@ def attacks(r):
     psn = parse(orig)[3]
     sa = stats(PA)
     w.inject("A", [craft(tmpl_b, bth(OP_ACK, r.aq[3], psn, False) + aeth_ack)])
-    time.sleep(0.05)
+    # (taken: the WRITE completes; refused: counted -- while R holds the
+    # WRITE and A's own resends, which its retry count outlasts)
+    if r.secure:
+        settle(PA, sa, keys, lambda d: d["sec_drop_plain"] >= 1, timeout=0.3)
+    else:
+        t.wait_for(lambda: not cmd(PA, "/dprdma/client/status")["active"], 5,
+                   "A to take the forged ACK")
     early = cmd(PA, "/dprdma/client/status")
     landed = r.at_b(3 << 20, 512) == crc
     da = delta(PA, sa, keys)
