@@ -361,22 +361,31 @@ def main():
         a = b = None
         t.check(rcs == [0, 0], "both daemons stop cleanly (%r)" % rcs)
         # connections per source, on two new daemons: A takes 4 from an
-        # address; B's fifth and sixth are rejected at once (REJ 3, no
-        # resources), and once ucmatose is gone A takes 4 again
+        # address (a listener that answers nothing holds them); B's fifth
+        # and sixth are rejected at once (REJ 3, no resources); once the
+        # listener is gone, A takes 4 again
         with open(conf, "a") as f:
             f.write("connections_per_source = 4\n")
         a = t.memif_daemon(PA, "server", IP_A + "/24", MEMIF, extra=["-f", conf])
         b = t.memif_daemon(PB, "client", IP_B + "/24", MEMIF, extra=["-f", conf])
         PORT[0] += 1
-        p = ["-p", str(PORT[0]), "-C", "1"]
-        src, sout, crc, cout = pair("ucmatose", p + ["-c", "4"],
-                                    p + ["-c", "6", "-s", IP_A], a, b,
-                                    timeout=30, port=PORT[0])
+        lst = start(a, [CM_TEST, "count", str(PORT[0]), "4"], 30)
+        t.wait_for(lambda: listening(a.prefix, PORT[0]), 20, "the listener up")
+        cli = []
+        for i in range(6):
+            cli.append(start(b, [CM_TEST, "connect", IP_A, str(PORT[0])], 30))
+            if i < 3:
+                t.wait_for(lambda: cm_stats(a)["req_rx"] >= i + 1, 10, "REQ %d in" % (i + 1))
+        outs = [c.communicate(timeout=60)[0] for c in cli]
+        lout = lst.communicate(timeout=30)[0]
+        show("listener", lout)
+        rej3 = sum("REJECTED status 3" in o for o in outs)
         st = cm_stats(a)
-        t.check(crc != 0 and "REJECTED" in cout and st["req_rejected_source"] == 2,
-                "[cm] connections_per_source = 4: ucmatose -c 6 from one address "
-                "fails, its 5th and 6th REQs rejected (req_rejected_source %d, "
-                "client exit %d)" % (st["req_rejected_source"], crc))
+        t.check(rej3 == 2 and "requests 4" in lout and st["req_rejected_source"] == 2,
+                "[cm] connections_per_source = 4: of 6 connections from one "
+                "address the listener was handed 4, 2 were rejected at once "
+                "(REJECTED status 3: %d; req_rejected_source %d)"
+                % (rej3, st["req_rejected_source"]))
         t.wait_for(lambda: any("connections_per_source" in x for x in a.lines), 10,
                    "A's log to name connections_per_source")
         test_ucmatose(a, b, conns=4, msgs=2)

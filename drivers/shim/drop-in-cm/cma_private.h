@@ -92,6 +92,10 @@ struct cma_global {
 	uint32_t seq;
 	struct ibv_context *dev[CMA_MAX_DEVICES];
 	struct ibv_pd *pd[CMA_MAX_DEVICES];
+	/* the IDs by handle (the daemon's: small integers); one the table
+	 * could not grow for on a list (normally empty) */
+	struct cma_id **by_handle;
+	uint32_t n_handles;
 	struct cma_id *ids;
 	pthread_cond_t acked;           /* an event acknowledged */
 };
