@@ -1535,6 +1535,68 @@ sixteen_complete(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Frames injected into a selective-repeat responder's hold (a blind
+ * attacker who knows B's QPN and A's address: eight WRITEs at the eight
+ * PSNs past the one B expects, to bytes nobody else writes): B holds them
+ * and SACKs; A, which never sent those PSNs, sends a PURGE; B drops them
+ * all before A's own WRITEs fill the gap. A's eight WRITEs then complete
+ * and land, the injected bytes nowhere (without the purge the first of
+ * them filled the gap and the eight injected were executed after it).
+ */
+static int
+test_sr_purge(void)
+{
+	struct rc_faults f = { .sr = DPR_SR_ON };
+	const struct dpr_transport_stats *sa, *sb;
+	struct dpr_mr *l, *r;
+	struct dpr_wire_hdrs h;
+	struct dpr_cqe c[8];
+	struct rc_conn cc;
+	uint8_t evil[64];
+	int i;
+
+	rc_conn_defaults(&cc);
+	CHECK(conn(&f, &cc, 61) == 0, "connect");
+	l = rc_mr(&H, 0, 4096, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 8192, DPR_ACCESS_ALL);
+	memset(r->addr, 0, 8192);
+	memset(evil, 0xee, sizeof(evil));
+	for (i = 1; i <= 8; i++) {
+		memset(&h, 0, sizeof(h));
+		h.opcode = DPR_OP_RC_WRITE_ONLY;
+		h.pkey = DPR_DEFAULT_PKEY;
+		h.dqpn = dpr_qp_num(qb);
+		h.psn = cc.psn[0] + (uint32_t)i;
+		h.ackreq = true;
+		h.reth.va = r->iova + 4096;
+		h.reth.rkey = r->rkey;
+		h.reth.len = sizeof(evil);
+		CHECK_EQ(rc_inject(&H, 0, &h, evil, sizeof(evil)), 0, "inject %d", i);
+	}
+	rc_settle(&H, 10 * MS);
+	sa = dpr_transport_stats(H.side[0].tp);
+	sb = dpr_transport_stats(H.side[1].tp);
+	CHECK_EQ(sb->sr_held, 8, "B held the eight");
+	CHECK(sa->sack_unsent >= 1, "A saw a SACK of PSNs it never sent");
+	CHECK_EQ(sb->sr_purged, 8, "B dropped the eight at A's purge");
+	fill(l, 0, 512, 5);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, (uint64_t)i * 64, 64,
+				   r->iova + (uint64_t)i * 64, r->rkey, (uint64_t)i,
+				   DPR_SEND_SIGNALED), 0, "WRITE %d", i);
+	CHECK_EQ(wait_cq(H.side[0].scq, 8, c, 100 * MS), 8, "A's eight complete");
+	for (i = 0; i < 8; i++)
+		CHECK(c[i].status == DPR_WC_SUCCESS, "WRITE %d succeeds", i);
+	CHECK(memcmp(r->addr, l->addr, 512) == 0, "A's bytes landed");
+	for (i = 4096; i < 4096 + (int)sizeof(evil); i++)
+		CHECK_EQ(r->addr[i], 0, "no injected byte at %d", i);
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
 static int
 test_nak_during_replay(void)
 {
@@ -2859,6 +2921,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_ud),
 	DPR_TEST_CASE(test_srq),
 	DPR_TEST_CASE(test_uc),
+	DPR_TEST_CASE(test_sr_purge),
 	DPR_TEST_CASES_END,
 };
 
