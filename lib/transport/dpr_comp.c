@@ -461,13 +461,6 @@ rx_sack(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		return;
 	}
 	QP_STAT(qp, sack_rx);
-	/* the responder takes what comes past a hole, and the SACKs repair
-	 * it (a resend lost too is seen in them): the RTO is for silence,
-	 * as READ responses hold it off. Else with the 30 us floor, a hole
-	 * still being repaired after one RTO was probed too: at 0.01% loss
-	 * 1.9 packets sent again per packet lost, 1.0 with this */
-	if (qp->comp.rto_deadline != 0)
-		qp->comp.rto_deadline = qp->tp->now + rto_ns(qp);
 	if (ack_through(qp, h->psn))
 		progress(qp);
 	if (qp->state == DPR_QPS_RTS || qp->state == DPR_QPS_SQD)
