@@ -244,13 +244,36 @@ dpr_sec_check(const struct rte_mbuf *m, uint32_t *dqpn)
 	return DPR_SEC_OK;
 }
 
-/* The SECH of the next frame at @p sech, its IV in @p iv. */
+/* GMAC (RFC 4543) of the @p len bytes at @p from under @p gk and @p iv:
+ * the tag into @p tag. A sealed frame in auth mode is authenticated from
+ * its BTH through its payload. */
 static void
-next_sech(struct dpr_sec_tx *tx, uint8_t *sech, uint8_t iv[12])
+gmac(const struct gcm_key_data *gk, const uint8_t iv[12], const uint8_t *from,
+     uint32_t len, uint8_t *tag)
 {
+	struct gcm_context_data ctx;
+
+	IMB_AES128_GMAC_INIT(mgr, gk, &ctx, iv, 12);
+	IMB_AES128_GMAC_UPDATE(mgr, gk, &ctx, from, len);
+	IMB_AES128_GMAC_FINALIZE(mgr, gk, &ctx, tag, DPR_SEC_ICV_LEN);
+}
+
+/* Headers @p p (their BTH at @p l, @p hl bytes through it) made a sealed
+ * frame's: TVer 1, BTH byte 4 zero, the SECH of the next sequence number
+ * after them; its IV in @p iv. */
+static void
+seal_headers(struct dpr_sec_tx *tx, uint8_t *p, const struct layout *l,
+	     uint32_t hl, uint8_t iv[12])
+{
+	uint8_t *sech = p + hl;
 	rte_be64_t seq;
 	rte_be32_t id;
 
+	p[l->bth + 1] = (uint8_t)((p[l->bth + 1] & ~DPR_BTH_TVER_MASK) | DPR_SEC_TVER);
+	/* BTH byte 4 (FECN, BECN, Resv6a) is not authenticated: a switch
+	 * may mark FECN/BECN, a receiver ignores Resv6a, and the ICRC masks
+	 * the byte as variant. Zero in the AAD, and a sender sets none */
+	p[l->bth + 4] = 0;
 	memset(sech, 0, DPR_SEC_HDR_LEN);
 	sech[0] = DPR_SEC_VERSION << 4 | tx->mode;
 	id = rte_cpu_to_be_32(tx->id);
@@ -286,19 +309,15 @@ seal_in_place(struct dpr_sec_tx *tx, struct rte_mbuf *m, const struct layout *l,
 	p = (uint8_t *)rte_pktmbuf_prepend(m, DPR_SEC_HDR_LEN);
 	rte_pktmbuf_append(m, DPR_SEC_ICV_LEN);
 	memmove(p, p + DPR_SEC_HDR_LEN, hl);
-	p[l->bth + 1] = (uint8_t)((p[l->bth + 1] & ~DPR_BTH_TVER_MASK) | DPR_SEC_TVER);
-	p[l->bth + 4] = 0;              /* (as dpr_sec_seal() says) */
-	next_sech(tx, p + hl, iv);
+	seal_headers(tx, p, l, hl, iv);
 	d = p + hl + DPR_SEC_HDR_LEN;
 	if (tx->mode == DPR_SEC_ENCRYPT) {
 		IMB_AES128_GCM_ENC(mgr, &tx->gk, &ctx, d, d, body, iv, p + l->bth,
 				   sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN, d + body,
 				   DPR_SEC_ICV_LEN);
 	} else {
-		IMB_AES128_GMAC_INIT(mgr, &tx->gk, &ctx, iv, sizeof(iv));
-		IMB_AES128_GMAC_UPDATE(mgr, &tx->gk, &ctx, p + l->bth,
-				       sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body);
-		IMB_AES128_GMAC_FINALIZE(mgr, &tx->gk, &ctx, d + body, DPR_SEC_ICV_LEN);
+		gmac(&tx->gk, iv, p + l->bth,
+		     sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body, d + body);
 	}
 	fix_lengths(p, l, DPR_SEC_OVERHEAD);
 	set_icrc(m, l, len + DPR_SEC_OVERHEAD);
@@ -340,13 +359,8 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 		goto fail;
 	}
 	memcpy(p, src, hl);
-	p[l.bth + 1] = (uint8_t)((p[l.bth + 1] & ~DPR_BTH_TVER_MASK) | DPR_SEC_TVER);
-	/* BTH byte 4 (FECN, BECN, Resv6a) is not authenticated: a switch
-	 * may mark FECN/BECN, a receiver ignores Resv6a, and the ICRC masks
-	 * the byte as variant. Zero in the AAD, and a sender sets none */
-	p[l.bth + 4] = 0;
+	seal_headers(tx, p, &l, hl, iv);
 	sech = p + hl;
-	next_sech(tx, sech, iv);
 	d = sech + DPR_SEC_HDR_LEN;
 	if (tx->mode == DPR_SEC_ENCRYPT && hl + body <= m->data_len) {
 		/* headers and payload in the one segment (a short message,
@@ -388,10 +402,8 @@ dpr_sec_seal(struct dpr_sec_tx *tx, struct rte_mbuf *m, struct rte_mempool *pool
 		IMB_AES128_GCM_ENC_FINALIZE(mgr, &tx->gk, &ctx, d, DPR_SEC_ICV_LEN);
 	} else {
 		/* GMAC (RFC 4543): the whole transport part authenticated */
-		IMB_AES128_GMAC_INIT(mgr, &tx->gk, &ctx, iv, sizeof(iv));
-		IMB_AES128_GMAC_UPDATE(mgr, &tx->gk, &ctx, p + l.bth,
-				       sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body);
-		IMB_AES128_GMAC_FINALIZE(mgr, &tx->gk, &ctx, d, DPR_SEC_ICV_LEN);
+		gmac(&tx->gk, iv, p + l.bth,
+		     sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body, d);
 	}
 sealed:
 	fix_lengths(p, &l, DPR_SEC_OVERHEAD);
@@ -481,10 +493,8 @@ open_frame(struct dpr_sec_rx *rx, struct rte_mbuf *m)
 				   sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN, icv,
 				   DPR_SEC_ICV_LEN);
 	} else {
-		IMB_AES128_GMAC_INIT(mgr, &rx->gk, &ctx, iv, sizeof(iv));
-		IMB_AES128_GMAC_UPDATE(mgr, &rx->gk, &ctx, p + l.bth,
-				       sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body);
-		IMB_AES128_GMAC_FINALIZE(mgr, &rx->gk, &ctx, icv, DPR_SEC_ICV_LEN);
+		gmac(&rx->gk, iv, p + l.bth,
+		     sizeof(struct dpr_bth) + DPR_SEC_HDR_LEN + body, icv);
 	}
 	if (CRYPTO_memcmp(icv, sech + DPR_SEC_HDR_LEN + body, DPR_SEC_ICV_LEN) != 0) {
 		if (rx->mode == DPR_SEC_ENCRYPT)

@@ -259,45 +259,31 @@ static __rte_always_inline bool
 fast_one(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint64_t gen,
 	 const bool opened)
 {
-	bool took;
-
 	switch (p[DPR_F_BTH]) {
 	case DPR_OP_RC_WRITE_FIRST:
-		took = fast_write(qp, m, p, DPR_START_MASK, gen, opened);
-		break;
+		return fast_write(qp, m, p, DPR_START_MASK, gen, opened);
 	case DPR_OP_RC_WRITE_MIDDLE:
-		took = fast_write(qp, m, p, DPR_MIDDLE_MASK, gen, opened);
-		break;
+		return fast_write(qp, m, p, DPR_MIDDLE_MASK, gen, opened);
 	case DPR_OP_RC_WRITE_LAST:
-		took = fast_write(qp, m, p, DPR_END_MASK, gen, opened);
-		break;
+		return fast_write(qp, m, p, DPR_END_MASK, gen, opened);
 	case DPR_OP_RC_WRITE_ONLY:
-		took = fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen, opened);
-		break;
+		return fast_write(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen, opened);
 	case DPR_OP_RC_SEND_FIRST:
-		took = fast_send(qp, m, p, DPR_START_MASK, gen, opened);
-		break;
+		return fast_send(qp, m, p, DPR_START_MASK, gen, opened);
 	case DPR_OP_RC_SEND_MIDDLE:
-		took = fast_send(qp, m, p, DPR_MIDDLE_MASK, gen, opened);
-		break;
+		return fast_send(qp, m, p, DPR_MIDDLE_MASK, gen, opened);
 	case DPR_OP_RC_SEND_LAST:
-		took = fast_send(qp, m, p, DPR_END_MASK, gen, opened);
-		break;
+		return fast_send(qp, m, p, DPR_END_MASK, gen, opened);
 	case DPR_OP_RC_SEND_LAST_IMM:
-		took = fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK, gen, opened);
-		break;
+		return fast_send(qp, m, p, DPR_END_MASK | DPR_IMMDT_MASK, gen, opened);
 	case DPR_OP_RC_SEND_ONLY:
-		took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen, opened);
-		break;
+		return fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK, gen, opened);
 	case DPR_OP_RC_SEND_ONLY_IMM:
-		took = fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK |
+		return fast_send(qp, m, p, DPR_START_MASK | DPR_END_MASK |
 				 DPR_IMMDT_MASK, gen, opened);
-		break;
 	default:
-		took = false;
-		break;
+		return false;
 	}
-	return took;
 }
 
 uint16_t
