@@ -711,6 +711,40 @@ tail_is_plain(struct dpr_tqp *qp)
 	return false;
 }
 
+/*
+ * Is the RTO's first stage a tail probe to a peer with selective repeat
+ * that should wait for DPR_SR_PROBE_MIN_NS without progress? Then the
+ * timer is set for then, and nothing else happens. The head probe of a
+ * go-back-N peer and a READ's repair keep the RTO's floor: they earn it
+ * (with 100 us, 3% loss: READ 0.63 -> 0.42 of loss-free); a tail probe
+ * of a stream whose holes SACKs reveal seldom does.
+ */
+static bool
+tail_probe_waits(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
+{
+	uint64_t rto;
+
+	if (qp->comp.rto_backoff != 0 ||
+	    (qp->comp.retried && qp->comp.retry_nak &&
+	     qp->comp.retry_psn == qp->comp.psn) ||
+	    ((qp->sr_tx == NULL || !qp->sr_tx->sacked) && !sr_on(qp)) ||
+	    (w != NULL && wr_is_rd_atomic(w->opcode)) || !tail_is_plain(qp))
+		return false;
+	rto = rto_ns(qp);
+	if (rto >= DPR_SR_PROBE_MIN_NS)
+		return false;
+	if (qp->comp.tail_at == 0 || qp->comp.tail_psn != qp->comp.psn) {
+		/* progress since any wait: a new one */
+		qp->comp.tail_psn = qp->comp.psn;
+		qp->comp.tail_at = qp->tp->now + DPR_SR_PROBE_MIN_NS - rto;
+	} else if (qp->tp->now >= qp->comp.tail_at) {
+		qp->comp.tail_at = 0;
+		return false;
+	}
+	rto_timer_set(qp->tp, qp, qp->comp.tail_at);
+	return true;
+}
+
 void
 dpr_comp_rto(struct dpr_tqp *qp)
 {
@@ -722,13 +756,15 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	if ((qp->comp.index == qp->req.index && qp->comp.psn == qp->req.psn) ||
 	    !qp->mac_resolved || qp->comp.rnr_wait)
 		return;
+	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
+	if (tail_probe_waits(qp, w))
+		return;
 	QP_STAT(qp, rto_timeouts);
 	qp->comp.rtt_sent = 0;          /* (Karn) */
 	/* what the probe's answer says is acted on: the pass before is
 	 * over (retried stays: the same point is not counted twice) */
 	qp->comp.replaying = false;
 	qp->comp.probing = false;
-	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
 	psn = go_back_psn(qp);
 	if (w != NULL && w->started && w->opcode == DPR_WR_RDMA_READ &&
 	    read_placed(qp)) {

@@ -299,6 +299,15 @@ resend_hole(struct dpr_tqp *qp, struct dpr_sr_tx *t, struct dpr_send_wqe *w,
 		return rc;
 	mark_resent(qp, t, p);
 	qp->comp.rtt_sent = 0;          /* (Karn: no sample across a resend) */
+	/* the oldest hole went again: the RTO counts from now (as TCP
+	 * re-arms it when it sends the head of its retransmission queue,
+	 * RFC 6298 5.3), else with its 30 us floor it probes a hole whose
+	 * repair is on its way. Not on every SACK: a SACK that says the
+	 * hold is full names no run and repairs nothing -- only the RTO
+	 * does (a SACK holding it off gave RETRY_EXC_ERR behind a
+	 * tail-dropping bottleneck, c643423) */
+	if (p == qp->comp.psn && qp->comp.rto_deadline != 0)
+		qp->comp.rto_deadline = qp->tp->now + rto_ns(qp);
 	QP_STAT(qp, sr_resends);
 	return 0;
 }

@@ -172,6 +172,12 @@ struct dpr_resp_res {
 /* the least a READ requester waits for what it asked for again once every
  * response has come (dpr_comp.c: 4 least RTTs, at least this) */
 #define DPR_SR_PTO_MIN_NS 20000
+/* the least time without progress before a tail probe goes to a peer
+ * with selective repeat (dpr_comp_rto()): below it, a stream's ACKs
+ * stopping for a worker's hiccup on a shared core were taken for a lost
+ * tail -- two busy boxes on this 2-core machine, 30 us floor, no loss:
+ * some 300 probes a second, all duplicates; 100 us: under 10 */
+#define DPR_SR_PROBE_MIN_NS 100000
 /* the least time a delivery-rate sample spans (dpr_comp.c) */
 #define DPR_RATE_SAMPLE_NS 20000
 
@@ -351,6 +357,11 @@ struct dpr_tqp {
 		bool probing;
 		uint32_t probe_psn;
 		uint32_t probe_hi;
+		/** A tail probe to a peer with selective repeat put off
+		 * (dpr_comp_rto()) while comp.psn was tail_psn, until
+		 * tail_at (ns; 0: none put off) */
+		uint32_t tail_psn;
+		uint64_t tail_at;
 		/* the RTT: one request in flight timed at a time (rtt_sent
 		 * 0: none; a retransmission spoils the sample, as Karn's
 		 * algorithm has it) and RFC 6298's smoothing */

@@ -1657,7 +1657,20 @@ sixteen_writes(const struct rc_faults *f, uint64_t seed, struct dpr_mr **l,
 	for (i = 0; i < 16; i++)
 		CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, *l, 0, 64, (*r)->iova,
 				   (*r)->rkey, i, DPR_SEND_SIGNALED), 0, "WRITE %d", i);
-	CHECK_EQ(drain_after(50000, first), 16, "16 WRITEs on the wire");
+	CHECK_EQ(drain_after(10000, first), 16, "16 WRITEs on the wire");
+	return TEST_SUCCESS;
+}
+
+/* The scripted peer acknowledges the 16 WRITEs from @p first (MSN @p
+ * msn before them): all complete, in order; the connection goes. */
+static int
+sixteen_acked(uint32_t first, uint32_t msn, struct dpr_mr *l, struct dpr_mr *r)
+{
+	script_ack(dpr_psn_add(first, 15), msn + 16);
+	CHECK_EQ(sixteen_complete(), TEST_SUCCESS, "all 16 complete, in order");
+	mr_free(l);
+	mr_free(r);
+	fini();
 	return TEST_SUCCESS;
 }
 
@@ -1667,7 +1680,6 @@ test_rto_slow_peer(void)
 	struct rc_faults f = { .rto_min_ns = 100000 };
 	uint32_t msn = 0, again, first = 0, late = 0, probe = 0, oldest = 0;
 	struct dpr_mr *l, *r;
-	struct dpr_cqe c[16];
 	struct rc_conn cc;
 	int i, sr;
 
@@ -1712,11 +1724,44 @@ test_rto_slow_peer(void)
 			CHECK_EQ(again, 1, "with selective repeat, the oldest alone");
 		else
 			CHECK_EQ(again, 16, "going back N, all 16 again");
-		script_ack(dpr_psn_add(first, 15), msn + 16);
-		CHECK_EQ(wait_cq(H.side[0].scq, 16, c, MS), 16, "all 16 complete");
-		mr_free(l);
-		mr_free(r);
-		fini();
+		CHECK_EQ(sixteen_acked(first, msn, l, r), TEST_SUCCESS,
+			 "all 16 acknowledged and complete");
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * With the RTO's floor at 30 us, a tail probe to a peer with selective
+ * repeat waits for DPR_SR_PROBE_MIN_NS (100 us) without progress -- a
+ * stream's ACKs stopping that long on a shared core were no lost tail --
+ * while a go-back-N peer's head probe goes at the RTO. Fails if the
+ * tail probe goes at 30 us, or never.
+ */
+static int
+test_tail_probe_waits(void)
+{
+	struct rc_faults f = { .rto_min_ns = 30000 };
+	struct dpr_mr *l, *r;
+	uint32_t msn = 0, first = 0, probe = 0;
+	int sr;
+
+	for (sr = 0; sr < 2; sr++) {
+		f.sr = sr ? DPR_SR_ON : DPR_SR_OFF;
+		CHECK_EQ(sixteen_writes(&f, 48, &l, &r, &msn, &first), TEST_SUCCESS,
+			 "16 WRITEs on the wire at once");
+		if (sr) {
+			CHECK_EQ(drain_after(80000, NULL), 0,
+				 "90 us: the tail probe waits");
+			CHECK_EQ(drain_after(15000, &probe), 1,
+				 "past 100 us: one probe");
+			CHECK_EQ(probe, dpr_psn_add(first, 15), "the newest");
+		} else {
+			CHECK_EQ(drain_after(30000, &probe), 1,
+				 "going back N, the head probe at 30 us");
+			CHECK_EQ(probe, first, "the oldest");
+		}
+		CHECK_EQ(sixteen_acked(first, msn, l, r), TEST_SUCCESS,
+			 "all 16 acknowledged and complete");
 	}
 	return TEST_SUCCESS;
 }
@@ -2910,6 +2955,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_timeout_retry_exhausted),
 	DPR_TEST_CASE(test_stale_responses_bounded),
 	DPR_TEST_CASE(test_rto_slow_peer),
+	DPR_TEST_CASE(test_tail_probe_waits),
 	DPR_TEST_CASE(test_probe_lost_nak),
 	DPR_TEST_CASE(test_nak_during_replay),
 	DPR_TEST_CASE(test_read_resources_and_msn),
