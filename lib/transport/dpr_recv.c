@@ -72,6 +72,7 @@ dpr_transport_create(const struct dpr_transport_conf *c)
 	}
 	tp->txq_mask = ring - 1;
 	tp->ctx = c->ctx;
+	tp->qpt = dpr_verbs_qp_table(c->ctx);
 	tp->mr_gen = dpr_verbs_mr_gen(c->ctx);
 	tp->pool = c->pool;
 	tp->tx_room = rte_pktmbuf_data_room_size(c->pool) > RTE_PKTMBUF_HEADROOM ?

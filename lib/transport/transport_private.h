@@ -229,12 +229,50 @@ struct dpr_tqp {
 	bool sq_sig_all;
 	uint32_t pmtu;                 /**< bytes: a power of two */
 	uint8_t pmtu_shift;            /**< log2(pmtu): offsets to packets */
+	/* what taking a request in one pass reads and writes, together
+	 * (dpr_fast.c; with thousands of QPs every frame's QP is a cold one:
+	 * its lines are loaded ahead, and the fewer the better) */
+	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
+	bool comm_established;
+	bool on_work;
+	TAILQ_ENTRY(dpr_tqp) work_link;
+	struct {                       /* responder (dpr_resp.c) */
+		uint32_t psn;          /**< next expected PSN */
+		uint32_t msn;
+		bool sent_psn_nak;     /**< one NAK per gap (C9-97) */
+		uint32_t in_msg;       /**< 0, DPR_SEND_MASK or DPR_WRITE_MASK */
+		bool have_wqe;         /**< rq[cons] is the SEND in progress */
+		uint32_t recv_off;
+		uint64_t write_va;
+		uint32_t write_rkey;
+		uint32_t write_left;
+		uint32_t write_len;
+		/* the last remote key of a WRITE, the last local key of a
+		 * receive WQE a SEND was placed in (dpr_fast.c) */
+		struct dpr_mr_cache rkey;
+		struct dpr_mr_cache lkey;
+		struct dpr_resp_res *res;
+		uint32_t res_num;
+		uint32_t res_head;     /**< next slot to allocate: the oldest */
+		uint32_t res_unsent;   /**< slots with responses to send */
+		bool ack_pending;
+		bool uc_drop;          /**< UC: the rest of a message is discarded */
+		uint32_t ack_psn;
+		bool nak_pending;
+		uint8_t nak_syn;
+		uint32_t nak_psn;
+		/* selective repeat: a SACK to send (requests held past a
+		 * gap, or one arrived there); the gap is an RNR NAK's (what
+		 * comes past it is dropped: the requester goes back after
+		 * its wait, as IBA has it) */
+		bool sack_pending;
+		bool rnr_gap;
+	} resp;
 	struct dpr_wire_encap encap;   /**< prebuilt at RTR */
 	struct dpr_wire_tmpl tmpl;     /**< its Ethernet..UDP, made on use */
 	bool tmpl_fresh;               /**< tmpl holds encap as it is now, and
 					    req_img is made from it */
 	struct dpr_wire_req_img req_img; /**< its requests' headers (RC, IPv4) */
-	struct dpr_wire_rx_tmpl rxt;   /**< what its peer's frames look like */
 	/** rxt was made (RC over IPv4), whether or not it is on: a secure
 	 * QP's frames, once opened, take the one-pass handlers by it */
 	bool rxt_made;
@@ -250,7 +288,6 @@ struct dpr_tqp {
 	uint32_t sec_gen;              /**< its handshake (struct dpr_sec_req) */
 	struct dpr_sec_qp *sec;        /**< its keys: SECS_ON */
 	TAILQ_ENTRY(dpr_tqp) sec_link;
-	bool comm_established;
 	uint64_t cnp_last;             /**< when it last sent a CNP (ns) */
 	/* DCQCN's reaction point (dpr_cc.c): rates in bit/s, times in ns */
 	struct {
@@ -377,38 +414,6 @@ struct dpr_tqp {
 		uint32_t dr_psn;
 		uint32_t dr_rate;
 	} comp;
-	struct {                       /* responder (dpr_resp.c) */
-		uint32_t psn;          /**< next expected PSN */
-		uint32_t msn;
-		bool sent_psn_nak;     /**< one NAK per gap (C9-97) */
-		uint32_t in_msg;       /**< 0, DPR_SEND_MASK or DPR_WRITE_MASK */
-		bool have_wqe;         /**< rq[cons] is the SEND in progress */
-		uint32_t recv_off;
-		uint64_t write_va;
-		uint32_t write_rkey;
-		uint32_t write_left;
-		uint32_t write_len;
-		/* the last remote key of a WRITE, the last local key of a
-		 * receive WQE a SEND was placed in (dpr_fast.c) */
-		struct dpr_mr_cache rkey;
-		struct dpr_mr_cache lkey;
-		struct dpr_resp_res *res;
-		uint32_t res_num;
-		uint32_t res_head;     /**< next slot to allocate: the oldest */
-		uint32_t res_unsent;   /**< slots with responses to send */
-		bool ack_pending;
-		bool uc_drop;          /**< UC: the rest of a message is discarded */
-		uint32_t ack_psn;
-		bool nak_pending;
-		uint8_t nak_syn;
-		uint32_t nak_psn;
-		/* selective repeat: a SACK to send (requests held past a
-		 * gap, or one arrived there); the gap is an RNR NAK's (what
-		 * comes past it is dropped: the requester goes back after
-		 * its wait, as IBA has it) */
-		bool sack_pending;
-		bool rnr_gap;
-	} resp;
 
 	/* selective repeat (dpr_sr.c): whether the peer reads SACKs
 	 * (enum sr_peer), the requests held past a gap, the holes sent
@@ -428,8 +433,6 @@ struct dpr_tqp {
 
 	struct dpr_qp_stats stats;
 	struct dpr_timer timer;        /**< ACK timeout or RNR wait */
-	bool on_work;
-	TAILQ_ENTRY(dpr_tqp) work_link;
 	TAILQ_ENTRY(dpr_tqp) all_link;
 	TAILQ_ENTRY(dpr_tqp) path_link;
 };
@@ -438,6 +441,8 @@ TAILQ_HEAD(dpr_tqp_list, dpr_tqp);
 struct dpr_transport {
 	struct dpr_transport_conf conf;
 	struct dpr_verbs_ctx *ctx;
+	const struct dpr_qp_table *qpt; /**< ctx's, for the receive fast path */
+	uint16_t rx_qps;               /**< QPs in the last burst's fast run */
 	struct rte_mempool *pool;
 	uint64_t now;
 	struct rte_mbuf **txq;

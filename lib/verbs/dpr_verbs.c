@@ -55,8 +55,7 @@ struct dpr_verbs_ctx {
 	uint32_t mr_idx_bits;       /**< key bits holding the index (above
 				     *   the key byte) */
 	struct slot_fifo mr_free;
-	void **qps;                 /**< by QPN slot (its low bits) */
-	uint32_t *qpns;             /**< the QPN each slot has (or last had) */
+	struct dpr_qp_table qpt;    /**< QPs by QPN slot (its low bits) */
 	uint32_t qp_idx_bits;       /**< low QPN bits holding the slot */
 	void *gsi;                  /**< QP1, when the CM made it */
 	struct slot_fifo qp_free;
@@ -171,10 +170,10 @@ dpr_verbs_create(const struct dpr_verbs_limits *l)
 		ctx->qp_idx_bits++;
 	ctx->mrs = calloc(ctx->lim.max_mr, sizeof(*ctx->mrs));
 	ctx->mr_keys = calloc(ctx->lim.max_mr, sizeof(*ctx->mr_keys));
-	ctx->qps = calloc(ctx->lim.max_qp, sizeof(*ctx->qps));
-	ctx->qpns = calloc(ctx->lim.max_qp, sizeof(*ctx->qpns));
-	if (ctx->mrs == NULL || ctx->mr_keys == NULL || ctx->qps == NULL ||
-	    ctx->qpns == NULL ||
+	ctx->qpt.slot = calloc(ctx->lim.max_qp, sizeof(*ctx->qpt.slot));
+	ctx->qpt.idx_mask = (1u << ctx->qp_idx_bits) - 1;
+	ctx->qpt.max = ctx->lim.max_qp;
+	if (ctx->mrs == NULL || ctx->mr_keys == NULL || ctx->qpt.slot == NULL ||
 	    fifo_init(&ctx->mr_free, ctx->lim.max_mr) != 0 ||
 	    fifo_init(&ctx->qp_free, ctx->lim.max_qp) != 0) {
 		dpr_verbs_destroy(ctx);
@@ -191,8 +190,7 @@ dpr_verbs_destroy(struct dpr_verbs_ctx *ctx)
 		return;
 	free(ctx->mrs);
 	free(ctx->mr_keys);
-	free(ctx->qps);
-	free(ctx->qpns);
+	free(ctx->qpt.slot);
 	free(ctx->mr_free.slots);
 	free(ctx->qp_free.slots);
 	free(ctx);
@@ -682,9 +680,9 @@ dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn)
 		return -ENOMEM;
 	do {
 		q = (1 + draw(ctx) % hi_max) << ctx->qp_idx_bits | slot;
-	} while (q == ctx->qpns[slot] && hi_max > 1);
-	ctx->qpns[slot] = q;
-	ctx->qps[slot] = obj;
+	} while (q == ctx->qpt.slot[slot].qpn && hi_max > 1);
+	ctx->qpt.slot[slot].qpn = q;
+	ctx->qpt.slot[slot].qp = obj;
 	ctx->use.qp++;
 	*qpn = q;
 	return 0;
@@ -699,10 +697,10 @@ dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 		ctx->gsi = NULL;
 		return;
 	}
-	if (slot >= ctx->lim.max_qp || ctx->qpns[slot] != qpn ||
-	    ctx->qps[slot] == NULL)
+	if (slot >= ctx->lim.max_qp || ctx->qpt.slot[slot].qpn != qpn ||
+	    ctx->qpt.slot[slot].qp == NULL)
 		return;
-	ctx->qps[slot] = NULL;
+	ctx->qpt.slot[slot].qp = NULL;
 	fifo_put(&ctx->qp_free, slot);
 	ctx->use.qp--;
 }
@@ -716,9 +714,15 @@ dpr_qpn_slot(const struct dpr_verbs_ctx *ctx, uint32_t qpn)
 void *
 dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn)
 {
-	const uint32_t slot = qpn & ((1u << ctx->qp_idx_bits) - 1);
+	void *qp = dpr_qp_table_get(&ctx->qpt, qpn);
 
-	if (__builtin_expect(slot >= ctx->lim.max_qp || ctx->qpns[slot] != qpn, 0))
-		return qpn == DPR_QPN_GSI ? ctx->gsi : NULL;
-	return ctx->qps[slot];
+	if (__builtin_expect(qp == NULL && qpn == DPR_QPN_GSI, 0))
+		return ctx->gsi;
+	return qp;
+}
+
+const struct dpr_qp_table *
+dpr_verbs_qp_table(const struct dpr_verbs_ctx *ctx)
+{
+	return &ctx->qpt;
 }

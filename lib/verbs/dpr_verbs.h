@@ -539,6 +539,46 @@ int dpr_qpn_alloc(struct dpr_verbs_ctx *ctx, void *obj, uint32_t *qpn);
 void dpr_qpn_free(struct dpr_verbs_ctx *ctx, uint32_t qpn);
 /** The object a QP number was reserved for, or NULL; O(1). */
 void *dpr_qpn_lookup(struct dpr_verbs_ctx *ctx, uint32_t qpn);
+
+/** A QP's slot in the table of QPs: the QP, and the QPN the slot has (or
+ * last had) -- side by side, one cache line read for both. */
+struct dpr_qp_slot {
+	void *qp;
+	uint32_t qpn;
+};
+
+/** The table of QPs by slot, for a receive path that looks QPs up
+ * itself (dpr_qp_table_get(); its prefetch of the QPs of frames ahead). */
+struct dpr_qp_table {
+	struct dpr_qp_slot *slot;
+	uint32_t idx_mask;          /**< the QPN bits that are the slot */
+	uint32_t max;               /**< slots */
+};
+
+/** @p ctx's QP table (stable for the context's life). */
+const struct dpr_qp_table *dpr_verbs_qp_table(const struct dpr_verbs_ctx *ctx);
+
+/** The QP of number @p qpn, or NULL (none; QP1 is not in the table:
+ * dpr_qpn_lookup() has it). */
+static inline __attribute__((always_inline)) void *
+dpr_qp_table_get(const struct dpr_qp_table *t, uint32_t qpn)
+{
+	const uint32_t slot = qpn & t->idx_mask;
+
+	if (__builtin_expect(slot >= t->max || t->slot[slot].qpn != qpn, 0))
+		return NULL;
+	return t->slot[slot].qp;
+}
+
+/** Start loading the slot of QP number @p qpn into the cache. */
+static inline __attribute__((always_inline)) void
+dpr_qp_table_prefetch(const struct dpr_qp_table *t, uint32_t qpn)
+{
+	const uint32_t slot = qpn & t->idx_mask;
+
+	if (slot < t->max)
+		__builtin_prefetch(&t->slot[slot]);
+}
 /** The table slot of QP number @p qpn (its bits below the random ones):
  * below max_qp for every QPN dpr_qpn_alloc() gives. */
 uint32_t dpr_qpn_slot(const struct dpr_verbs_ctx *ctx, uint32_t qpn);
