@@ -148,6 +148,8 @@ static const struct dpr_counter_help lcore_help[] = {
 	{ "wakeups", "sleeps a command from the main lcore (a client's request) ended early" },
 	{ "client_wakeups", "sleeps a client ended early: it posted while the worker napped" },
 	{ "nap_aborts", "sleeps not taken: a client had posted between the last round and the nap" },
+	{ "rx_wakeups", "sleeps a frame ended early: its link (memif) rang the worker's receive queue" },
+	{ "rx_nap_aborts", "sleeps not taken: a frame came between the last round and the nap" },
 	{ "rx_packets", "frames the worker received, every port" },
 	{ "tx_packets", "frames the worker sent, every port" },
 	{ "drops", "frames the worker dropped, every reason" },

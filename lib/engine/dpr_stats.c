@@ -549,6 +549,8 @@ tel_lcore_stats(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "wakeups", w->wakeups);
 	rte_tel_data_add_dict_u64(d, "client_wakeups", w->client_wakeups);
 	rte_tel_data_add_dict_u64(d, "nap_aborts", w->nap_aborts);
+	rte_tel_data_add_dict_u64(d, "rx_wakeups", w->rx_wakeups);
+	rte_tel_data_add_dict_u64(d, "rx_nap_aborts", w->rx_nap_aborts);
 	rte_tel_data_add_dict_u64(d, "rx_packets", rx);
 	rte_tel_data_add_dict_u64(d, "tx_packets", tx);
 	rte_tel_data_add_dict_u64(d, "drops", drops);

@@ -472,19 +472,18 @@ const struct dpr_neigh_ops dpr_worker_neigh_ops = {
 
 /* A yielding worker's nap: @p nap long, or until a command comes (the
  * main lcore's requests for clients -- making a QP, moving it to RTS --
- * would each wait out a nap otherwise) or a client posts (the pollers'
+ * would each wait out a nap otherwise), a client posts (the pollers'
  * nap hooks tell their clients that the worker naps, and look once more
- * for work after: then it does not nap). */
+ * for work after: then it does not nap) or a frame comes on a link that
+ * says so (dpr_rxwake.c). */
 static void
 nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		struct rte_rcu_qsbr *qv)
 {
-	struct pollfd pf[2] = {
-		{ .fd = w->wake_fd, .events = POLLIN },
-		{ .fd = w->client_wake_fd, .events = POLLIN },
-	};
-	unsigned int k, n = 0;
-	bool stay = false;
+	struct pollfd pf[2 + DPR_MAX_PORTS];
+	int port_of[2 + DPR_MAX_PORTS];
+	unsigned int k, n = 0, npf = 0, pi;
+	bool stay = false, frames = false;
 	uint64_t v;
 
 	if (w->wake_fd < 0) {
@@ -492,6 +491,12 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		nanosleep(nap, NULL);
 		rte_rcu_qsbr_thread_online(qv, w->index);
 		return;
+	}
+	pf[npf] = (struct pollfd){ .fd = w->wake_fd, .events = POLLIN };
+	port_of[npf++] = -1;
+	if (w->client_wake_fd >= 0) {
+		pf[npf] = (struct pollfd){ .fd = w->client_wake_fd, .events = POLLIN };
+		port_of[npf++] = -1;
 	}
 	__atomic_store_n(&w->napping, 1, __ATOMIC_SEQ_CST);
 	for (k = 0; k < dpr_engine.n_pollers && !stay; k++) {
@@ -502,22 +507,39 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		n = k + 1;
 		stay = !p->nap(p->arg, w->index, true, w->now);
 	}
+	for (pi = 0; pi < dpr_engine.n_ports && !stay && !frames; pi++) {
+		const int fd = dpr_rxwake_arm(w, pi);
+
+		if (fd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			port_of[npf++] = (int)pi;
+		}
+		frames = fd == -EAGAIN;
+	}
 	/* (the hooks look at objects a port's quiescence may free: only
 	 * the sleep itself is offline) */
 	if (stay) {
 		w->nap_aborts++;
+	} else if (frames) {
+		w->rx_nap_aborts++;
 	} else if (rte_ring_count(w->cmd) == 0) {
 		rte_rcu_qsbr_thread_offline(qv, w->index);
-		if (ppoll(pf, w->client_wake_fd >= 0 ? 2 : 1, nap, NULL) > 0) {
+		if (ppoll(pf, npf, nap, NULL) > 0) {
 			if ((pf[0].revents & POLLIN) &&
 			    read(w->wake_fd, &v, sizeof(v)) == sizeof(v))
 				w->wakeups++;
-			if ((pf[1].revents & POLLIN) &&
+			if (w->client_wake_fd >= 0 && (pf[1].revents & POLLIN) &&
 			    read(w->client_wake_fd, &v, sizeof(v)) == sizeof(v))
 				w->client_wakeups++;
 		}
 		rte_rcu_qsbr_thread_online(qv, w->index);
 	}
+	for (k = 0; k < npf; k++)
+		if (port_of[k] >= 0)
+			dpr_rxwake_disarm(w, (unsigned int)port_of[k],
+					  (pf[k].revents & POLLIN) != 0);
+	for (pi = 0; pi < dpr_engine.n_ports; pi++)
+		dpr_rxwake_disarm(w, pi, false);     /* (armed, not polled) */
 	for (k = 0; k < n; k++)
 		if (dpr_engine.pollers[k].nap != NULL)
 			dpr_engine.pollers[k].nap(dpr_engine.pollers[k].arg, w->index,
@@ -542,6 +564,8 @@ dpr_worker_main(void *arg)
 		   w->lcore_id, w->queue, n_ports);
 	rte_rcu_qsbr_thread_register(qv, w->index);
 	rte_rcu_qsbr_thread_online(qv, w->index);
+	if (yield)
+		dpr_rxwake_init(w);
 	w->loop_tsc = rte_rdtsc();
 	while (!dpr_engine.quit) {
 		const uint64_t tsc = rte_rdtsc();

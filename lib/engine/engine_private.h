@@ -286,6 +286,15 @@ struct dpr_resolve_arg {
 	uint16_t pi;
 };
 
+/** A receive queue whose link can wake its napping worker (dpr_rxwake.c). */
+struct dpr_rxwake {
+	void *mq;                     /**< the driver's queue; NULL: it cannot */
+	void *pp;                     /**< the driver's process data */
+	void *ring;                   /**< armed: its ring, unmasked */
+	int fd;                       /**< armed: the eventfd the link rings */
+	uint16_t port_id;
+};
+
 /** One worker lcore: its queues, transports, TX buffers and counters. */
 struct dpr_worker {
 	unsigned int lcore_id;
@@ -302,6 +311,9 @@ struct dpr_worker {
 	uint64_t wakeups;             /**< ... ended early by a command */
 	uint64_t client_wakeups;      /**< ... ended early by a client's post */
 	uint64_t nap_aborts;          /**< naps not taken: a client had posted */
+	uint64_t rx_wakeups;          /**< ... ended early by a frame */
+	uint64_t rx_nap_aborts;       /**< naps not taken: a frame had come */
+	struct dpr_rxwake rxw[DPR_MAX_PORTS];
 	/* a yielding worker naps in ppoll() on these eventfds, napping set:
 	 * a command submitted meanwhile writes the first
 	 * (dpr_engine_cmd_submit), a client that posted the second (given
@@ -417,5 +429,13 @@ dpr_engine_ns(void)
 {
 	return dpr_engine_tsc_ns(rte_rdtsc());
 }
+
+/* dpr_rxwake.c: the receive queues that wake a napping worker */
+void dpr_rxwake_init(struct dpr_worker *w);
+/** Unmask port @p pi's ring: @return the fd to sleep on, -EAGAIN (frames
+ * came meanwhile: no nap), or -ENOTSUP (this link cannot). */
+int dpr_rxwake_arm(struct dpr_worker *w, unsigned int pi);
+/** Mask it again (@p rang: it woke the nap). */
+void dpr_rxwake_disarm(struct dpr_worker *w, unsigned int pi, bool rang);
 
 #endif /* ENGINE_PRIVATE_H */

@@ -542,11 +542,12 @@ def test_dropin(sa, sb):
     # ibv_rc_pingpong: sizes below, at, above the path MTU; events; the
     # ibv_wr API; data checked (-c). The events run is long: a lost CQ
     # wake-up (the arm/produce race) hung it about once in 2,500 waits
-    def client_wakeups():
-        return sum(t.telemetry(p, "/dprdma/lcore/stats,1")["client_wakeups"]
+    def client_wakeups(key="client_wakeups"):
+        return sum(t.telemetry(p, "/dprdma/lcore/stats,1")[key]
                    for p in (PA, PB))
 
     woke0 = client_wakeups()
+    rx_woke0 = client_wakeups("rx_wakeups")
     for args in (["-s", "64", "-n", "200", "-c"], ["-s", "1024", "-n", "200"],
                  ["-s", "4096", "-n", "100", "-c"], ["-s", "65536", "-n", "50"],
                  ["-e", "-s", "4096", "-n", "1000"], ["-N", "-s", "1024", "-n", "100"]):
@@ -577,6 +578,12 @@ def test_dropin(sa, sb):
     woke = client_wakeups() - woke0
     t.check(woke > 0, "ibv_rc_pingpong: clients woke their napping workers "
             "%d times" % woke)
+    # ... and frames did: memif rings the receive queue of a napping
+    # worker (lib/engine/dpr_rxwake.c) instead of the frame waiting for
+    # the nap to end
+    rx_woke = client_wakeups("rx_wakeups") - rx_woke0
+    t.check(rx_woke > 0, "ibv_rc_pingpong: frames woke their napping workers "
+            "%d times" % rx_woke)
 
     # UD: ibv_ud_pingpong (address handles, the GRH in front of every
     # receive), small, at the port MTU, with events; then both ends on one
