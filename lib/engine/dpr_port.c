@@ -148,6 +148,15 @@ dpr_port_setup(struct dpr_port *p, uint16_t port_id,
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		eth_conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	/* a yielding worker sleeps on its receive queue's interrupt where
+	 * it has one (dpr_rxwake.c): net_tap's is the queue's own fd, ready
+	 * while a frame waits (the default port; other drivers' are not
+	 * tried: a PMD may refuse to start with them) */
+	if (dpr_engine_conf(&dpr_engine.conf)->idle == DPR_IDLE_YIELD &&
+	    info.driver_name != NULL && strcmp(info.driver_name, "net_tap") == 0) {
+		eth_conf.intr_conf.rxq = 1;
+		p->rx_intr = true;
+	}
 
 	ret = rte_eth_dev_configure(port_id, nb_queues, nb_queues, &eth_conf);
 	if (ret != 0) {

@@ -10,7 +10,12 @@
  * end.
  *
  * DPDK's way is Rx interrupts (rte_eth_dev_rx_intr_enable() and the
- * queue's event fd). net_memif, the link between two dprdmad on one
+ * queue's event fd): net_tap, the default port, has them (its queue's own
+ * fd, ready while a frame waits; dpr_port.c asks for them when workers
+ * yield). Its receive burst reads the fd only once the PMD's SIGIO has
+ * come, so a worker that a frame woke and that found nothing naps 5 us
+ * without the fd (dpr_worker.c) rather than waking at once again and
+ * again. net_memif, the link between two dprdmad on one
  * machine, offers none in DPDK 22.11, yet it has what they need: memif's
  * protocol gives each ring an eventfd that the sender writes after a
  * burst unless the receiver masked it in the ring's flags (shared
@@ -151,6 +156,8 @@ dpr_rxwake_init(struct dpr_worker *w)
 		x->mq = memif_queue(x->port_id, w->queue, &x->pp);
 		x->ring = NULL;
 		x->fd = -1;
+		x->qfd = dpr_engine.ports[pi].rx_intr ?
+			rte_eth_dev_rx_intr_ctl_q_get_fd(x->port_id, w->queue) : -1;
 	}
 }
 
@@ -190,6 +197,13 @@ dpr_rxwake_arm(struct dpr_worker *w, unsigned int pi)
 
 	x->ring = NULL;
 	x->fd = -1;
+	if (x->qfd >= 0) {
+		/* Rx interrupts: ready while a frame waits (net_tap's fd
+		 * is its queue's), nothing to look at once more */
+		(void)rte_eth_dev_rx_intr_enable(x->port_id, w->queue);
+		x->fd = x->qfd;
+		return x->fd;
+	}
 	if (mq == NULL || (ring = ring_now(x)) == NULL ||
 	    (fd = rte_intr_fd_get(mq->intr_handle)) < 0)
 		return -ENOTSUP;
@@ -224,6 +238,16 @@ dpr_rxwake_disarm(struct dpr_worker *w, unsigned int pi, bool rang)
 
 	if (x->fd < 0)
 		return;
+	if (x->qfd >= 0) {
+		/* (the frame stays for the receive burst to read) */
+		(void)rte_eth_dev_rx_intr_disable(x->port_id, w->queue);
+		if (rang) {
+			w->rx_wakeups++;
+			w->rx_woke = true;
+		}
+		x->fd = -1;
+		return;
+	}
 	/* masked again only where it still is what was unmasked: the link
 	 * may have gone down during the nap, its ring unmapped */
 	ring = ring_now(x);
@@ -232,8 +256,10 @@ dpr_rxwake_disarm(struct dpr_worker *w, unsigned int pi, bool rang)
 				 __ATOMIC_RELAXED);
 	/* what it rang (also before: the count a sender left while the
 	 * worker was busy) read away, or the next nap ends at once */
-	if (read(x->fd, &v, sizeof(v)) == sizeof(v) && rang)
+	if (read(x->fd, &v, sizeof(v)) == sizeof(v) && rang) {
 		w->rx_wakeups++;
+		w->rx_woke = true;
+	}
 	close(x->fd);
 	x->ring = NULL;
 	x->fd = -1;

@@ -476,6 +476,8 @@ const struct dpr_neigh_ops dpr_worker_neigh_ops = {
  * nap hooks tell their clients that the worker naps, and look once more
  * for work after: then it does not nap) or a frame comes on a link that
  * says so (dpr_rxwake.c). */
+static const struct timespec rx_settle = { .tv_nsec = 5000 };
+
 static void
 nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		struct rte_rcu_qsbr *qv)
@@ -507,7 +509,15 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		n = k + 1;
 		stay = !p->nap(p->arg, w->index, true, w->now);
 	}
-	for (pi = 0; pi < dpr_engine.n_ports && !stay && !frames; pi++) {
+	/* woken by a frame that the receive burst did not give yet (net_tap
+	 * reads its fd once its SIGIO has come): a short nap on the other
+	 * fds, not a wake-up at once again and again */
+	if (w->rx_woke) {
+		w->rx_woke = false;
+		nap = &rx_settle;
+	}
+	for (pi = 0; pi < dpr_engine.n_ports && !stay && !frames &&
+	     nap != &rx_settle; pi++) {
 		const int fd = dpr_rxwake_arm(w, pi);
 
 		if (fd >= 0) {
@@ -607,6 +617,8 @@ dpr_worker_main(void *arg)
 		for (pi = 0; pi < n_ports; pi++)
 			busy |= !tx_flush(w, pi) || w->tx[pi].n != 0;
 		w->loop_busy = got != 0 || busy;
+		if (got != 0)
+			w->rx_woke = false;
 		if (w->loop_busy) {
 			idle_run = 0;
 			continue;

@@ -120,6 +120,7 @@ struct dpr_port {
 	 * ...): payload attached from an MR would be copied anyway, and a
 	 * second segment costs more than copying it once into the first */
 	bool tx_copies;
+	bool rx_intr;         /**< configured with Rx interrupts (dpr_rxwake.c) */
 	unsigned int zero_copy_min;   /**< the transports': 0 = always copy */
 	char name[64];
 };
@@ -292,6 +293,7 @@ struct dpr_rxwake {
 	void *pp;                     /**< the driver's process data */
 	void *ring;                   /**< armed: its ring, unmasked */
 	int fd;                       /**< armed: the eventfd the link rings */
+	int qfd;                      /**< the queue's Rx interrupt fd, or -1 */
 	uint16_t port_id;
 };
 
@@ -313,6 +315,8 @@ struct dpr_worker {
 	uint64_t nap_aborts;          /**< naps not taken: a client had posted */
 	uint64_t rx_wakeups;          /**< ... ended early by a frame */
 	uint64_t rx_nap_aborts;       /**< naps not taken: a frame had come */
+	bool rx_woke;                 /**< a frame woke the last nap, and no
+				           receive burst has given one since */
 	struct dpr_rxwake rxw[DPR_MAX_PORTS];
 	/* a yielding worker naps in ppoll() on these eventfds, napping set:
 	 * a command submitted meanwhile writes the first

@@ -32,6 +32,12 @@ def main():
         p = ns.sh("ping -c 10 -i 0.05 -W 2 10.77.0.1", check_rc=False)
         sent, got = t.parse_ping(p.stdout)
         t.check(got == 10, "ping over the default tap: %d/10 answered" % got)
+        # the worker naps between pings (idle = yield) and each ping
+        # wakes it through the tap queue's Rx interrupt (its fd), not at
+        # its nap's end (lib/engine/dpr_rxwake.c)
+        woke = t.telemetry("dprdmad", "/dprdma/lcore/stats,1")["rx_wakeups"]
+        t.check(woke >= 5, "pings 50 ms apart woke the napping worker "
+                "%d times (of 10)" % woke)
         s = t.telemetry("dprdmad", "/dprdma/port/stats,0")
         t.check(s["icmp_echo_reply_tx"] == 10, "telemetry under the default "
                 "file prefix 'dprdmad' counts 10 replies")
