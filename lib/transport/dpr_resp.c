@@ -494,7 +494,7 @@ dpr_resp_rx(struct dpr_tqp *qp, const struct rte_mbuf *m,
 		/* with a peer that reads SACKs: held until the gap fills
 		 * (not past an RNR NAK: the requester waits, then goes back) */
 		if (!qp->resp.rnr_gap && qp->type == DPR_QPT_RC && sr_on(qp)) {
-			dpr_sr_hold(qp, m, h, d);
+			dpr_sr_hold(qp, m, h->psn, d);
 			return;
 		}
 		/* IBA 9.7.5.1.1 (C9-97): one NAK per gap */

@@ -95,12 +95,11 @@ release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
 }
 
 void
-dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
-	    const struct dpr_wire_hdrs *h, int32_t d)
+dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m, uint32_t psn, int32_t d)
 {
 	struct dpr_transport *tp = qp->tp;
 	struct dpr_sr_rx *r = qp->sr_rx;
-	const uint32_t slot = h->psn & SR_WIN_MASK;
+	const uint32_t slot = psn & SR_WIN_MASK;
 	const uint32_t max = tp->conf.sr_hold_max ? tp->conf.sr_hold_max :
 		SR_HOLD_DEFAULT;
 

@@ -893,8 +893,8 @@ read_placed(const struct dpr_tqp *qp)
 }
 /* A request @p d PSNs past the expected one, of a QP with selective
  * repeat: held (or dropped: too far ahead, the hold full), a SACK owed. */
-void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m,
-		 const struct dpr_wire_hdrs *h, int32_t d);
+void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m, uint32_t psn,
+		 int32_t d);
 /* After the expected request @p done_psn: the ones held next in line,
  * in order. */
 void dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn);
