@@ -76,7 +76,7 @@ window_sample(struct dpr_tqp *qp)
 	uint64_t el, bdp;
 	uint32_t n, rate, w;
 
-	if (tp->conf.min_unacked == 0 || qp->comp.min_rtt == 0)
+	if (tp->conf.min_unacked == 0)
 		return;
 	if (qp->comp.dr_time == 0) {
 		qp->comp.dr_time = tp->now;
@@ -91,6 +91,11 @@ window_sample(struct dpr_tqp *qp)
 	qp->comp.dr_rate = RTE_MAX(rate, qp->comp.dr_rate - qp->comp.dr_rate / 8);
 	qp->comp.dr_time = tp->now;
 	qp->comp.dr_psn = qp->comp.psn;
+	/* (the rate without an RTT too: a QP whose every timed request was
+	 * sent again -- a queue deeper than its RTO -- has none, and DCQCN
+	 * starts its first cut from this rate, else from the line rate) */
+	if (qp->comp.min_rtt == 0)
+		return;
 	bdp = ((uint64_t)qp->comp.dr_rate * qp->comp.min_rtt) >> 20;
 	w = (uint32_t)RTE_MIN(2 * bdp + tp->conf.min_unacked,
 			      (uint64_t)tp->conf.max_unacked);
