@@ -156,6 +156,7 @@ dpr_rxwake_init(struct dpr_worker *w)
 		x->mq = memif_queue(x->port_id, w->queue, &x->pp);
 		x->ring = NULL;
 		x->fd = -1;
+		x->dupfd = -1;
 		x->qfd = dpr_engine.ports[pi].rx_intr ?
 			rte_eth_dev_rx_intr_ctl_q_get_fd(x->port_id, w->queue) : -1;
 	}
@@ -204,15 +205,32 @@ dpr_rxwake_arm(struct dpr_worker *w, unsigned int pi)
 		x->fd = x->qfd;
 		return x->fd;
 	}
-	if (mq == NULL || (ring = ring_now(x)) == NULL ||
-	    (fd = rte_intr_fd_get(mq->intr_handle)) < 0)
+	if (mq == NULL)
 		return -ENOTSUP;
-	/* a copy of our own: memif closes its fd when the link goes down,
-	 * maybe while the worker sleeps on it, and the number may be
-	 * another file's by the time the worker reads it */
-	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
+	if ((ring = ring_now(x)) == NULL ||
+	    (fd = rte_intr_fd_get(mq->intr_handle)) < 0) {
+		/* the link is down: its eventfd goes, ours of it too */
+		if (x->dupfd >= 0)
+			close(x->dupfd);
+		x->dupfd = -1;
 		return -ENOTSUP;
+	}
+	/* a copy of our own, kept while memif's fd and ring are the ones it
+	 * was made of: memif closes its fd when the link goes down, maybe
+	 * while the worker sleeps on it, and the number may be another
+	 * file's by the time the worker reads it. (A reconnection while the
+	 * worker never napped, that gave the same number and ring address,
+	 * leaves it on the old eventfd: its naps then end on their timer.) */
+	if (x->dupfd < 0 || x->srcfd != fd || x->srcring != ring) {
+		if (x->dupfd >= 0)
+			close(x->dupfd);
+		x->dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		x->srcfd = fd;
+		x->srcring = ring;
+		if (x->dupfd < 0)
+			return -ENOTSUP;
+	}
+	fd = x->dupfd;
 	__atomic_store_n(&ring->flags, 0, __ATOMIC_RELAXED);
 	/* the flags stored before the head is read (the sender stores its
 	 * head, then reads the flags) */
@@ -260,7 +278,6 @@ dpr_rxwake_disarm(struct dpr_worker *w, unsigned int pi, bool rang)
 		w->rx_wakeups++;
 		w->rx_woke = true;
 	}
-	close(x->fd);
 	x->ring = NULL;
 	x->fd = -1;
 }

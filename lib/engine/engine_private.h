@@ -294,6 +294,9 @@ struct dpr_rxwake {
 	void *ring;                   /**< armed: its ring, unmasked */
 	int fd;                       /**< armed: the eventfd the link rings */
 	int qfd;                      /**< the queue's Rx interrupt fd, or -1 */
+	int dupfd;                    /**< ours of memif's eventfd, or -1 */
+	int srcfd;                    /**< ... memif's number it was made of */
+	void *srcring;                /**< ... the ring it was made for */
 	uint16_t port_id;
 };
 
