@@ -483,7 +483,7 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		struct rte_rcu_qsbr *qv)
 {
 	struct pollfd pf[2 + DPR_MAX_PORTS];
-	int port_of[2 + DPR_MAX_PORTS];
+	int slot_of[DPR_MAX_PORTS];     /* a port's entry in pf, or -1 */
 	unsigned int k, n = 0, npf = 0, pi;
 	bool stay = false, frames = false;
 	uint64_t v;
@@ -494,12 +494,11 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		rte_rcu_qsbr_thread_online(qv, w->index);
 		return;
 	}
-	pf[npf] = (struct pollfd){ .fd = w->wake_fd, .events = POLLIN };
-	port_of[npf++] = -1;
-	if (w->client_wake_fd >= 0) {
-		pf[npf] = (struct pollfd){ .fd = w->client_wake_fd, .events = POLLIN };
-		port_of[npf++] = -1;
-	}
+	pf[npf++] = (struct pollfd){ .fd = w->wake_fd, .events = POLLIN };
+	if (w->client_wake_fd >= 0)
+		pf[npf++] = (struct pollfd){ .fd = w->client_wake_fd, .events = POLLIN };
+	for (pi = 0; pi < dpr_engine.n_ports; pi++)
+		slot_of[pi] = -1;
 	__atomic_store_n(&w->napping, 1, __ATOMIC_SEQ_CST);
 	for (k = 0; k < dpr_engine.n_pollers && !stay; k++) {
 		const struct dpr_engine_poller *p = &dpr_engine.pollers[k];
@@ -521,8 +520,8 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		const int fd = dpr_rxwake_arm(w, pi);
 
 		if (fd >= 0) {
-			pf[npf] = (struct pollfd){ .fd = fd, .events = POLLIN };
-			port_of[npf++] = (int)pi;
+			slot_of[pi] = (int)npf;
+			pf[npf++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		}
 		frames = fd == -EAGAIN;
 	}
@@ -544,12 +543,10 @@ nap_until_woken(struct dpr_worker *w, const struct timespec *nap,
 		}
 		rte_rcu_qsbr_thread_online(qv, w->index);
 	}
-	for (k = 0; k < npf; k++)
-		if (port_of[k] >= 0)
-			dpr_rxwake_disarm(w, (unsigned int)port_of[k],
-					  (pf[k].revents & POLLIN) != 0);
+	/* (every port: one armed when frames had come was not polled) */
 	for (pi = 0; pi < dpr_engine.n_ports; pi++)
-		dpr_rxwake_disarm(w, pi, false);     /* (armed, not polled) */
+		dpr_rxwake_disarm(w, pi, slot_of[pi] >= 0 &&
+				  (pf[slot_of[pi]].revents & POLLIN) != 0);
 	for (k = 0; k < n; k++)
 		if (dpr_engine.pollers[k].nap != NULL)
 			dpr_engine.pollers[k].nap(dpr_engine.pollers[k].arg, w->index,
