@@ -44,6 +44,9 @@ struct dpr_engine_conf {
 	unsigned int mbufs;          /**< mbufs per pool, 0 = sized from ports */
 	enum dpr_idle_mode idle;
 	unsigned int idle_sleep_us;  /**< sleep per idle round in yield mode */
+	unsigned int idle_spin_us;   /**< yield mode: poll on (yielding the
+	                                  CPU between polls) this long after
+	                                  the last work before sleeping */
 	unsigned int stats_interval; /**< s between stats lines, 0 = none */
 	unsigned int zero_copy;      /**< attach payload pieces of this many
 	                                  bytes or more; 0 = always copy */

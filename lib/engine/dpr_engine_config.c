@@ -38,6 +38,10 @@ static const struct dpr_conf_key engine_keys[] = {
 		  "core per worker, lowest latency) or yield (sleep, shares cores)" },
 	{ "idle_sleep_us", DPR_CONF_UINT, G_OFF(idle_sleep_us), G_SZ(idle_sleep_us),
 	  1, 100000, .help = "microseconds a yielding worker sleeps when idle" },
+	{ "idle_spin_us", DPR_CONF_UINT, G_OFF(idle_spin_us), G_SZ(idle_spin_us),
+	  0, 100000, .help = "microseconds a yielding worker keeps polling "
+			     "after its last work, giving up the CPU between "
+			     "polls, before it sleeps; 0: sleep at once" },
 	{ "zero_copy", DPR_CONF_UINT, G_OFF(zero_copy), G_SZ(zero_copy), 0, 65536,
 	  .help = "payload pieces of at least this many bytes are sent from "
 		  "the MR where they lie (external buffers), smaller ones are "
@@ -63,6 +67,7 @@ engine_defaults(void *area, int port __rte_unused)
 	 * shared with other work. A box with a core per worker sets busy. */
 	g->idle = DPR_IDLE_YIELD;
 	g->idle_sleep_us = 100;
+	g->idle_spin_us = 20;
 	g->stats_interval = 0;
 	g->zero_copy = 256;
 	g->tx_payload = DPR_TXP_AUTO;

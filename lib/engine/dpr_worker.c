@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -470,6 +471,45 @@ const struct dpr_neigh_ops dpr_worker_neigh_ops = {
 	.changed = neigh_changed,
 };
 
+/* Work a moment ago (within [engine] idle_spin_us): the answer to it (a
+ * reply, an ACK, the client's next post) comes soon more often than not,
+ * and a napping worker pays a wake-up and a trip through the scheduler
+ * for it. So poll on, handing the CPU between polls to whoever shares it
+ * (a program polling its CQ yields too: libdprdma's poll_yield). A yield
+ * that comes back after SPIN_LONG_YIELD_NS found a thread that does not
+ * yield in turn (a program busy with its own work): spinning beside it
+ * waits out its time slices (two CPU hogs beside ib_write_lat: 2,000 us
+ * a round trip against 12 us napping), while a napping worker is woken
+ * ahead of it. Then the spin stops and stays off for a while: 0.2 ms,
+ * twice as long each time until SPIN_SHORT_RUN yields in a row come back
+ * at once (a CPU hog beside the worker: about one yield in four is long;
+ * two yielding boxes and their programs alone on 2 CPUs: one in 1,000),
+ * up to a second. False when the spin stops. */
+#define SPIN_LONG_YIELD_NS 50000ull
+#define SPIN_BACKOFF_MIN_NS 200000ull
+#define SPIN_BACKOFF_MAX_NS 1000000000ull
+#define SPIN_SHORT_RUN 256
+
+static bool
+spin_yield(struct dpr_worker *w)
+{
+	const uint64_t t0 = dpr_engine_ns();
+
+	w->spin_yields++;
+	sched_yield();
+	if (likely(dpr_engine_ns() - t0 < SPIN_LONG_YIELD_NS)) {
+		if (++w->spin_short_run == SPIN_SHORT_RUN)
+			w->spin_backoff_ns = 0;
+		return true;
+	}
+	w->spin_cuts++;
+	w->spin_short_run = 0;
+	w->spin_backoff_ns = w->spin_backoff_ns == 0 ? SPIN_BACKOFF_MIN_NS :
+			     RTE_MIN(w->spin_backoff_ns * 2, SPIN_BACKOFF_MAX_NS);
+	w->spin_resume_ns = w->now + w->spin_backoff_ns;
+	return false;
+}
+
 /* A yielding worker's nap: @p nap long, or until a command comes (the
  * main lcore's requests for clients -- making a QP, moving it to RTS --
  * would each wait out a nap otherwise), a client posts (the pollers'
@@ -564,6 +604,7 @@ dpr_worker_main(void *arg)
 	const struct timespec nap = {
 		.tv_nsec = dpr_engine_conf(&dpr_engine.conf)->idle_sleep_us * 1000L,
 	};
+	const uint64_t spin_ns = dpr_engine_conf(&dpr_engine.conf)->idle_spin_us * 1000ull;
 	struct rte_rcu_qsbr *const qv = dpr_quiesce_v;
 	unsigned int idle_run = 0, pi;
 
@@ -618,10 +659,14 @@ dpr_worker_main(void *arg)
 			w->rx_woke = false;
 		if (w->loop_busy) {
 			idle_run = 0;
+			w->last_busy_ns = w->now;
 			continue;
 		}
 		w->idle_polls++;
 		if (yield && ++idle_run >= IDLE_POLLS_BEFORE_SLEEP) {
+			if (w->now - w->last_busy_ns < spin_ns &&
+			    w->now >= w->spin_resume_ns && spin_yield(w))
+				continue;
 			w->sleeps++;
 			nap_until_woken(w, &nap, qv);
 		}

@@ -318,6 +318,14 @@ struct dpr_worker {
 	uint64_t nap_aborts;          /**< naps not taken: a client had posted */
 	uint64_t rx_wakeups;          /**< ... ended early by a frame */
 	uint64_t rx_nap_aborts;       /**< naps not taken: a frame had come */
+	uint64_t spin_yields;         /**< idle loops within idle_spin_us of
+				           work: the CPU yielded, no nap */
+	uint64_t spin_cuts;           /**< spins stopped by a long yield */
+	uint64_t spin_backoff_ns;     /**< how long the last cut stopped
+				           spinning; 0 after a run of short
+				           yields */
+	uint64_t spin_resume_ns;      /**< no spin before this now */
+	uint32_t spin_short_run;      /**< short yields since the last cut */
 	bool rx_woke;                 /**< a frame woke the last nap, and no
 				           receive burst has given one since */
 	struct dpr_rxwake rxw[DPR_MAX_PORTS];
@@ -335,6 +343,7 @@ struct dpr_worker {
 	bool loop_busy;               /**< the last loop had work */
 	bool counting;                /**< callgrind collects this worker */
 	uint64_t now;                 /**< ns since the engine started */
+	uint64_t last_busy_ns;        /**< now of the last loop with work */
 	struct rte_ring *cmd;         /**< commands for this worker */
 	struct dpr_transport *tp[DPR_MAX_PORTS];
 	struct dpr_resolve_arg rarg[DPR_MAX_PORTS];

@@ -142,7 +142,7 @@ def bridged_namespaces(tag):
 
 def af_packet_daemon(prefix, ns, ifname, ip):
     """dprdmad on an af_packet port on @ifname in @ns, address @ip/len."""
-    return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+    return Daemon(["--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
                    "--file-prefix", prefix, "--vdev",
                    "net_af_packet0,iface=%s" % ifname, "--", "--ip", ip,
                    "--idle", "yield"], prefix=prefix, ns=ns)
@@ -254,10 +254,11 @@ class Daemon:
             self.proc.wait()
 
 
-def memif_daemon(prefix, role, ip, sock, extra=()):
+def memif_daemon(prefix, role, ip, sock, extra=(), lcores="0-1"):
     """A dprdmad on one end of a memif link (role server or client) with a
     yielding worker (tests share 2 cores), serving verbs clients on its own
-    socket (Daemon.socket)."""
+    socket (Daemon.socket). @lcores: EAL's --lcores (the first the main
+    lcore, the second the worker; by default on CPUs 0 and 1)."""
     vdev = "net_memif0,role=%s,socket=%s,socket-abstract=no" % (role, sock)
     # a socket file an earlier process of this PID left: a memif server
     # cannot bind over it

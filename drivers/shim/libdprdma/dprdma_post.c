@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,11 @@ enum { QPT_UC = 3, QPT_UD = 4 };
 
 /* --------------------------------------------------------------- CQ */
 
+/* The calling thread's empty polls in a row, over all its CQs (a
+ * program's progress loop polls several: UCX a send and a receive CQ a
+ * transport). */
+static __thread uint32_t empty_polls;
+
 int
 dprdma_poll_cq(struct dprdma_cq *cq, int n, dprdma_wc *wc)
 {
@@ -54,9 +60,18 @@ dprdma_poll_cq(struct dprdma_cq *cq, int n, dprdma_wc *wc)
 	if (i != 0)
 		__atomic_store_n(&cq->ring->cons, cq->cons, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
-	if (i == 0 && __atomic_load_n(&cq->ring->overflow, __ATOMIC_ACQUIRE))
+	if (i != 0) {
+		empty_polls = 0;
+		return i;
+	}
+	if (__atomic_load_n(&cq->ring->overflow, __ATOMIC_ACQUIRE))
 		return -EIO;
-	return i;
+	/* a shared box: let the thread that makes the completion run */
+	if (cq->ctx->poll_yield != 0 && ++empty_polls >= cq->ctx->poll_yield) {
+		empty_polls = 0;
+		sched_yield();
+	}
+	return 0;
 }
 
 void

@@ -45,6 +45,8 @@ struct dprdma_context {
 	struct chunk *chunks;
 	int async_fd;                   /* eventfd the daemon counts events on */
 	int wake_fd;                    /* eventfd that wakes our worker's nap, or -1 */
+	uint32_t poll_yield;            /* empty CQ polls in a row before the
+	                                   thread yields its CPU; 0: never */
 	uint32_t ev_cons;
 };
 
