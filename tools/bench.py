@@ -42,6 +42,12 @@ run, on the same machine, so the ratios hold where absolute figures vary):
            lost, 64 B WRITE latency at 0.1%; kernel TCP (iperf3) through
            the same loss made by nftables on a veth pair; the median of
            --runs fresh pairs a point (--only-loss: this stage alone)
+  shared   a shared box: two dprdmad whose workers yield, programs on the
+           same 2 CPUs: Open MPI's NetPIPE over UCX through the drop-in
+           against NetPIPE over Open MPI's TCP transport (1 B and 1 KiB
+           latency, 64 KiB and 1 MiB bandwidth), ib_write_lat 64 B
+           yielding vs busy workers, the demo's ibv_rc_pingpong 4 KiB
+           (--only-shared: this stage alone)
   instructions  tools/count-instructions.py: instructions per message of a
            whole worker on each side (callgrind), in the report beside the
            ratios (not with --quick or --no-instructions)
@@ -889,6 +895,140 @@ def secure_table(sec):
     return "\n".join(lines) + "\n"
 
 
+
+# --------------------------------------------------------- shared box
+
+NP_SIZES = (1, 1024, 65536, 1048576)
+
+
+def netpipe(cmd):
+    """NPopenmpi run by @cmd (a launcher with the program's path last):
+    {size: (Mbit/s, one-way us)} for NP_SIZES."""
+    res = "/tmp/dprdma-bench-np-%d.out" % PID
+    p = subprocess.run(["timeout", "300"] + cmd + ["-u", "1048576", "-n", "50", "-o", res],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("bench: %s failed: %s" % (" ".join(cmd), (p.stdout + p.stderr)[-2000:]))
+    fig = {}
+    with open(res) as f:
+        for line in f:
+            v = line.split()
+            if len(v) >= 3 and int(v[0]) in NP_SIZES:
+                fig[int(v[0])] = (float(v[1]), float(v[2]) * 1e6)
+    unlink(res)
+    return fig
+
+
+def openmpi(np, extra):
+    cmd = ["mpirun.openmpi", "-np", str(np), "--oversubscribe", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd + extra
+
+
+def rank_wrapper(pair):
+    """doc/clients.rst's wrapper: even local ranks on box A, odd on B."""
+    path = "/tmp/dprdma-bench-rank-%d.sh" % PID
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nif [ $((${OMPI_COMM_WORLD_LOCAL_RANK:-0} %% 2)) -eq 0 ]; then\n"
+                "DPRDMA_SOCKET=%s; else DPRDMA_SOCKET=%s; fi\n"
+                "export DPRDMA_SOCKET LD_LIBRARY_PATH=%s\nexec \"$@\"\n"
+                % (pair.a.socket, pair.b.socket, os.path.join(BUILD, "drop-in")))
+    os.chmod(path, 0o755)
+    return path
+
+
+def dropin_pair(pair, args, port, pattern):
+    """An unmodified perftest / rdma-core program, server through box A,
+    client through box B: the first float after @pattern in the client's
+    output."""
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(BUILD, "drop-in"))
+    srv = subprocess.Popen(args + ["-p", str(port)], env=dict(env, DPRDMA_SOCKET=pair.a.socket),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.5)
+    cli = subprocess.run(["timeout", "120"] + args + ["-p", str(port), "127.0.0.1"],
+                         env=dict(env, DPRDMA_SOCKET=pair.b.socket), capture_output=True,
+                         text=True)
+    sout = srv.communicate(timeout=60)[0]
+    m = re.search(pattern, cli.stdout)
+    if cli.returncode != 0 or srv.returncode != 0 or m is None:
+        sys.exit("bench: %s failed: %s %s" % (" ".join(args), cli.stdout + cli.stderr, sout))
+    return float(m.group(1))
+
+
+def stage_shared():
+    """A shared box (issue 43): two dprdmad over memif whose workers yield
+    (idle = yield), the programs on the same 2 CPUs, unpinned. Open MPI's
+    NetPIPE over UCX through the drop-in (pml ucx, rc_verbs and ud_verbs)
+    against NetPIPE through Open MPI's own TCP transport on loopback;
+    ib_write_lat 64 B between the yielding boxes against the same between
+    busy ones; the demo's ibv_rc_pingpong 4 KiB. The median of ARGS.runs
+    fresh pairs a point."""
+    for prog in ("mpirun.openmpi", "NPopenmpi", "ib_write_lat", "ibv_rc_pingpong"):
+        if shutil.which(prog) is None:
+            sys.exit("bench: %s missing: run tools/setup.sh first" % prog)
+    samples = {}
+    ucx = ["--mca", "pml", "ucx", "--mca", "osc", "ucx", "--mca", "btl", "self",
+           "-x", "UCX_TLS=self,rc_verbs,ud_verbs", "-x", "UCX_NET_DEVICES=dprdma0:1"]
+    for run in range(ARGS.runs):
+        progress("shared box: NetPIPE over kernel TCP (Open MPI's btl tcp), run %d of %d"
+                 % (run + 1, ARGS.runs))
+        for size, v in netpipe(openmpi(2, ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp",
+                                           "NPopenmpi"])).items():
+            samples.setdefault(("tcp", size), []).append(v)
+        for idle in ("yield", "busy"):
+            pair = Pair(idle=idle)
+            try:
+                if idle == "yield":
+                    progress("shared box: NetPIPE through two yielding dprdmad, run %d of %d"
+                             % (run + 1, ARGS.runs))
+                    wrap = rank_wrapper(pair)
+                    for size, v in netpipe(openmpi(2, ucx + [wrap, "NPopenmpi"])).items():
+                        samples.setdefault(("dprdma", size), []).append(v)
+                    unlink(wrap)
+                    progress("shared box: ibv_rc_pingpong 4096 B, yielding boxes")
+                    samples.setdefault("pingpong", []).append(dropin_pair(
+                        pair, ["ibv_rc_pingpong", "-g", "1", "-s", "4096", "-n", "2000"],
+                        19300 + run, r"= ([\d.]+) usec/iter"))
+                progress("shared box: ib_write_lat 64 B, %s workers" % idle)
+                samples.setdefault(("write_lat", idle), []).append(dropin_pair(
+                    pair, ["ib_write_lat", "-x", "1", "-s", "64", "-n", "5000", "-F"],
+                    19400 + run, r"(?m)^\s*64\s+\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)"))
+            finally:
+                pair.stop()
+    med = {k: sorted(v)[len(v) // 2] for k, v in samples.items()}
+    note = "median of %d runs" % ARGS.runs
+    for size in NP_SIZES:
+        for sysname in ("dprdma", "tcp"):
+            mbps, us = med[(sysname, size)]
+            record("shared", "NetPIPE %s" % sysname, "pingpong", size,
+                   gbit_per_s=mbps / 1e3, lat_avg_us=us, note=note)
+    for idle in ("yield", "busy"):
+        record("shared", "perftest %s" % idle, "write_lat", 64,
+               lat_p50_us=med[("write_lat", idle)], note=note)
+    record("shared", "ibv_rc_pingpong yield", "pingpong", 4096,
+           lat_avg_us=med["pingpong"], note="round trip; " + note)
+    return med
+
+
+def shared_table(med):
+    lines = ["", "| shared box (2 CPUs, two yielding boxes, programs unpinned) | dprdma "
+             "| baseline | ratio | goal |", "|---|---|---|---|---|"]
+    for size, goal in ((1, "<= 1"), (1024, "(context)")):
+        d, b = med[("dprdma", size)][1], med[("tcp", size)][1]
+        lines.append("| NetPIPE %d B one way, us: Open MPI over UCX through dprdma vs "
+                     "Open MPI's TCP | %.3g | %.3g | %.3g | %s |" % (size, d, b, d / b, goal))
+    for size, goal in ((65536, ">= 2"), (1048576, "(context)")):
+        d, b = med[("dprdma", size)][0] / 1e3, med[("tcp", size)][0] / 1e3
+        lines.append("| NetPIPE %d B, Gbit/s: through dprdma vs Open MPI's TCP | %.3g "
+                     "| %.3g | %.3g | %s |" % (size, d, b, d / b, goal))
+    d, b = med[("write_lat", "yield")], med[("write_lat", "busy")]
+    lines.append("| ib_write_lat 64 B typical, us: yielding boxes vs busy ones (the "
+                 "same 2 CPUs) | %.3g | %.3g | %.3g | <= 2 |" % (d, b, d / b))
+    lines.append("| ibv_rc_pingpong 4096 B round trip, us (the demo's), yielding boxes "
+                 "| %.3g | - | - | (context) |" % med["pingpong"])
+    return "\n".join(lines) + "\n"
+
 # ------------------------------------------------------------- reports
 
 def ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe):
@@ -1060,6 +1200,10 @@ def main():
                     help="only secure QPs against plain ones")
     ap.add_argument("--only-loss", action="store_true",
                     help="the loss stage alone (and its TCP baseline)")
+    ap.add_argument("--only-shared", action="store_true",
+                    help="the shared-box stage alone (MPI, latency with yielding workers)")
+    ap.add_argument("--no-shared", action="store_true",
+                    help="skip the shared-box stage")
     ap.add_argument("--no-instructions", action="store_true",
                     help="skip the instruction counts (--quick skips them too)")
     ap.add_argument("--out", help="output directory (build/bench/<time>)")
@@ -1079,19 +1223,16 @@ def main():
     outdir = ARGS.out or os.path.join(BUILD, "bench", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
-    if ARGS.only_secure:
-        table = secure_table(stage_secure())
-        with open(os.path.join(outdir, "secure.md"), "w") as f:
-            f.write(table)
-        print("\n" + table)
-        return
-    if ARGS.only_loss:
-        loss, tcp_loss = stage_loss(), stage_tcp_loss()
-        table = loss_table(loss, tcp_loss)
-        with open(os.path.join(outdir, "loss.md"), "w") as f:
-            f.write(table)
-        print("\n" + table)
-        return
+    only = (("secure", lambda: secure_table(stage_secure())),
+            ("shared", lambda: shared_table(stage_shared())),
+            ("loss", lambda: loss_table(stage_loss(), stage_tcp_loss())))
+    for name, make in only:
+        if getattr(ARGS, "only_" + name):
+            table = make()
+            with open(os.path.join(outdir, name + ".md"), "w") as f:
+                f.write(table)
+            print("\n" + table)
+            return
     raw_runs = stage_raw({}, "at the start")
     dp = stage_dprdma(sizes)
     gen = stage_gen()
@@ -1103,6 +1244,7 @@ def main():
     loss = stage_loss() if not ARGS.no_loss else None
     tcp_loss = stage_tcp_loss() if not ARGS.no_loss else None
     sec = stage_secure() if not ARGS.quick else None
+    shared = stage_shared() if not ARGS.no_shared else None
     raw = record_raw(stage_raw(raw_runs, "again at the end"))
     rxe = None
     if not ARGS.no_rxe and shutil.which("qemu-system-x86_64"):
@@ -1122,6 +1264,8 @@ def main():
         table += loss_table(loss, tcp_loss)
     if sec:
         table += secure_table(sec)
+    if shared:
+        table += shared_table(shared)
     if instr:
         table += instruction_table(instr)
     with open(os.path.join(outdir, "ratios.md"), "w") as f:

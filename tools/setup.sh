@@ -37,6 +37,9 @@ packages=(
 	# UCX's own tests (ucx_perftest) and libfabric's fi_pingpong through the
 	# drop-ins; librpma for a client and server of our own (rpma_test.c)
 	ucx-utils libfabric-bin librpma-dev
+	# MPI as users run it: Open MPI and MPICH over UCX, NetPIPE for each,
+	# and their headers for a collectives program of our own (test_mpi.py)
+	openmpi-bin libopenmpi-dev mpich libmpich-dev netpipe-openmpi netpipe-mpich2
 	# benchmarks: kernel TCP baselines and plots
 	iperf3 sockperf python3-matplotlib
 	# the Debian package (debian/; tests/integration/test_package.py)

@@ -682,8 +682,8 @@ def test_dropin(sa, sb):
 
 def test_dropin_ucx(sa, sb):
     """UCX through the drop-in, unmodified ucx_perftest: UCT over rc_verbs
-    (RDMA WRITE zero-copy, active messages) and ud_verbs, and UCP's tag
-    matching over them (its wire-up over UD). UCX sees only devices with
+    (RDMA WRITE and READ zero-copy, active messages) and ud_verbs, and
+    UCP's READ and tag matching over them (its wire-up over UD). UCX sees only devices with
     a node under /dev/infiniband (dprdmad makes them: [control]
     dev_nodes), and finds a UD datagram's destination GID in the GRH by
     the packet type ConnectX reports in ibv_wc.sl (dprdma does too)."""
@@ -696,6 +696,11 @@ def test_dropin_ucx(sa, sb):
                         "-n", "200"], None),
                       (["-t", "am_bw", "-x", "rc_verbs", "-D", "bcopy", "-s", "1024",
                         "-n", "2000"], None),
+                      # RDMA READ: what UCX's rendezvous (MPI's large
+                      # messages) uses by default
+                      (["-t", "get", "-x", "rc_verbs", "-D", "zcopy", "-s", "65536",
+                        "-n", "200"], None),
+                      (["-t", "ucp_get", "-s", "65536", "-n", "200"], ucp),
                       (["-t", "am_lat", "-x", "ud_verbs", "-n", "200"], None),
                       (["-t", "tag_bw", "-s", "65536", "-n", "200"], ucp),
                       (["-t", "tag_lat", "-s", "8", "-n", "200"],
