@@ -151,6 +151,7 @@ static const struct dpr_counter_help lcore_help[] = {
 	{ "rx_wakeups", "sleeps a frame ended early: its link (memif) rang the worker's receive queue" },
 	{ "rx_nap_aborts", "sleeps not taken: a frame came between the last round and the nap" },
 	{ "spin_yields", "idle loops within [engine] idle_spin_us of the last work: the worker gave up the CPU (sched_yield) and polled on instead of sleeping" },
+	{ "timer_naps", "sleeps cut short to end when a timer of the transport is due (a retransmission, a paced QP, a DCQCN stage), not idle_sleep_us later" },
 	{ "spin_cuts", "spins stopped because a yield came back late (another thread that does not yield held the CPU): spinning then pauses, 0.2 ms doubling to 1 s while it recurs" },
 	{ "rx_packets", "frames the worker received, every port" },
 	{ "tx_packets", "frames the worker sent, every port" },

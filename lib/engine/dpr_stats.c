@@ -553,6 +553,7 @@ tel_lcore_stats(const char *cmd __rte_unused, const char *params,
 	rte_tel_data_add_dict_u64(d, "rx_nap_aborts", w->rx_nap_aborts);
 	rte_tel_data_add_dict_u64(d, "spin_yields", w->spin_yields);
 	rte_tel_data_add_dict_u64(d, "spin_cuts", w->spin_cuts);
+	rte_tel_data_add_dict_u64(d, "timer_naps", w->timer_naps);
 	rte_tel_data_add_dict_u64(d, "rx_packets", rx);
 	rte_tel_data_add_dict_u64(d, "tx_packets", tx);
 	rte_tel_data_add_dict_u64(d, "drops", drops);

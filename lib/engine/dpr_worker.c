@@ -510,6 +510,30 @@ spin_yield(struct dpr_worker *w)
 	return false;
 }
 
+/* How long the next nap is (@p ts): @p nap_ns, or less where a timer of
+ * the transports (a retransmission, a paced QP's tokens, a DCQCN stage)
+ * is due sooner -- it would fire up to a nap late. False when one is due
+ * already: no nap. */
+static bool
+nap_length(struct dpr_worker *w, uint64_t nap_ns, struct timespec *ts)
+{
+	uint64_t first = UINT64_MAX;
+	unsigned int pi;
+
+	for (pi = 0; pi < dpr_engine.n_ports; pi++)
+		first = RTE_MIN(first, dpr_transport_next_timer_before(w->tp[pi],
+								       w->now + nap_ns));
+	if (first != UINT64_MAX) {
+		if (first <= w->now)
+			return false;
+		nap_ns = first - w->now;
+		w->timer_naps++;
+	}
+	ts->tv_sec = (time_t)(nap_ns / 1000000000ull);
+	ts->tv_nsec = (long)(nap_ns % 1000000000ull);
+	return true;
+}
+
 /* A yielding worker's nap: @p nap long, or until a command comes (the
  * main lcore's requests for clients -- making a QP, moving it to RTS --
  * would each wait out a nap otherwise), a client posts (the pollers'
@@ -601,9 +625,8 @@ dpr_worker_main(void *arg)
 	const unsigned int n_ports = dpr_engine.n_ports;
 	const uint16_t burst = dpr_engine_conf(&dpr_engine.conf)->burst;
 	const bool yield = dpr_engine_conf(&dpr_engine.conf)->idle == DPR_IDLE_YIELD;
-	const struct timespec nap = {
-		.tv_nsec = dpr_engine_conf(&dpr_engine.conf)->idle_sleep_us * 1000L,
-	};
+	const uint64_t nap_ns = dpr_engine_conf(&dpr_engine.conf)->idle_sleep_us * 1000ull;
+	struct timespec nap;
 	const uint64_t spin_ns = dpr_engine_conf(&dpr_engine.conf)->idle_spin_us * 1000ull;
 	struct rte_rcu_qsbr *const qv = dpr_quiesce_v;
 	unsigned int idle_run = 0, pi;
@@ -667,6 +690,8 @@ dpr_worker_main(void *arg)
 			if (w->now - w->last_busy_ns < spin_ns &&
 			    w->now >= w->spin_resume_ns && spin_yield(w))
 				continue;
+			if (!nap_length(w, nap_ns, &nap))
+				continue;       /* a timer is due */
 			w->sleeps++;
 			nap_until_woken(w, &nap, qv);
 		}

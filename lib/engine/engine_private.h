@@ -321,6 +321,7 @@ struct dpr_worker {
 	uint64_t spin_yields;         /**< idle loops within idle_spin_us of
 				           work: the CPU yielded, no nap */
 	uint64_t spin_cuts;           /**< spins stopped by a long yield */
+	uint64_t timer_naps;          /**< naps cut to a transport timer */
 	uint64_t spin_backoff_ns;     /**< how long the last cut stopped
 				           spinning; 0 after a run of short
 				           yields */

@@ -349,6 +349,12 @@ dpr_transport_next_timer(const struct dpr_transport *tp)
 	return dpr_wheel_next(&tp->wheel);
 }
 
+uint64_t
+dpr_transport_next_timer_before(const struct dpr_transport *tp, uint64_t limit)
+{
+	return dpr_wheel_next_before(&tp->wheel, limit);
+}
+
 bool
 dpr_transport_busy(const struct dpr_transport *tp)
 {

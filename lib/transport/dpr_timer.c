@@ -98,6 +98,27 @@ dpr_wheel_run(struct dpr_transport *tp, uint64_t now)
 }
 
 uint64_t
+dpr_wheel_next_before(const struct dpr_wheel *w, uint64_t limit)
+{
+	const uint64_t end = limit >> WHEEL_SHIFT;
+	uint64_t best = UINT64_MAX, tick;
+
+	if (w->armed == 0 || end < w->tick)
+		return UINT64_MAX;
+	/* the slots from the wheel's to @p limit's, at most a turn: a nap
+	 * is a few of them (100 us, 7) */
+	for (tick = end - w->tick >= WHEEL_SLOTS ? end - WHEEL_SLOTS + 1 : w->tick;
+	     tick <= end; tick++) {
+		const struct dpr_timer *t;
+
+		TAILQ_FOREACH(t, &w->slot[tick % WHEEL_SLOTS], link)
+			if (t->deadline <= limit && t->deadline < best)
+				best = t->deadline;
+	}
+	return best;
+}
+
+uint64_t
 dpr_wheel_next(const struct dpr_wheel *w)
 {
 	uint64_t best = UINT64_MAX;

@@ -581,6 +581,11 @@ uint16_t dpr_transport_tx(struct dpr_transport *tp, struct rte_mbuf **pkts,
 /** Earliest timer deadline, or UINT64_MAX with none armed. */
 uint64_t dpr_transport_next_timer(const struct dpr_transport *tp);
 
+/** Earliest timer deadline at or before @p limit, or UINT64_MAX: looks
+ * only at the wheel's slots up to @p limit (a worker about to nap). */
+uint64_t dpr_transport_next_timer_before(const struct dpr_transport *tp,
+					 uint64_t limit);
+
 /** True while some QP has something to send (a poll would make frames). */
 bool dpr_transport_busy(const struct dpr_transport *tp);
 

@@ -755,6 +755,9 @@ void dpr_timer_arm(struct dpr_transport *tp, struct dpr_timer *t, uint64_t deadl
 void dpr_timer_cancel(struct dpr_transport *tp, struct dpr_timer *t);
 void dpr_wheel_run(struct dpr_transport *tp, uint64_t now);
 uint64_t dpr_wheel_next(const struct dpr_wheel *w);
+/* The earliest deadline at or before @p limit, else UINT64_MAX: only the
+ * slots up to @p limit are looked at. */
+uint64_t dpr_wheel_next_before(const struct dpr_wheel *w, uint64_t limit);
 uint64_t dpr_rnr_timer_ns(uint8_t code);
 /* (the first RTO, before the QP has timed a request) */
 #define DPR_RTO_INITIAL_NS 10000000ull

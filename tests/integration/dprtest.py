@@ -142,7 +142,7 @@ def bridged_namespaces(tag):
 
 def af_packet_daemon(prefix, ns, ifname, ip):
     """dprdmad on an af_packet port on @ifname in @ns, address @ip/len."""
-    return Daemon(["--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
+    return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
                    "--file-prefix", prefix, "--vdev",
                    "net_af_packet0,iface=%s" % ifname, "--", "--ip", ip,
                    "--idle", "yield"], prefix=prefix, ns=ns)
@@ -264,7 +264,7 @@ def memif_daemon(prefix, role, ip, sock, extra=(), lcores="0-1"):
     # cannot bind over it
     if role == "server" and os.path.exists(sock):
         os.unlink(sock)
-    return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
+    return Daemon(["--lcores", lcores, "--no-pci", "--no-huge", "-m", "512",
                    "--file-prefix", prefix, "--vdev", vdev, "--", "--ip", ip,
                    "--idle", "yield"] + list(extra), prefix=prefix)
 

@@ -1767,6 +1767,42 @@ test_tail_probe_waits(void)
 }
 
 /*
+ * What a yielding worker asks before it naps: the earliest timer due at
+ * or before a limit, looking only at the wheel's slots up to it. With 16
+ * WRITEs on the wire, the requester's RTO is armed: asked up to it or
+ * past it (a nap, a turn of the wheel and more) the answer is that
+ * deadline; asked short of it, none.
+ */
+static int
+test_next_timer_before(void)
+{
+	struct rc_faults f = { .rto_min_ns = 30000, .sr = DPR_SR_OFF };
+	struct dpr_transport *tp;
+	struct dpr_mr *l, *r;
+	uint32_t msn = 0, first = 0;
+	uint64_t due;
+
+	CHECK_EQ(sixteen_writes(&f, 48, &l, &r, &msn, &first), TEST_SUCCESS,
+		 "16 WRITEs on the wire at once");
+	tp = H.side[0].tp;
+	due = dpr_transport_next_timer(tp);
+	CHECK(due != UINT64_MAX && due > H.now, "an RTO armed ahead");
+	CHECK_EQ(dpr_transport_next_timer_before(tp, due), due, "up to it: it");
+	CHECK_EQ(dpr_transport_next_timer_before(tp, due + 100000), due,
+		 "a nap past it: it");
+	CHECK_EQ(dpr_transport_next_timer_before(tp, H.now + 40000000ull), due,
+		 "past a turn of the wheel: it");
+	CHECK_EQ(dpr_transport_next_timer_before(tp, due - 1), UINT64_MAX,
+		 "short of it: none");
+	CHECK_EQ(dpr_transport_next_timer_before(tp, H.now), UINT64_MAX,
+		 "now: none");
+	CHECK_EQ(drain_after(30000, NULL), 1, "the probe at 30 us");
+	CHECK_EQ(sixteen_acked(first, msn, l, r), TEST_SUCCESS,
+		 "all 16 acknowledged and complete");
+	return TEST_SUCCESS;
+}
+
+/*
  * A go-back-N peer whose one NAK for a gap was lost waits at the gap and
  * drops the rest without a word. The first RTO's head probe is the PSN it
  * waits at: it takes it and ACKs exactly it, and the requester goes back
@@ -2956,6 +2992,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_stale_responses_bounded),
 	DPR_TEST_CASE(test_rto_slow_peer),
 	DPR_TEST_CASE(test_tail_probe_waits),
+	DPR_TEST_CASE(test_next_timer_before),
 	DPR_TEST_CASE(test_probe_lost_nak),
 	DPR_TEST_CASE(test_nak_during_replay),
 	DPR_TEST_CASE(test_read_resources_and_msn),
