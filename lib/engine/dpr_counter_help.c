@@ -123,6 +123,7 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "sr_read_placed", "READ responses placed past a missing one (from any peer)" },
 	{ "sr_read_asks", "READ requests again for responses that went missing: the runs of a selective-repeat peer, the rest of the READ of another" },
 	{ "read_patches", "ranges of a READ answered again, before the rest of it (a selective-repeat requester's hole)" },
+	{ "read_replays_gone", "READs asked again after every response had gone out, their memory deregistered since: given up without a NAK (the requester had them all; its timeout came too soon)" },
 	{ "ce_rx", "RC/UC frames that arrived marked CE (ECN: congestion on the way)" },
 	{ "cnp_tx", "CNPs sent for them ([congestion] notify; at most one per QP per cnp_interval_us)" },
 	{ "cnp_rx", "CNPs received from the peer's notification point (each may cut the QP's rate: [congestion] react)" },

@@ -422,6 +422,13 @@ rx_ack(struct dpr_tqp *qp, const struct dpr_wire_hdrs *h)
 		progress(qp);
 	if (qp->state == DPR_QPS_ERR)
 		return;
+	/* a NAK of a request already complete answers its duplicate (a READ
+	 * asked again too soon, a probe): stale, as any response to a PSN
+	 * before the oldest outstanding: a duplicate, as IBA has it) */
+	if (dpr_psn_lt(psn, qp->comp.psn)) {
+		QP_STAT(qp, dup_response_rx);
+		return;
+	}
 	switch (syn & 0x1f) {
 	case DPR_NAK_PSN_SEQ_ERR:
 		/* the responder expects psn: go back to it (C9-118) */
@@ -716,26 +723,52 @@ tail_is_plain(struct dpr_tqp *qp)
 	return false;
 }
 
-/*
- * Is the RTO's first stage a tail probe to a peer with selective repeat
- * that should wait for DPR_SR_PROBE_MIN_NS without progress? Then the
- * timer is set for then, and nothing else happens. The head probe of a
- * go-back-N peer and a READ's repair keep the RTO's floor: they earn it
- * (with 100 us, 3% loss: READ 0.63 -> 0.42 of loss-free); a tail probe
- * of a stream whose holes SACKs reveal seldom does.
- */
-static bool
-tail_probe_waits(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
-{
-	uint64_t rto;
+/* What an RTO does, by what is outstanding and what the peer is */
+enum rto_stage {
+	RTO_NOTHING,            /* the tail is a READ or atomic: wait on */
+	RTO_READ_REPAIR,        /* a READ's responses stopped: ask for the rest */
+	RTO_SR_HOLE,            /* backing off, a selective-repeat peer: the
+				 * oldest hole again */
+	RTO_GO_BACK,            /* backing off (or a NAKed resend lost) with a
+				 * go-back-N peer: from the oldest on */
+	RTO_HEAD_PROBE,         /* a go-back-N peer: the oldest request */
+	RTO_TAIL_PROBE,         /* a selective-repeat peer: the newest */
+};
 
+static enum rto_stage
+rto_stage(struct dpr_tqp *qp, const struct dpr_send_wqe *w)
+{
+	const bool sr = (qp->sr_tx != NULL && qp->sr_tx->sacked) || sr_on(qp);
+
+	if (w != NULL && w->started && w->opcode == DPR_WR_RDMA_READ &&
+	    read_placed(qp))
+		return RTO_READ_REPAIR;
+	if (qp->comp.rto_backoff != 0 && sr && dpr_sr_tx_get(qp) != NULL)
+		return RTO_SR_HOLE;
 	if (qp->comp.rto_backoff != 0 ||
 	    (qp->comp.retried && qp->comp.retry_nak &&
-	     qp->comp.retry_psn == qp->comp.psn) ||
-	    ((qp->sr_tx == NULL || !qp->sr_tx->sacked) && !sr_on(qp)) ||
-	    (w != NULL && wr_is_rd_atomic(w->opcode)) || !tail_is_plain(qp))
-		return false;
-	rto = rto_ns(qp);
+	     qp->comp.retry_psn == qp->comp.psn))
+		return RTO_GO_BACK;
+	if (!sr)
+		return RTO_HEAD_PROBE;
+	if (tail_is_plain(qp) && (w == NULL || !wr_is_rd_atomic(w->opcode)))
+		return RTO_TAIL_PROBE;
+	return RTO_NOTHING;
+}
+
+/*
+ * A tail probe (RTO_TAIL_PROBE) waits for DPR_SR_PROBE_MIN_NS without
+ * progress: then the timer is set for then, and nothing else happens.
+ * The head probe of a go-back-N peer and a READ's repair keep the RTO's
+ * floor: they earn it (with 100 us, 3% loss: READ 0.63 -> 0.42 of
+ * loss-free); a tail probe of a stream whose holes SACKs reveal seldom
+ * does.
+ */
+static bool
+tail_probe_waits(struct dpr_tqp *qp)
+{
+	uint64_t rto = rto_ns(qp);
+
 	if (rto >= DPR_SR_PROBE_MIN_NS)
 		return false;
 	if (qp->comp.tail_at == 0 || qp->comp.tail_psn != qp->comp.psn) {
@@ -755,6 +788,7 @@ dpr_comp_rto(struct dpr_tqp *qp)
 {
 	struct dpr_transport *tp = qp->tp;
 	struct dpr_send_wqe *w;
+	enum rto_stage stage;
 	uint32_t psn;
 
 	qp->comp.rto_deadline = 0;
@@ -762,7 +796,8 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	    !qp->mac_resolved || qp->comp.rnr_wait)
 		return;
 	w = qp->comp.index != qp->sq.prod ? sq_wqe(qp, qp->comp.index) : NULL;
-	if (tail_probe_waits(qp, w))
+	stage = rto_stage(qp, w);
+	if (stage == RTO_TAIL_PROBE && tail_probe_waits(qp))
 		return;
 	QP_STAT(qp, rto_timeouts);
 	qp->comp.rtt_sent = 0;          /* (Karn) */
@@ -771,29 +806,26 @@ dpr_comp_rto(struct dpr_tqp *qp)
 	qp->comp.replaying = false;
 	qp->comp.probing = false;
 	psn = go_back_psn(qp);
-	if (w != NULL && w->started && w->opcode == DPR_WR_RDMA_READ &&
-	    read_placed(qp)) {
-		/* a READ's responses stopped: ask for what is missing */
+	switch (stage) {
+	case RTO_READ_REPAIR:
 		dpr_sr_read_rto(qp);
-	} else if (qp->comp.rto_backoff != 0 &&
-		   ((qp->sr_tx != NULL && qp->sr_tx->sacked) || sr_on(qp)) &&
-		   dpr_sr_tx_get(qp) != NULL) {
-		/* a responder that holds what arrived past a gap (it
-		 * said so on QP1, or sent SACKs): the oldest hole again,
-		 * not the window; once it has that it acknowledges all it
-		 * holds and SACKs what is still missing */
+		break;
+	case RTO_SR_HOLE:
+		/* a responder that holds what arrived past a gap (it said
+		 * so on QP1, or sent SACKs): the oldest hole again, not the
+		 * window; once it has that it acknowledges all it holds and
+		 * SACKs what is still missing */
 		dpr_sr_rto(qp, psn);
-	} else if (qp->comp.rto_backoff != 0 ||
-		   (qp->comp.retried && qp->comp.retry_nak &&
-		    qp->comp.retry_psn == qp->comp.psn)) {
+		break;
+	case RTO_GO_BACK:
 		/* (a go-back-N peer that NAKed the oldest request and has
 		 * said nothing since lost its resend: it waits there and
 		 * drops a probe without a word -- straight back) */
 		QP_STAT(qp, rto_gobacks);
 		qp->comp.retried = false;
 		retry(qp, psn, false);
-	} else if ((qp->sr_tx == NULL || !qp->sr_tx->sacked) && !sr_on(qp)) {
-		/* a go-back-N peer: the head probe */
+		break;
+	case RTO_HEAD_PROBE:
 		if (w != NULL && w->started && !wr_is_rd_atomic(w->opcode) &&
 		    dpr_req_resend(qp, qp->comp.psn) == 0) {
 			QP_STAT(qp, rto_probes);
@@ -801,9 +833,13 @@ dpr_comp_rto(struct dpr_tqp *qp)
 			qp->comp.probe_psn = qp->comp.psn;
 			qp->comp.probe_hi = qp->req.psn_hi;
 		}
-	} else if (tail_is_plain(qp) && (w == NULL || !wr_is_rd_atomic(w->opcode))) {
+		break;
+	case RTO_TAIL_PROBE:
 		QP_STAT(qp, rto_probes);
 		dpr_req_resend(qp, dpr_psn_add(qp->req.psn_hi, -1));
+		break;
+	case RTO_NOTHING:
+		break;
 	}
 	if (qp->comp.rto_backoff < UINT8_MAX)
 		qp->comp.rto_backoff++;

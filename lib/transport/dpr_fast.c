@@ -59,8 +59,26 @@ be24_at(const uint8_t *p)
 }
 
 /*
+ * A request packet of @p hdr_len bytes of BTH and extension headers: its
+ * IPv4 and UDP lengths as dpr_wire_parse() checks them. @return the bytes
+ * between the headers and the ICRC (payload and pad), or UINT32_MAX.
+ */
+static __rte_always_inline uint32_t
+request_body(const struct rte_mbuf *m, const uint8_t *p, uint32_t hdr_len)
+{
+	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
+	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
+
+	if (DPR_F_L3 + ip_len > m->data_len ||
+	    udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
+	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
+		return UINT32_MAX;
+	return udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len - DPR_ICRC_LEN;
+}
+
+/*
  * A request packet of @p hdr_len bytes of BTH and extension headers:
- * its shape as dpr_wire_parse() checks it, and the responder's usual case
+ * its shape (request_body()), and the responder's usual case
  * (IBA 9.7.5.1: the expected PSN; 9.8.3: the next packet of the message;
  * C9-91, C9-92: the lengths). @return its payload length, or UINT32_MAX
  * when anything would go another way (a pad longer than the body wraps
@@ -70,17 +88,13 @@ static __rte_always_inline uint32_t
 usual_request(const struct dpr_tqp *qp, const struct rte_mbuf *m, const uint8_t *p,
 	      uint32_t hdr_len, uint32_t mask)
 {
-	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
-	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
+	const uint32_t body = request_body(m, p, hdr_len);
 	const uint8_t state = qp->state;
 	uint32_t paylen;
 
-	if (DPR_F_L3 + ip_len > m->data_len ||
-	    udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
-	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
+	if (body == UINT32_MAX)
 		return UINT32_MAX;
-	paylen = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len -
-		DPR_ICRC_LEN - ((p[DPR_F_BTH + 1] >> 4) & 3);
+	paylen = body - ((p[DPR_F_BTH + 1] >> 4) & 3);
 	if (unlikely(be24_at(p + DPR_F_BTH + 9) != qp->resp.psn || paylen > qp->pmtu ||
 		     (state != DPR_QPS_RTS && state != DPR_QPS_RTR &&
 		      state != DPR_QPS_SQD) ||
@@ -267,8 +281,6 @@ fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
 static __rte_noinline bool
 fast_hold(struct dpr_tqp *qp, struct rte_mbuf *m, const uint8_t *p)
 {
-	const uint32_t ip_len = be16_at(p + DPR_F_L3 + 2);
-	const uint32_t udp_len = be16_at(p + DPR_F_L4 + 4);
 	const uint32_t psn = be24_at(p + DPR_F_BTH + 9);
 	const uint8_t state = qp->state;
 	uint32_t hdr_len, body;
@@ -299,13 +311,12 @@ fast_hold(struct dpr_tqp *qp, struct rte_mbuf *m, const uint8_t *p)
 		return false;
 	}
 	d = dpr_psn_diff(psn, qp->resp.psn);
-	if (d <= 0 || DPR_F_L3 + ip_len > m->data_len ||
-	    udp_len + sizeof(struct rte_ipv4_hdr) != ip_len ||
-	    udp_len < sizeof(struct rte_udp_hdr) + hdr_len + DPR_ICRC_LEN)
+	if (d <= 0)
 		return false;
-	body = udp_len - (uint32_t)sizeof(struct rte_udp_hdr) - hdr_len - DPR_ICRC_LEN;
-	if (((p[DPR_F_BTH + 1] >> 4) & 3) > body || body > qp->pmtu + 3 ||
-	    !dpr_wire_ipv4_sound(p + DPR_F_L3, ip_len, m->ol_flags))
+	body = request_body(m, p, hdr_len);
+	if (body == UINT32_MAX || ((p[DPR_F_BTH + 1] >> 4) & 3) > body ||
+	    body > qp->pmtu + 3 ||
+	    !dpr_wire_ipv4_sound(p + DPR_F_L3, be16_at(p + DPR_F_L3 + 2), m->ol_flags))
 		return false;
 	QP_STAT(qp, out_of_seq_rx);
 	dpr_sr_hold(qp, m, psn, d);

@@ -322,6 +322,7 @@ rx_read(struct dpr_tqp *qp, const struct dpr_pkt_info *pi,
 	res->rkey = h->reth.rkey;
 	res->length = h->reth.len;
 	res->streaming = true;
+	res->answered = false;
 	qp->resp.psn = dpr_psn_add(res->last_psn, 1);
 	/* C9-148: a READ counts as done for the MSN once accepted; its
 	 * responses, however long they wait behind others, carry this MSN */
@@ -558,7 +559,8 @@ dpr_resp_has_output(const struct dpr_tqp *qp)
 
 /* Responses of one run of a READ, bytes *@p off to @p end (FIRST at
  * @p start). @return false to stop (no room, or the key went: then the
- * READ is given up and NAKed). */
+ * READ is given up and NAKed -- or, asked again after it was answered in
+ * full, given up silently). */
 static bool
 send_run(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t start,
 	 uint32_t *off, uint32_t end, uint32_t *budget)
@@ -595,6 +597,18 @@ send_run(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t start,
 				res->streaming = false;
 				res->npatch = 0;
 				qp->resp.res_unsent--;
+				/* a duplicate of a READ answered in full, the
+				 * memory since deregistered: the requester had
+				 * it all, and told its peer so (UCX's
+				 * rendezvous: READ, then a message, then the
+				 * sender lets the memory go), before a timeout
+				 * that came too soon asked again. A NAK there
+				 * would fail two healthy QPs; one that really
+				 * lacks responses times out */
+				if (res->answered) {
+					QP_STAT(qp, read_replays_gone);
+					return false;
+				}
 				nak_access(qp, h.psn);
 				return false;
 			}
@@ -635,6 +649,7 @@ send_read(struct dpr_tqp *qp, struct dpr_resp_res *res, uint32_t *budget)
 		if (!send_run(qp, res, res->start, &res->sent, res->length, budget))
 			return false;
 		res->streaming = false;
+		res->answered = true;
 	}
 	res->to_send = false;
 	qp->resp.res_unsent--;

@@ -382,6 +382,7 @@ struct dpr_qp_init_attr {
 	_(sr_read_placed) \
 	_(sr_read_asks) \
 	_(read_patches) \
+	_(read_replays_gone) \
 	_(ce_rx) \
 	_(cnp_tx) \
 	_(cnp_rx) \

@@ -140,6 +140,7 @@ struct dpr_resp_res {
 	bool to_send;             /**< responses still to transmit */
 	bool replay;              /**< ...for a duplicate of the request */
 	bool streaming;           /**< READ: the run start..length still goes */
+	bool answered;            /**< READ: every response went out once */
 	uint8_t npatch;           /**< READ: holes asked for, sent first */
 	uint32_t msn;             /**< what its responses carry: the MSN
 	                               that counts this request (C9-148) */

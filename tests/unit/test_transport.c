@@ -1767,6 +1767,85 @@ test_tail_probe_waits(void)
 }
 
 /*
+ * A READ answered in full, its memory deregistered since (UCX's
+ * rendezvous: the requester completes the READ and says so, and the
+ * responder's program lets the memory go), then asked again -- a
+ * timeout that came too soon, the request late on the wire. The
+ * responder gives the duplicate up without a NAK (read_replays_gone) and
+ * stays in RTS; and a NAK of a PSN the requester has completed is stale:
+ * dropped (dup_response_rx), the requester stays in RTS. The QPs carry on.
+ * (Both failed an Open MPI allreduce between two yielding boxes.)
+ */
+static int
+test_read_again_memory_gone(void)
+{
+	struct rc_faults f = { 0 };
+	const struct dpr_transport_stats *sa, *sb;
+	uint64_t dup_a;
+	struct dpr_mr *l, *r;
+	struct dpr_wire_hdrs h;
+	struct dpr_cqe c[2];
+	struct rc_conn cc;
+	uint64_t r_iova;
+	uint32_t r_rkey;
+
+	rc_conn_defaults(&cc);
+	CHECK(conn(&f, &cc, 67) == 0, "connect");
+	l = rc_mr(&H, 0, 8192, DPR_ACCESS_LOCAL_WRITE);
+	r = rc_mr(&H, 1, 8192, DPR_ACCESS_ALL);
+	fill(r, 0, 8192, 9);
+	r_iova = r->iova;
+	r_rkey = r->rkey;
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_READ, l, 0, 8192, r_iova, r_rkey, 1,
+			   DPR_SEND_SIGNALED), 0, "READ 8 KiB");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, 100 * MS), 1, "the READ completes");
+	CHECK(c[0].status == DPR_WC_SUCCESS && memcmp(l->addr, r->addr, 8192) == 0,
+	      "with B's bytes");
+	mr_free(r);
+	/* the READ again, as A sent it */
+	memset(&h, 0, sizeof(h));
+	h.opcode = DPR_OP_RC_READ_REQUEST;
+	h.pkey = DPR_DEFAULT_PKEY;
+	h.dqpn = dpr_qp_num(qb);
+	h.psn = cc.psn[0];
+	h.reth.va = r_iova;
+	h.reth.rkey = r_rkey;
+	h.reth.len = 8192;
+	CHECK_EQ(rc_inject(&H, 0, &h, NULL, 0), 0, "the duplicate READ");
+	rc_settle(&H, 10 * MS);
+	sb = dpr_transport_stats(H.side[1].tp);
+	CHECK_EQ(sb->read_replays_gone, 1, "B gave it up");
+	CHECK_EQ(sb->nak_err_tx, 0, "without a NAK");
+	CHECK_EQ(dpr_qp_get_state(qb), DPR_QPS_RTS, "B's QP in RTS");
+	/* a remote access NAK of that PSN, as a responder that sent one */
+	sa = dpr_transport_stats(H.side[0].tp);
+	dup_a = sa->dup_response_rx;
+	memset(&h, 0, sizeof(h));
+	h.opcode = DPR_OP_RC_ACK;
+	h.pkey = DPR_DEFAULT_PKEY;
+	h.dqpn = dpr_qp_num(qa);
+	h.psn = cc.psn[0];
+	h.aeth.syndrome = DPR_AETH_NAK | DPR_NAK_REM_ACCESS_ERR;
+	CHECK_EQ(rc_inject(&H, 1, &h, NULL, 0), 0, "a stale NAK");
+	rc_settle(&H, 10 * MS);
+	CHECK_EQ(sa->dup_response_rx, dup_a + 1, "A took it for stale");
+	CHECK_EQ(sa->nak_err_rx, 0, "not for an error");
+	CHECK_EQ(dpr_qp_get_state(qa), DPR_QPS_RTS, "A's QP in RTS");
+	/* and on they go */
+	r = rc_mr(&H, 1, 8192, DPR_ACCESS_ALL);
+	fill(l, 0, 64, 3);
+	CHECK_EQ(post_send(qa, DPR_WR_RDMA_WRITE, l, 0, 64, r->iova, r->rkey, 2,
+			   DPR_SEND_SIGNALED), 0, "a WRITE");
+	CHECK_EQ(wait_cq(H.side[0].scq, 1, c, 100 * MS), 1, "it completes");
+	CHECK(c[0].status == DPR_WC_SUCCESS && memcmp(l->addr, r->addr, 64) == 0,
+	      "its bytes landed");
+	mr_free(l);
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
+/*
  * What a yielding worker asks before it naps: the earliest timer due at
  * or before a limit, looking only at the wheel's slots up to it. With 16
  * WRITEs on the wire, the requester's RTO is armed: asked up to it or
@@ -2993,6 +3072,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_rto_slow_peer),
 	DPR_TEST_CASE(test_tail_probe_waits),
 	DPR_TEST_CASE(test_next_timer_before),
+	DPR_TEST_CASE(test_read_again_memory_gone),
 	DPR_TEST_CASE(test_probe_lost_nak),
 	DPR_TEST_CASE(test_nak_during_replay),
 	DPR_TEST_CASE(test_read_resources_and_msn),
