@@ -121,18 +121,6 @@ dpr_wheel_next_before(const struct dpr_wheel *w, uint64_t limit)
 uint64_t
 dpr_wheel_next(const struct dpr_wheel *w)
 {
-	uint64_t best = UINT64_MAX;
-	unsigned int i;
-
-	if (w->armed == 0)
-		return UINT64_MAX;
-	/* for tests and idle sleeps, not for the fast path */
-	for (i = 0; i < WHEEL_SLOTS; i++) {
-		const struct dpr_timer *t;
-
-		TAILQ_FOREACH(t, &w->slot[i], link)
-			if (t->deadline < best)
-				best = t->deadline;
-	}
-	return best;
+	/* (for tests and idle sleeps, not for the fast path: every slot) */
+	return dpr_wheel_next_before(w, UINT64_MAX);
 }

@@ -189,19 +189,19 @@ dprdma_open(unsigned int index)
 static uint32_t
 poll_yield(bool shared)
 {
+	const uint32_t dflt = shared ? POLL_YIELD_DEFAULT : 0;
 	const char *e = getenv(POLL_YIELD_ENV);
 	char *end;
 	unsigned long v;
 
 	if (e == NULL || *e == '\0')
-		return shared ? POLL_YIELD_DEFAULT : 0;
+		return dflt;
 	errno = 0;
 	v = strtoul(e, &end, 10);
 	if (errno != 0 || *end != '\0' || v > UINT32_MAX) {
 		fprintf(stderr, "libdprdma: %s=%s is not a count of polls "
-			"(0 to %u); using %u\n", POLL_YIELD_ENV, e,
-			UINT32_MAX, shared ? POLL_YIELD_DEFAULT : 0);
-		return shared ? POLL_YIELD_DEFAULT : 0;
+			"(0 to %u); using %u\n", POLL_YIELD_ENV, e, UINT32_MAX, dflt);
+		return dflt;
 	}
 	return (uint32_t)v;
 }
