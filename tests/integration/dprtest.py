@@ -72,7 +72,9 @@ def skip(msg):
 
 
 def run(cmd, check_rc=True, timeout=60, **kw):
-    """Run a command (list), return CompletedProcess with text output."""
+    """Run a command (list), return CompletedProcess with text output
+    (bytes that are not UTF-8 replaced, never an exception)."""
+    kw.setdefault("errors", "replace")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                        **kw)
     if check_rc and p.returncode != 0:
@@ -198,7 +200,7 @@ class Daemon:
         env.pop("LD_LIBRARY_PATH", None)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True,
-                                     env=env)
+                                     errors="replace", env=env)
         self.lines = []
         self._running = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -92,11 +92,17 @@ def run_mpi(daemons, what, cmd, timeout=180):
     since = req_packets(daemons)
     try:
         p = subprocess.run(["timeout", str(timeout)] + cmd, capture_output=True,
-                           text=True, timeout=timeout + 30)
+                           timeout=timeout + 30)
     except subprocess.TimeoutExpired:
         t.fail("%s: no end in %d s" % (what, timeout))
-    out = p.stdout + p.stderr
-    sys.stdout.write("".join("  | %s\n" % x for x in out.splitlines()[-40:]))
+    # bytes, not text: a launcher that dies mid-line (a rank killed, a
+    # corrupt buffer printed) must not turn into a UnicodeDecodeError that
+    # hides what it said
+    out = (p.stdout + p.stderr).decode("utf-8", "replace")
+    # all of a failed run (UCX names the cause well before the backtrace)
+    lines = out.splitlines()
+    sys.stdout.write("".join("  | %s\n" % x for x in
+                             (lines[-40:] if p.returncode == 0 else lines[-400:])))
     if p.returncode != 0:
         for d in daemons:
             sys.stdout.write("".join("  %s\n" % x for x in t.dprdma_state(d.prefix)))

@@ -8,8 +8,9 @@
  * not: the extended CQ (ibv_create_cq_ex, ibv_start_poll/ibv_next_poll and
  * the ibv_wc_read_* accessors), address handles made from a completion
  * (ibv_create_ah_from_wc), ibv_query_qp's Q_Key, ibv_create_srq_ex and the
- * refusals that say what is not offered. QPs of one daemon connected to
- * each other (the frames loop back in its worker).
+ * refusals that say what is not offered, a device that outlives its list
+ * (UCX reads context->device's name after ibv_free_device_list()). QPs of
+ * one daemon connected to each other (the frames loop back in its worker).
  *
  *   DPRDMA_SOCKET=... dprdma-verbs-test
  *   DPRDMA_SOCKET=... dprdma-verbs-test drain
@@ -643,6 +644,43 @@ do_drain(void)
 	return 0;
 }
 
+/* rdma-core's devices outlive the list that handed them out: programs
+ * (UCX, librdmacm) free the list and keep asking an open context's device
+ * its name and GUID. The freed list's memory is handed out again and
+ * scribbled over before the device is asked. */
+static void
+test_device_outlives_list(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL), **again;
+	struct ibv_context *c;
+	__be64 guid;
+	void *scribble[80];     /* one block of each size 16 B - 1,280 B */
+
+	if (l == NULL || l[0] == NULL) {
+		CHECK(0, "a second ibv_get_device_list");
+		return;
+	}
+	c = ibv_open_device(l[0]);
+	guid = ibv_get_device_guid(l[0]);
+	ibv_free_device_list(l);
+	for (int i = 0; i < 80; i++) {
+		scribble[i] = malloc(16 * ((size_t)i + 1));
+		if (scribble[i] != NULL)
+			memset(scribble[i], 0xa5, 16 * ((size_t)i + 1));
+	}
+	CHECK(c != NULL && strcmp(ibv_get_device_name(c->device), "dprdma0") == 0 &&
+	      ibv_get_device_guid(c->device) == guid,
+	      "a device opened from a freed list keeps its name and GUID");
+	again = ibv_get_device_list(NULL);
+	CHECK(again != NULL && c != NULL && again[0] == c->device,
+	      "a new list hands out the same device");
+	for (int i = 0; i < 80; i++)
+		free(scribble[i]);
+	ibv_free_device_list(again);
+	if (c != NULL)
+		ibv_close_device(c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -681,6 +719,7 @@ main(int argc, char **argv)
 		      "ibv_query_device_ex: SRQs and AHs offered, no ODP, no "
 		      "completion timestamps");
 	}
+	test_device_outlives_list();
 	test_cq_ex();
 	test_ud_ah_from_wc();
 	test_ud_ipv6_and_refusals();

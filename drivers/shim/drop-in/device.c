@@ -35,6 +35,46 @@
 
 /* ---------------------------------------------------------- devices */
 
+/*
+ * The devices outlive their lists, as rdma-core's do: a program frees the
+ * list and keeps using a device it opened (UCX asks ibv_get_device_name()
+ * of context->device long after ibv_free_device_list(); freeing with the
+ * list made that name garbage, and UCX then found no "dprdma0:1"). One
+ * struct per (index, GUID) for the life of the process: a daemon restarted
+ * with another GUID gets a new one, the old stays valid for contexts that
+ * hold it. A handful of small structs at most, never freed.
+ */
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dv_device *devices;       /* a list through ->next */
+
+static struct dv_device *
+device_get(unsigned int index, uint64_t guid)
+{
+	struct dv_device *d;
+
+	for (d = devices; d != NULL; d = d->next)
+		if (d->index == index && d->guid == guid)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	d->index = index;
+	d->guid = guid;
+	d->dev.node_type = IBV_NODE_CA;
+	d->dev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->dev.name, sizeof(d->dev.name), "dprdma%u", index);
+	/* no kernel uverbs device: UCX stats /dev/infiniband/<dev_name>
+	 * (dprdmad makes it, [control] dev_nodes) */
+	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "dprdma%u", index);
+	snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
+		 "/sys/class/infiniband_verbs/dprdma%u", index);
+	snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
+		 "/sys/class/infiniband/dprdma%u", index);
+	d->next = devices;
+	devices = d;
+	return d;
+}
+
 EXPORT struct ibv_device **
 ibv_get_device_list(int *num)
 {
@@ -51,25 +91,15 @@ ibv_get_device_list(int *num)
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_lock(&devices_lock);
 	for (i = 0; i < n; i++) {
-		struct dv_device *d = calloc(1, sizeof(*d));
+		struct dv_device *d = device_get((unsigned int)i, guids[i]);
 
 		if (d == NULL)
 			break;
-		d->index = (unsigned int)i;
-		d->guid = guids[i];
-		d->dev.node_type = IBV_NODE_CA;
-		d->dev.transport_type = IBV_TRANSPORT_IB;
-		snprintf(d->dev.name, sizeof(d->dev.name), "dprdma%d", i);
-		/* no kernel uverbs device: UCX stats /dev/infiniband/<dev_name>
-		 * (dprdmad makes it, [control] dev_nodes) */
-		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "dprdma%d", i);
-		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
-			 "/sys/class/infiniband_verbs/dprdma%d", i);
-		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
-			 "/sys/class/infiniband/dprdma%d", i);
 		list[i] = &d->dev;
 	}
+	pthread_mutex_unlock(&devices_lock);
 	if (num != NULL)
 		*num = i;
 	return list;
@@ -78,8 +108,7 @@ ibv_get_device_list(int *num)
 EXPORT void
 ibv_free_device_list(struct ibv_device **list)
 {
-	for (struct ibv_device **d = list; d != NULL && *d != NULL; d++)
-		free(*d);
+	/* the list only: its devices stay (device_get()) */
 	free(list);
 }
 

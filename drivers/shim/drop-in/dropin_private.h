@@ -38,6 +38,7 @@ struct dv_device {
 	struct ibv_device dev;
 	unsigned int index;
 	__be64 guid;
+	struct dv_device *next;         /* device.c's list of every device */
 };
 
 struct dv_context {
