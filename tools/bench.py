@@ -48,6 +48,12 @@ run, on the same machine, so the ratios hold where absolute figures vary):
            latency, 64 KiB and 1 MiB bandwidth), ib_write_lat 64 B
            yielding vs busy workers, the demo's ibv_rc_pingpong 4 KiB
            (--only-shared: this stage alone)
+  cm       RDMA CM at scale: dprdma-cm-rate (tests/integration/cm_rate.c)
+           opens 10,000 connections at once from one program through box
+           B to a server through box A (workers yielding, 2 CPUs), each
+           used (64 B each way) and torn down: connections established
+           and torn down per second, median of --runs fresh pairs
+           (2,000 connections with --quick; --only-cm: this stage alone)
   instructions  tools/count-instructions.py: instructions per message of a
            whole worker on each side (callgrind), in the report beside the
            ratios (not with --quick or --no-instructions)
@@ -78,6 +84,8 @@ import dprtest as t  # noqa: E402
 
 GEN = os.path.join(BUILD, "app", "dprdma-gen")
 PERF = os.path.join(BUILD, "app", "dprdma-perf")
+CM_RATE = os.path.join(BUILD, "tests", "dprdma-cm-rate")
+CM_CONNS = 10000
 PID = os.getpid()
 MEMIF = "/tmp/dprdma-bench-%d.sock" % PID
 ARGS = None
@@ -1031,6 +1039,61 @@ def shared_table(med):
                  "| %.3g | - | - | (context) |" % med["pingpong"])
     return "\n".join(lines) + "\n"
 
+def cm_rate_once(pair, conns, port):
+    """dprdma-cm-rate: server through A, @conns connections from a client
+    through B; the client's JSON line."""
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(BUILD, "drop-in"))
+    srv = subprocess.Popen(["timeout", "300", CM_RATE, "serve", str(port), str(conns)],
+                           env=dict(env, DPRDMA_SOCKET=pair.a.socket),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t.wait_for(lambda: any(" listen " in c and ":%d " % port in c + " "
+                           for c in t.telemetry(pair.a.prefix, "/dprdma/cm/conns")),
+               20, "dprdma-cm-rate listening")
+    cli = subprocess.run(["timeout", "300", CM_RATE, "connect", "10.96.0.1", str(port),
+                          str(conns)], env=dict(env, DPRDMA_SOCKET=pair.b.socket),
+                         capture_output=True, text=True)
+    sout = srv.communicate(timeout=330)[0]
+    res = [json.loads(x) for x in cli.stdout.splitlines() if x.startswith("{")]
+    if cli.returncode != 0 or srv.returncode != 0 or not res:
+        sys.exit("bench: dprdma-cm-rate %d failed: %s %s %s"
+                 % (conns, cli.stdout, cli.stderr, sout))
+    return res[0]
+
+
+def stage_cm():
+    """RDMA CM at scale (issue 45): CM_CONNS connections at once between two
+    boxes whose workers yield (the CM, the programs and the workers share
+    the 2 CPUs), each used and torn down. Median of ARGS.runs fresh pairs."""
+    if not os.access(CM_RATE, os.X_OK):
+        sys.exit("bench: %s missing: run tools/setup.sh first (librdmacm-dev)" % CM_RATE)
+    runs = []
+    conns = 2000 if ARGS.quick else CM_CONNS
+    for run in range(ARGS.runs):
+        progress("cm: %d connections at once, run %d of %d" % (conns, run + 1, ARGS.runs))
+        pair = Pair(idle="yield")
+        try:
+            runs.append(cm_rate_once(pair, conns, 19500 + run))
+        finally:
+            pair.stop()
+    med = {k: sorted(r[k] for r in runs)[len(runs) // 2]
+           for k in ("connections", "established_s", "connect_per_s", "used_s",
+                     "teardown_s", "teardown_per_s")}
+    record("cm", "dprdma", "connect", conns, per_s=med["connect_per_s"],
+           seconds=med["established_s"], note="median of %d runs" % len(runs))
+    record("cm", "dprdma", "teardown", conns, per_s=med["teardown_per_s"],
+           seconds=med["teardown_s"], note="median of %d runs" % len(runs))
+    return med
+
+
+def cm_table(med):
+    return ("\n| RDMA CM, %d connections at once (2 CPUs, yielding boxes) | dprdma "
+            "| goal |\n|---|---|---|\n"
+            "| established and used, s | %.2f | <= 2 |\n"
+            "| connections per second | %.0f | >= 5000 |\n"
+            "| torn down per second | %.0f | (context) |\n"
+            % (med["connections"], med["used_s"], med["connect_per_s"],
+               med["teardown_per_s"]))
+
 # ------------------------------------------------------------- reports
 
 def ratio_table(raw, dp, gen, shim, lat, lat2, tcp, workers, rxe):
@@ -1206,6 +1269,8 @@ def main():
                     help="the shared-box stage alone (MPI, latency with yielding workers)")
     ap.add_argument("--no-shared", action="store_true",
                     help="skip the shared-box stage")
+    ap.add_argument("--only-cm", action="store_true",
+                    help="the RDMA CM stage alone (connections per second)")
     ap.add_argument("--no-instructions", action="store_true",
                     help="skip the instruction counts (--quick skips them too)")
     ap.add_argument("--out", help="output directory (build/bench/<time>)")
@@ -1227,7 +1292,8 @@ def main():
     t0 = time.time()
     only = (("secure", lambda: secure_table(stage_secure())),
             ("shared", lambda: shared_table(stage_shared())),
-            ("loss", lambda: loss_table(stage_loss(), stage_tcp_loss())))
+            ("loss", lambda: loss_table(stage_loss(), stage_tcp_loss())),
+            ("cm", lambda: cm_table(stage_cm())))
     for name, make in only:
         if getattr(ARGS, "only_" + name):
             table = make()
@@ -1247,6 +1313,7 @@ def main():
     tcp_loss = stage_tcp_loss() if not ARGS.no_loss else None
     sec = stage_secure() if not ARGS.quick else None
     shared = stage_shared() if not ARGS.no_shared else None
+    cm = stage_cm()
     raw = record_raw(stage_raw(raw_runs, "again at the end"))
     rxe = None
     if not ARGS.no_rxe and shutil.which("qemu-system-x86_64"):
@@ -1268,6 +1335,7 @@ def main():
         table += secure_table(sec)
     if shared:
         table += shared_table(shared)
+    table += cm_table(cm)
     if instr:
         table += instruction_table(instr)
     with open(os.path.join(outdir, "ratios.md"), "w") as f:

@@ -226,6 +226,11 @@ shim_client_close(unsigned int slot, const char *why)
 {
 	struct shim_client *c = shim.clients[slot];
 
+	if (c->qps_destroyed > SHIM_QP_LOGS)
+		SHIM_LOG(INFO, "client %u (pid %d) destroyed %u more QPs: %" PRIu64
+			 " send WQEs, %" PRIu64 " receive WQEs", c->id, (int)c->pid,
+			 c->qps_destroyed - SHIM_QP_LOGS, c->quiet_send_wqes,
+			 c->quiet_recv_wqes);
 	SHIM_LOG(INFO, "client %u (pid %d) %s: %u QPs, %u MRs, %u CQs, %u PDs "
 		 "released", c->id, (int)c->pid, why, c->n_qp, c->n_mr, c->n_cq,
 		 c->n_pd);

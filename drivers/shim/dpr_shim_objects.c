@@ -474,9 +474,17 @@ shim_destroy_qp(struct shim_client *c, uint32_t h)
 
 	if (rc != 0)
 		return rc;
-	/* its counters, for the record (as `rdma statistic` would show them) */
-	SHIM_LOG(INFO, "client %u QP 0x%06x destroyed: %" PRIu64 " send WQEs, %"
-		 PRIu64 " receive WQEs", c->id, q->qpn, q->send_wqes, q->recv_wqes);
+	/* its counters, for the record (as `rdma statistic` would show them);
+	 * past a client's first SHIM_QP_LOGS, summed for its last line */
+	if (++c->qps_destroyed <= SHIM_QP_LOGS) {
+		SHIM_LOG(INFO, "client %u QP 0x%06x destroyed: %" PRIu64 " send "
+			 "WQEs, %" PRIu64 " receive WQEs%s", c->id, q->qpn,
+			 q->send_wqes, q->recv_wqes, c->qps_destroyed == SHIM_QP_LOGS ?
+			 " (its last QP logged so; the rest summed when it leaves)" : "");
+	} else {
+		c->quiet_send_wqes += q->send_wqes;
+		c->quiet_recv_wqes += q->recv_wqes;
+	}
 	q->scq->users--;
 	if (q->srq != NULL)
 		q->srq->users--;

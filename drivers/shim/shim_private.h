@@ -141,6 +141,11 @@ struct shim_obj {
 	void *p;
 };
 
+/* A client's QPs whose destruction is logged one by one: a server of
+ * 10,000 connections would otherwise write 10,000 lines (and 20,000 with
+ * its peer's) while it tears them down */
+#define SHIM_QP_LOGS 64
+
 struct shim_client {
 	int fd;
 	uint32_t id;
@@ -168,6 +173,10 @@ struct shim_client {
 	uint32_t obj_hi;                /* handles below this + 1 have been used */
 	uint32_t obj_hint;              /* no free entry below it */
 	uint32_t n_pd, n_mr, n_cq, n_qp, n_channel, n_srq;
+	/* QPs it destroyed; each of the first SHIM_QP_LOGS is logged with its
+	 * WQE counts, the rest summed into the line of its departure */
+	uint32_t qps_destroyed;
+	uint64_t quiet_send_wqes, quiet_recv_wqes;
 	uint64_t mr_bytes;
 	int async_fd;                   /* the client's eventfd, or -1 */
 	bool overflow_pending;          /* a CQ overflowed: its QPs to ERR */

@@ -7,7 +7,9 @@ Debian programs, server on A and client on B, then both on A (QP1 looped
 back inside the daemon):
 
   rping -V (the data of every ping verified), ucmatose with 8
-  connections (and 200 from one program), udaddy (UD endpoints found by SIDR), fi_pingpong -p verbs
+  connections (and 1,000 from one program), dprdma-cm-rate
+  (tests/integration/cm_rate.c: 2,000 connections at once, each used and
+  torn down), udaddy (UD endpoints found by SIDR), fi_pingpong -p verbs
   (libfabric's UD, RC and RDM endpoints, data checked), ib_send_bw -R,
   ib_read_bw -R, ib_write_lat -R, qperf
   -cm1 rc_bw, rc_lat, rc_rdma_read_bw (its control connection over
@@ -26,6 +28,7 @@ back inside the daemon):
 Then each daemon's CM counters: MADs both ways, no MAD dropped, the
 connections counted, no ID left once the programs are gone."""
 
+import json
 import os
 import re
 import signal
@@ -42,6 +45,7 @@ NS = "dprt-cm-%d" % PID
 IP_A, IP_B, NOBODY = "10.85.0.1", "10.85.0.2", "10.85.0.99"
 DROPIN = os.environ.get("DPR_DROPIN", "build/drop-in")
 CM_TEST = os.environ.get("DPR_CM_TEST", "build/tests/dprdma-cm-test")
+CM_RATE = os.environ.get("DPR_CM_RATE", "build/tests/dprdma-cm-rate")
 RPMA_TEST = os.environ.get("DPR_RPMA_TEST", "build/tests/dprdma-rpma-test")
 PORT = [21000 + PID % 1000]
 ERR = re.compile(r"(?i)(\berror\b|\bfail|couldn't|unable to|cannot )")
@@ -118,6 +122,26 @@ def test_ucmatose(ds, dc, conns=8, msgs=20):
             "test complete" in cout and not ERR.search(sout + cout),
             "ucmatose, %d connections x %d messages (%s): both complete"
             % (conns, msgs, where(ds, dc)))
+
+
+def test_cm_rate(ds, dc, conns):
+    """@conns connections at once from one program (dprdma-cm-rate), each
+    used (64 B each way, checked) and torn down; the rate printed (the
+    bench has the row)."""
+    PORT[0] += 1
+    p = [str(PORT[0]), str(conns)]
+    src, sout, crc, cout = pair(CM_RATE, ["serve"] + p, ["connect", IP_A] + p,
+                                ds, dc, port=PORT[0], timeout=120)
+    res = [json.loads(x) for x in cout.splitlines() if x.startswith("{")]
+    r = res[0] if res else {}
+    t.check(src == 0 and crc == 0 and r.get("established") == conns and
+            r.get("used") == conns and r.get("torn_down") == conns,
+            "dprdma-cm-rate, %d connections at once (%s): all established, "
+            "used and torn down, both exit 0 (%d, %d)"
+            % (conns, where(ds, dc), src, crc))
+    t.log("dprdma-cm-rate %d: established in %.2f s (%.0f/s), torn down in "
+          "%.2f s (%.0f/s)" % (conns, r["established_s"], r["connect_per_s"],
+                               r["teardown_s"], r["teardown_per_s"]))
 
 
 def test_udaddy(ds, dc, conns=4, msgs=10):
@@ -277,7 +301,7 @@ def cm_stats(d):
 
 def main():
     t.require_root_and_netns()
-    for f in (os.path.join(DROPIN, "librdmacm.so.1"), CM_TEST):
+    for f in (os.path.join(DROPIN, "librdmacm.so.1"), CM_TEST, CM_RATE):
         if not os.path.exists(f):
             t.fail("%s missing: build first (librdmacm-dev)" % f)
     if os.path.exists(MEMIF):
@@ -325,6 +349,9 @@ def main():
         test_ucmatose(a, b, conns=1000, msgs=1)
         t.log("ucmatose -c 1000: %.1f s, %.0f connections/s"
               % (time.time() - t0, 1000 / (time.time() - t0)))
+        # and 2,000 at once from a program that answers its events at
+        # once: each used, every one torn down
+        test_cm_rate(a, b, 2000)
         test_cm_cases(a, b)
         sa, sb = cm_stats(a), cm_stats(b)
         t.log("A: %r" % sa)

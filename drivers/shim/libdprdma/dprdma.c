@@ -288,21 +288,24 @@ dprdma_get_async_event(struct dprdma_context *ctx, uint32_t *type, void **obj)
 				*obj = (void *)(uintptr_t)e.handle;
 				return 0;
 			}
-			pthread_mutex_lock(&cq_list_lock);
+			pthread_mutex_lock(&obj_lock);
 			if (e.type == 0 /* CQ_ERR */) {
-				for (struct dprdma_cq *c = cq_list; c; c = c->next_in_list)
-					if (c->ctx == ctx && c->handle == e.handle)
-						*obj = c->user != NULL ? c->user : c;
+				struct dprdma_cq *c = dpr_obj_find(ctx, e.handle, DPR_OBJ_CQ);
+
+				if (c != NULL)
+					*obj = c->user != NULL ? c->user : c;
 			} else if (e.type == 14 || e.type == 15 /* SRQ_ERR, _LIMIT */) {
-				for (struct dprdma_srq *s = srq_list; s; s = s->next_in_list)
-					if (s->ctx == ctx && s->handle == e.handle)
-						*obj = s->user != NULL ? s->user : s;
+				struct dprdma_srq *s = dpr_obj_find(ctx, e.handle, DPR_OBJ_SRQ);
+
+				if (s != NULL)
+					*obj = s->user != NULL ? s->user : s;
 			} else {
-				for (struct dprdma_qp *q = qp_list; q; q = q->next_in_list)
-					if (q->ctx == ctx && q->handle == e.handle)
-						*obj = q->user != NULL ? q->user : q;
+				struct dprdma_qp *q = dpr_obj_find(ctx, e.handle, DPR_OBJ_QP);
+
+				if (q != NULL)
+					*obj = q->user != NULL ? q->user : q;
 			}
-			pthread_mutex_unlock(&cq_list_lock);
+			pthread_mutex_unlock(&obj_lock);
 			if (*obj != NULL)
 				return 0;
 			continue;       /* an object already destroyed */
@@ -325,6 +328,7 @@ dprdma_close(struct dprdma_context *ctx)
 	close(ctx->async_fd);
 	if (ctx->wake_fd >= 0)
 		close(ctx->wake_fd);
+	free(ctx->objs);
 	for (ch = ctx->chunks; ch != NULL; ch = next) {
 		next = ch->next;
 		munmap(ch->addr, ch->len);

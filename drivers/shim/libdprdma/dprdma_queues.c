@@ -28,11 +28,55 @@
 
 #include "libdprdma_private.h"
 
-/* CQ, QP and SRQ handles -> objects, for completion channels and events */
-pthread_mutex_t cq_list_lock = PTHREAD_MUTEX_INITIALIZER;
-struct dprdma_cq *cq_list;
-struct dprdma_qp *qp_list;
-struct dprdma_srq *srq_list;
+/* CQ, QP and SRQ handles -> objects, for completion channels and events:
+ * each context's table (the daemon numbers a client's objects densely
+ * from 1). Lists searched from the front made each destroy and each
+ * channel event O(objects): 10,000 connections' teardown spent most of
+ * its CPU walking them. */
+pthread_mutex_t obj_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int
+dpr_obj_put(struct dprdma_context *ctx, uint32_t handle, enum dpr_obj_kind kind,
+	    void *p)
+{
+	pthread_mutex_lock(&obj_lock);
+	if (handle >= ctx->objs_cap) {
+		uint32_t n = ctx->objs_cap < 64 ? 64 : ctx->objs_cap;
+		struct dpr_obj_ref *o;
+
+		while (n <= handle)
+			n *= 2;
+		o = realloc(ctx->objs, (size_t)n * sizeof(*o));
+		if (o == NULL) {
+			pthread_mutex_unlock(&obj_lock);
+			return -ENOMEM;
+		}
+		memset(&o[ctx->objs_cap], 0, (size_t)(n - ctx->objs_cap) * sizeof(*o));
+		ctx->objs = o;
+		ctx->objs_cap = n;
+	}
+	ctx->objs[handle] = (struct dpr_obj_ref){ .p = p, .kind = kind };
+	pthread_mutex_unlock(&obj_lock);
+	return 0;
+}
+
+void
+dpr_obj_drop(struct dprdma_context *ctx, uint32_t handle)
+{
+	pthread_mutex_lock(&obj_lock);
+	if (handle < ctx->objs_cap)
+		ctx->objs[handle] = (struct dpr_obj_ref){ 0 };
+	pthread_mutex_unlock(&obj_lock);
+}
+
+void *
+dpr_obj_find(const struct dprdma_context *ctx, uint32_t handle,
+	     enum dpr_obj_kind kind)
+{
+	if (handle >= ctx->objs_cap || ctx->objs[handle].kind != kind)
+		return NULL;
+	return ctx->objs[handle].p;
+}
 
 /* ---------------------------------------------------------- channels */
 
@@ -98,11 +142,11 @@ dprdma_get_cq_event(struct dprdma_channel *ch)
 			errno = EIO;
 		return NULL;
 	}
-	pthread_mutex_lock(&cq_list_lock);
-	for (cq = cq_list; cq != NULL; cq = cq->next_in_list)
-		if (cq->ch == ch && cq->handle == h)
-			break;
-	pthread_mutex_unlock(&cq_list_lock);
+	pthread_mutex_lock(&obj_lock);
+	cq = dpr_obj_find(ch->ctx, h, DPR_OBJ_CQ);
+	if (cq != NULL && cq->ch != ch)
+		cq = NULL;
+	pthread_mutex_unlock(&obj_lock);
 	if (cq == NULL)
 		errno = ENOENT;
 	return cq;
@@ -147,29 +191,25 @@ dprdma_create_cq(struct dprdma_context *ctx, int cqe, struct dprdma_channel *ch)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (dpr_obj_put(ctx, cq->handle, DPR_OBJ_CQ, cq) != 0) {
+		munmap(cq->ring, cq->map_bytes);
+		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_CQ, cq->handle);
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_mutex_lock(&cq_list_lock);
-	cq->next_in_list = cq_list;
-	cq_list = cq;
-	pthread_mutex_unlock(&cq_list_lock);
 	return cq;
 }
 
 int
 dprdma_destroy_cq(struct dprdma_cq *cq)
 {
-	struct dprdma_cq **pp;
 	int rc = dpr_destroy_obj(cq->ctx, DPR_SHM_DESTROY_CQ, cq->handle);
 
 	if (rc != 0)
 		return rc;
-	pthread_mutex_lock(&cq_list_lock);
-	for (pp = &cq_list; *pp != NULL; pp = &(*pp)->next_in_list)
-		if (*pp == cq) {
-			*pp = cq->next_in_list;
-			break;
-		}
-	pthread_mutex_unlock(&cq_list_lock);
+	dpr_obj_drop(cq->ctx, cq->handle);
 	munmap(cq->ring, cq->map_bytes);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
@@ -251,11 +291,14 @@ dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
 	qp->sq = (struct dpr_shm_ring *)base;
 	qp->rq = (struct dpr_shm_ring *)(base + m.create_qp_resp.rq_offset);
 	qp->state = 0;  /* RESET */
+	if (dpr_obj_put(ctx, qp->handle, DPR_OBJ_QP, qp) != 0) {
+		munmap(base, qp->map_bytes);
+		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_QP, qp->handle);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_mutex_lock(&cq_list_lock);
-	qp->next_in_list = qp_list;
-	qp_list = qp;
-	pthread_mutex_unlock(&cq_list_lock);
 	return qp;
 }
 
@@ -263,17 +306,10 @@ int
 dprdma_destroy_qp(struct dprdma_qp *qp)
 {
 	int rc = dpr_destroy_obj(qp->ctx, DPR_SHM_DESTROY_QP, qp->handle);
-	struct dprdma_qp **pp;
 
 	if (rc != 0)
 		return rc;
-	pthread_mutex_lock(&cq_list_lock);
-	for (pp = &qp_list; *pp != NULL; pp = &(*pp)->next_in_list)
-		if (*pp == qp) {
-			*pp = qp->next_in_list;
-			break;
-		}
-	pthread_mutex_unlock(&cq_list_lock);
+	dpr_obj_drop(qp->ctx, qp->handle);
 	munmap(qp->sq, qp->map_bytes);
 	pthread_spin_destroy(&qp->lock);
 	free(qp);
@@ -393,29 +429,25 @@ dprdma_create_srq(struct dprdma_pd *pd, uint32_t max_wr, uint32_t max_sge,
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (dpr_obj_put(ctx, srq->handle, DPR_OBJ_SRQ, srq) != 0) {
+		munmap(srq->ring, srq->map_bytes);
+		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_mutex_lock(&cq_list_lock);
-	srq->next_in_list = srq_list;
-	srq_list = srq;
-	pthread_mutex_unlock(&cq_list_lock);
 	return srq;
 }
 
 int
 dprdma_destroy_srq(struct dprdma_srq *srq)
 {
-	struct dprdma_srq **pp;
 	int rc = dpr_destroy_obj(srq->ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
 
 	if (rc != 0)
 		return rc;
-	pthread_mutex_lock(&cq_list_lock);
-	for (pp = &srq_list; *pp != NULL; pp = &(*pp)->next_in_list)
-		if (*pp == srq) {
-			*pp = srq->next_in_list;
-			break;
-		}
-	pthread_mutex_unlock(&cq_list_lock);
+	dpr_obj_drop(srq->ctx, srq->handle);
 	munmap(srq->ring, srq->map_bytes);
 	pthread_spin_destroy(&srq->lock);
 	free(srq);

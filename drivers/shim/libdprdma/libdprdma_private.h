@@ -34,6 +34,14 @@ struct chunk {                          /* dprdma_alloc() memory */
 	int fd;
 };
 
+/* A CQ, QP or SRQ by its handle (dprdma_queues.c) */
+enum dpr_obj_kind { DPR_OBJ_NONE, DPR_OBJ_CQ, DPR_OBJ_QP, DPR_OBJ_SRQ };
+
+struct dpr_obj_ref {
+	void *p;
+	enum dpr_obj_kind kind;
+};
+
 struct dprdma_context {
 	int fd;
 	uint32_t seq;
@@ -48,6 +56,11 @@ struct dprdma_context {
 	uint32_t poll_yield;            /* empty CQ polls in a row before the
 	                                   thread yields its CPU; 0: never */
 	uint32_t ev_cons;
+	/* CQs, QPs and SRQs by handle, for channels and async events (under
+	 * obj_lock): the daemon's handles are dense per client, so a table
+	 * (grown by doubling) finds one in O(1) among 64k */
+	struct dpr_obj_ref *objs;
+	uint32_t objs_cap;
 };
 
 struct dprdma_pd {
@@ -74,7 +87,6 @@ struct dprdma_cq {
 	size_t map_bytes;
 	uint32_t cons;
 	pthread_spinlock_t lock;
-	struct dprdma_cq *next_in_list;
 	void *user;
 };
 
@@ -93,7 +105,6 @@ struct dprdma_qp {
 	uint32_t qp_type;               /* ibv_qp_type */
 	struct dprdma_cq *scq, *rcq;
 	pthread_spinlock_t lock;
-	struct dprdma_qp *next_in_list;
 	void *user;
 };
 
@@ -103,16 +114,17 @@ struct dprdma_srq {
 	struct dpr_shm_ring *ring;
 	size_t map_bytes;
 	pthread_spinlock_t lock;
-	struct dprdma_srq *next_in_list;
 	void *user;
 };
 
 /* dprdma_queues.c: CQ, QP and SRQ handles -> objects, for completion
- * channels and events (under cq_list_lock) */
-extern DPR_HIDDEN pthread_mutex_t cq_list_lock;
-extern DPR_HIDDEN struct dprdma_cq *cq_list;
-extern DPR_HIDDEN struct dprdma_qp *qp_list;
-extern DPR_HIDDEN struct dprdma_srq *srq_list;
+ * channels and events. dpr_obj_find() under obj_lock. */
+extern DPR_HIDDEN pthread_mutex_t obj_lock;
+DPR_HIDDEN int dpr_obj_put(struct dprdma_context *ctx, uint32_t handle,
+			   enum dpr_obj_kind kind, void *p);
+DPR_HIDDEN void dpr_obj_drop(struct dprdma_context *ctx, uint32_t handle);
+DPR_HIDDEN void *dpr_obj_find(const struct dprdma_context *ctx, uint32_t handle,
+			      enum dpr_obj_kind kind);
 
 /* dprdma.c */
 /* A request on socket @p sfd (sequence *@p seq). @return the answer's
