@@ -39,8 +39,9 @@ const struct dpr_shim_conf *dpr_shim_conf(const struct dpr_config *conf);
  */
 int dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen);
 
-/** Serve the socket for up to @p timeout_ms (the main lcore's loop). */
-void dpr_shim_poll(int timeout_ms);
+/** Serve the socket for up to @p timeout_ms (the main lcore's loop).
+ * @return the clients whose requests were served (0: none came). */
+unsigned int dpr_shim_poll(int timeout_ms);
 
 /** Drop every client (their objects destroyed) and close the socket.
  * Call before dpr_engine_stop(). */

@@ -247,15 +247,15 @@ dpr_shim_start(const struct dpr_config *conf, char *err, size_t errlen)
 	return 0;
 }
 
-void
+unsigned int
 dpr_shim_poll(int timeout_ms)
 {
 	struct pollfd *pf;
-	unsigned int *slots, n = 1, i;
+	unsigned int *slots, n = 1, i, served = 0;
 
 	if (!shim.started) {
 		poll(NULL, 0, timeout_ms);
-		return;
+		return 0;
 	}
 	shim_link_watch();
 	/* the listening socket, the CM's wake fd, every client */
@@ -280,12 +280,13 @@ dpr_shim_poll(int timeout_ms)
 			slots[n++] = i;
 		}
 	if (poll(pf, n, timeout_ms) <= 0)
-		return;
+		return 0;
 	pthread_mutex_lock(&shim.lock);
 	for (i = 1; i < n; i++) {
 		if (slots[i] == UINT_MAX)
 			continue;       /* the CM's: dpr_cm_poll() reads it */
 		if (pf[i].revents & POLLIN) {
+			served++;
 			/* a few requests each, so that no client starves others */
 			for (int k = 0; k < 16 && shim.clients[slots[i]] != NULL; k++)
 				if (!serve(slots[i]))
@@ -297,6 +298,7 @@ dpr_shim_poll(int timeout_ms)
 	if (shim.lfd >= 0 && (pf[0].revents & POLLIN))
 		accept_one();
 	pthread_mutex_unlock(&shim.lock);
+	return served;
 }
 
 unsigned int
