@@ -936,14 +936,8 @@ def openmpi(np, extra):
 
 def rank_wrapper(pair):
     """doc/clients.rst's wrapper: even local ranks on box A, odd on B."""
-    path = "/tmp/dprdma-bench-rank-%d.sh" % PID
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\nif [ $((${OMPI_COMM_WORLD_LOCAL_RANK:-0} %% 2)) -eq 0 ]; then\n"
-                "DPRDMA_SOCKET=%s; else DPRDMA_SOCKET=%s; fi\n"
-                "export DPRDMA_SOCKET LD_LIBRARY_PATH=%s\nexec \"$@\"\n"
-                % (pair.a.socket, pair.b.socket, os.path.join(BUILD, "drop-in")))
-    os.chmod(path, 0o755)
-    return path
+    return t.mpi_rank_wrapper("/tmp/dprdma-bench-rank-%d.sh" % PID, pair.a.socket,
+                              pair.b.socket, os.path.join(BUILD, "drop-in"))
 
 
 def dropin_pair(pair, args, port, pattern):

@@ -256,6 +256,27 @@ class Daemon:
             self.proc.wait()
 
 
+def mpi_rank_wrapper(path, sock_a, sock_b, dropin):
+    """Write @path: the rank wrapper of doc/clients.rst that puts each MPI
+    rank on a box by its local rank (Open MPI's or MPICH's variable):
+    even ones through the daemon at @sock_a, odd ones at @sock_b, with
+    the drop-in folder @dropin first on the library path."""
+    with open(path, "w") as f:
+        f.write("""#!/bin/sh
+# rank -> box: even local ranks on A, odd on B (doc/clients.rst)
+r=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-0}}
+if [ $((r %% 2)) -eq 0 ]; then
+	DPRDMA_SOCKET=%s
+else
+	DPRDMA_SOCKET=%s
+fi
+export DPRDMA_SOCKET LD_LIBRARY_PATH=%s
+exec "$@"
+""" % (sock_a, sock_b, dropin))
+    os.chmod(path, 0o755)
+    return path
+
+
 def memif_daemon(prefix, role, ip, sock, extra=(), lcores="0-1"):
     """A dprdmad on one end of a memif link (role server or client) with a
     yielding worker (tests share 2 cores), serving verbs clients on its own

@@ -51,19 +51,7 @@ UCX = {"UCX_TLS": "self,rc_verbs,ud_verbs", "UCX_NET_DEVICES": "dprdma0:1",
 def write_wrapper(a, b):
     """The rank wrapper of doc/clients.rst: even local ranks on box A,
     odd ones on B."""
-    with open(WRAP, "w") as f:
-        f.write("""#!/bin/sh
-# rank -> box: even local ranks on A, odd on B (doc/clients.rst)
-r=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-0}}
-if [ $((r %% 2)) -eq 0 ]; then
-	DPRDMA_SOCKET=%s
-else
-	DPRDMA_SOCKET=%s
-fi
-export DPRDMA_SOCKET LD_LIBRARY_PATH=%s
-exec "$@"
-""" % (a.socket, b.socket, DROPIN))
-    os.chmod(WRAP, 0o755)
+    t.mpi_rank_wrapper(WRAP, a.socket, b.socket, DROPIN)
 
 
 def launcher(mpi, np):
