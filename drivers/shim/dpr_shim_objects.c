@@ -420,30 +420,45 @@ attr_to_shm(const struct dpr_qp_attr *a, struct dpr_shm_qp_attr *s)
 	s->rnr_retry = a->rnr_retry;
 }
 
-int
-shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
-		   int *in_fd __rte_unused, int *out_fd __rte_unused)
+/* One move of QP @p q (@p s under @p mask) on its worker. */
+static int
+modify_one(struct shim_client *c, void *q, const struct dpr_shm_qp_attr *s,
+	   uint32_t mask)
 {
-	struct job j = { .kind = JOB_MODIFY_QP, .c = c };
-	const struct dpr_shm_qp_attr *s = &m->modify_qp.attr;
+	struct job j = { .kind = JOB_MODIFY_QP, .c = c, .p = q };
 
-	j.p = shim_obj_get(c, m->modify_qp.handle, OBJ_QP);
-	if (j.p == NULL)
-		return -EINVAL;
 	/* dprdmad drains: a QP may go to ERR or RESET, nowhere else */
-	if (shim.draining && (m->modify_qp.mask & DPR_QP_STATE) &&
-	    m->modify_qp.attr.qp_state != DPR_QPS_ERR &&
-	    m->modify_qp.attr.qp_state != DPR_QPS_RESET)
+	if (shim.draining && (mask & DPR_QP_STATE) &&
+	    s->qp_state != DPR_QPS_ERR && s->qp_state != DPR_QPS_RESET)
 		return -EIO;
-	if (m->modify_qp.mask & DPR_QP_AV) {
+	if (mask & DPR_QP_AV) {
 		/* RoCE needs the GRH: its GID is the address (the
 		 * transport checks the index and the family) */
 		if (!s->is_global)
 			return -EINVAL;
 	}
 	attr_from_shm(s, &j.attr);
-	j.mask = (int)m->modify_qp.mask;
+	j.mask = (int)mask;
 	return shim_job(&j);
+}
+
+/* ibv_modify_qp(), and (mask2) a second move once the first is made: the
+ * drop-in librdmacm's RTR then RTS, one round trip instead of two. A
+ * second move that fails leaves the QP where the first put it, as two
+ * calls would. */
+int
+shim_req_modify_qp(struct shim_client *c, struct dpr_shm_msg *m,
+		   int *in_fd __rte_unused, int *out_fd __rte_unused)
+{
+	void *q = shim_obj_get(c, m->modify_qp.handle, OBJ_QP);
+	int rc;
+
+	if (q == NULL)
+		return -EINVAL;
+	rc = modify_one(c, q, &m->modify_qp.attr, m->modify_qp.mask);
+	if (rc != 0 || m->modify_qp.mask2 == 0)
+		return rc;
+	return modify_one(c, q, &m->modify_qp.attr2, m->modify_qp.mask2);
 }
 
 int

@@ -72,7 +72,7 @@ extern "C" {
 #endif
 
 #define DPR_SHM_MAGIC 0x31525044u     /**< "DPR1" */
-#define DPR_SHM_VERSION 11           /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
+#define DPR_SHM_VERSION 12           /**< 2: UD (the WQE's AV, Q_Key); 3: SRQ;
                                           4: IPv6 GIDs (4 in the port's table);
                                           5: RDMA CM; 6: a send WQE's first
                                           line holds a one-SGE request; 7: a
@@ -84,7 +84,9 @@ extern "C" {
                                           summary; 10: the worker's nap
                                           (ctrl.napping, GET_WAKE); 11:
                                           memory windows (ALLOC_MW,
-                                          DEALLOC_MW, the WQE's bind) */
+                                          DEALLOC_MW, the WQE's bind); 12:
+                                          a QP's two moves in one request
+                                          (modify_qp.mask2, attr2) */
 
 /** Environment variable naming the daemon's socket, and its default. */
 #define DPR_SHM_SOCKET_ENV "DPRDMA_SOCKET"
@@ -508,6 +510,10 @@ struct dpr_shm_msg {
 			uint32_t handle;
 			uint32_t mask;          /**< ibv_qp_attr_mask */
 			struct dpr_shm_qp_attr attr;
+			/** a second move (0: none), made once the first
+			 * has: RTR then RTS in one request */
+			uint32_t mask2;
+			struct dpr_shm_qp_attr attr2;
 		} modify_qp;
 		struct {
 			struct dpr_shm_qp_attr attr;

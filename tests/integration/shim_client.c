@@ -152,7 +152,7 @@ static void
 connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
 	   uint32_t psn, uint32_t rpsn, uint8_t resources)
 {
-	struct dpr_shm_qp_attr a;
+	struct dpr_shm_qp_attr a, b;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = 1;         /* INIT */
@@ -170,17 +170,59 @@ connect_to(struct dprdma_qp *qp, const struct dpr_shm_gid *dgid, uint32_t dqpn,
 	a.sgid_index = 1;
 	a.hop_limit = 64;
 	a.is_global = 1;
-	if (dprdma_modify_qp(qp, &a, 1 | 128 | 256 | 4096 | 1048576 |
-			     131072 | 32768) != 0)
-		die("modify RTR");
-	a.qp_state = 3;         /* RTS */
-	a.sq_psn = psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = resources;
-	if (dprdma_modify_qp(qp, &a, 1 | 512 | 1024 | 2048 | 65536 | 8192) != 0)
-		die("modify RTS");
+	b = a;
+	b.qp_state = 3;         /* RTS */
+	b.sq_psn = psn;
+	b.timeout = 14;
+	b.retry_cnt = 7;
+	b.rnr_retry = 7;
+	b.max_rd_atomic = resources;
+	/* both moves in one request, as the drop-in librdmacm makes them */
+	if (dprdma_modify_qp2(qp, &a, 1 | 128 | 256 | 4096 | 1048576 | 131072 | 32768,
+			      &b, 1 | 512 | 1024 | 2048 | 65536 | 8192) != 0)
+		die("modify RTR, RTS");
+}
+
+/* Two moves in one request whose second is refused (RTR -> RTR): an
+ * error, and the QP where the first move put it, as two calls leave it. */
+static void
+check_two_moves(struct side *s, const struct side *peer)
+{
+	struct dprdma_qp_init init = { .send_cq = s->cq, .recv_cq = s->cq, .qp_type = 2,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct dprdma_qp *qp = dprdma_create_qp(s->pd, &init);
+	struct dpr_shm_qp_attr a, b, now;
+	int rc;
+
+	if (qp == NULL)
+		die("create_qp");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = 1;         /* INIT */
+	a.port_num = 1;
+	a.qp_access_flags = 14;
+	if (dprdma_modify_qp(qp, &a, 1 | 16 | 32 | 8) != 0)
+		die("modify INIT");
+	a.qp_state = 2;         /* RTR */
+	a.path_mtu = 3;
+	a.dest_qp_num = dprdma_qp_num(peer->qp);
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.dgid = peer->port.gid[1];
+	a.sgid_index = 1;
+	a.hop_limit = 64;
+	a.is_global = 1;
+	b = a;                  /* RTR again: no such move */
+	rc = dprdma_modify_qp2(qp, &a, 1 | 128 | 256 | 4096 | 1048576 | 131072 | 32768,
+			       &b, 1 | 128 | 256 | 4096 | 1048576 | 131072 | 32768);
+	CHECK(rc != 0, "two moves whose second is RTR -> RTR: refused (%d)", rc);
+	CHECK(dprdma_query_qp(qp, &now, NULL) == 0 && now.qp_state == 2 &&
+	      dprdma_qp_state(qp) == 2,
+	      "the QP where the first move put it: RTR (daemon %u, library %u)",
+	      now.qp_state, dprdma_qp_state(qp));
+	if (dprdma_destroy_qp(qp) != 0)
+		die("destroy_qp");
 }
 
 static void
@@ -376,6 +418,7 @@ do_ops(const char *sa, const char *sb)
 	uint64_t id = 1;
 
 	pair_open(&a, &b, sa, sb);
+	check_two_moves(&a, &b);
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint32_t n = sizes[i];
 		uint8_t *src = a.buf, *dst = b.buf + (1u << 20);

@@ -622,6 +622,25 @@ cma_move_qp(struct cma_id *c, enum ibv_qp_state st)
 }
 
 int
+cma_move_qp_rts(struct cma_id *c)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR }, b = { .qp_state = IBV_QPS_RTS };
+	int mask, mask2, rc;
+
+	if (c->id.qp == NULL)
+		return 0;
+	if (qp_attr(c, &a, &mask) != 0 || qp_attr(c, &b, &mask2) != 0)
+		return -1;
+	/* one request for both moves (the drop-in libibverbs') */
+	rc = dprdma_ibv_modify_qp2(c->id.qp, &a, mask, &b, mask2);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+int
 rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	       struct ibv_qp_init_attr *attr)
 {
@@ -646,8 +665,7 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		id->pd = pd;
 	if (cma_move_qp(c, IBV_QPS_INIT) != 0)
 		goto fail;
-	if (id->qp_type == IBV_QPT_UD &&
-	    (cma_move_qp(c, IBV_QPS_RTR) != 0 || cma_move_qp(c, IBV_QPS_RTS) != 0))
+	if (id->qp_type == IBV_QPT_UD && cma_move_qp_rts(c) != 0)
 		goto fail;
 	return 0;
 fail:

@@ -122,7 +122,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		return -1;
 	c->psn = cma_random_psn();
 	if (id->qp_type != IBV_QPT_UD &&
-	    (cma_move_qp(c, IBV_QPS_RTR) != 0 || cma_move_qp(c, IBV_QPS_RTS) != 0))
+	    cma_move_qp_rts(c) != 0)
 		return -1;
 	cma_put_conn(&m.cm_conn.conn, param, id->qp_type == IBV_QPT_UD ?
 		 DPR_CM_SIDR_REP_PDATA_BYTES : DPR_CM_REP_PDATA_BYTES);

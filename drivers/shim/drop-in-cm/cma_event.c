@@ -129,7 +129,7 @@ again:
 			break;
 		/* a QP on the ID: this library completes the connection */
 		/* (in INIT since rdma_create_qp) */
-		if (cma_move_qp(c, IBV_QPS_RTR) != 0 || cma_move_qp(c, IBV_QPS_RTS) != 0) {
+		if (cma_move_qp_rts(c) != 0) {
 			e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
 			e->ev.status = -errno;
 			rdma_reject(&c->id, NULL, 0);

@@ -131,6 +131,11 @@ void cma_take_resp(struct cma_id *c, const struct dpr_shm_msg *m);
 
 /* @p c's QP to state @p st with the attributes its events gave. */
 int cma_move_qp(struct cma_id *c, enum ibv_qp_state st);
+/* RTR then RTS in one request to dprdmad */
+int cma_move_qp_rts(struct cma_id *c);
+/* the drop-in libibverbs' two moves in one request (its DPRDMA_PRIVATE_1) */
+int dprdma_ibv_modify_qp2(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+			  struct ibv_qp_attr *a2, int mask2);
 /* @p p's parameters and at most @p max_pdata bytes of its private data
  * into @p k (NULL @p p: all zero). */
 void cma_put_conn(struct dpr_shm_cm_conn *k, const struct rdma_conn_param *p,

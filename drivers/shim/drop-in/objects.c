@@ -646,6 +646,36 @@ ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return q->ex ? &q->qpx : NULL;
 }
 
+static void
+qp_attr_to_shm(const struct ibv_qp_attr *a, struct dpr_shm_qp_attr *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->qp_state = a->qp_state;
+	s->cur_qp_state = a->cur_qp_state;
+	s->path_mtu = a->path_mtu;
+	s->rq_psn = a->rq_psn;
+	s->sq_psn = a->sq_psn;
+	s->dest_qp_num = a->dest_qp_num;
+	s->qp_access_flags = (uint32_t)a->qp_access_flags;
+	s->qkey = a->qkey;
+	memcpy(s->dgid.raw, a->ah_attr.grh.dgid.raw, 16);
+	s->flow_label = a->ah_attr.grh.flow_label;
+	s->sgid_index = a->ah_attr.grh.sgid_index;
+	s->hop_limit = a->ah_attr.grh.hop_limit;
+	s->traffic_class = a->ah_attr.grh.traffic_class;
+	s->is_global = a->ah_attr.is_global;
+	s->dlid = a->ah_attr.dlid;
+	s->sl = a->ah_attr.sl;
+	s->pkey_index = a->pkey_index;
+	s->max_rd_atomic = a->max_rd_atomic;
+	s->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	s->min_rnr_timer = a->min_rnr_timer;
+	s->port_num = a->port_num;
+	s->timeout = a->timeout;
+	s->retry_cnt = a->retry_cnt;
+	s->rnr_retry = a->rnr_retry;
+}
+
 EXPORT int
 ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
@@ -653,33 +683,35 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	struct dpr_shm_qp_attr s;
 	int rc;
 
-	memset(&s, 0, sizeof(s));
-	s.qp_state = a->qp_state;
-	s.cur_qp_state = a->cur_qp_state;
-	s.path_mtu = a->path_mtu;
-	s.rq_psn = a->rq_psn;
-	s.sq_psn = a->sq_psn;
-	s.dest_qp_num = a->dest_qp_num;
-	s.qp_access_flags = (uint32_t)a->qp_access_flags;
-	s.qkey = a->qkey;
-	memcpy(s.dgid.raw, a->ah_attr.grh.dgid.raw, 16);
-	s.flow_label = a->ah_attr.grh.flow_label;
-	s.sgid_index = a->ah_attr.grh.sgid_index;
-	s.hop_limit = a->ah_attr.grh.hop_limit;
-	s.traffic_class = a->ah_attr.grh.traffic_class;
-	s.is_global = a->ah_attr.is_global;
-	s.dlid = a->ah_attr.dlid;
-	s.sl = a->ah_attr.sl;
-	s.pkey_index = a->pkey_index;
-	s.max_rd_atomic = a->max_rd_atomic;
-	s.max_dest_rd_atomic = a->max_dest_rd_atomic;
-	s.min_rnr_timer = a->min_rnr_timer;
-	s.port_num = a->port_num;
-	s.timeout = a->timeout;
-	s.retry_cnt = a->retry_cnt;
-	s.rnr_retry = a->rnr_retry;
+	qp_attr_to_shm(a, &s);
 	rc = dprdma_modify_qp(q->p, &s, (unsigned int)mask);
 	if (rc == 0 && (mask & IBV_QP_STATE))
+		qp->state = a->qp_state;
+	return rc;
+}
+
+/*
+ * Not rdma-core's: ibv_modify_qp() twice in one request to dprdmad (the
+ * second move only once the first is made), for the drop-in librdmacm's
+ * RTR then RTS. Version node DPRDMA_PRIVATE_1 (libibverbs.map).
+ */
+EXPORT int dprdma_ibv_modify_qp2(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+				 struct ibv_qp_attr *a2, int mask2);
+
+int
+dprdma_ibv_modify_qp2(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+		      struct ibv_qp_attr *a2, int mask2)
+{
+	struct dv_qp *q = DV(dv_qp, qp);
+	struct dpr_shm_qp_attr s, s2;
+	int rc;
+
+	qp_attr_to_shm(a, &s);
+	qp_attr_to_shm(a2, &s2);
+	rc = dprdma_modify_qp2(q->p, &s, (unsigned int)mask, &s2, (unsigned int)mask2);
+	if (rc == 0 && (mask2 & IBV_QP_STATE))
+		qp->state = a2->qp_state;
+	else if (rc == 0 && (mask & IBV_QP_STATE))
 		qp->state = a->qp_state;
 	return rc;
 }

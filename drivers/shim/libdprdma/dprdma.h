@@ -167,6 +167,12 @@ void dprdma_qp_set_user(struct dprdma_qp *qp, void *user);
 const struct dpr_shm_qp_caps *dprdma_qp_caps(const struct dprdma_qp *qp);
 int dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
 		unsigned int mask);
+/** Two moves in one request (RTR then RTS): the second only once the
+ * first is made; an error of the second leaves the QP where the first
+ * put it. */
+int dprdma_modify_qp2(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
+		unsigned int mask, const struct dpr_shm_qp_attr *attr2,
+		unsigned int mask2);
 int dprdma_query_qp(struct dprdma_qp *qp, struct dpr_shm_qp_attr *attr,
 		struct dpr_shm_qp_caps *cap);
 /** The state the QP was last moved to (ibv_qp_state). */

@@ -340,9 +340,34 @@ dprdma_qp_state(const struct dprdma_qp *qp)
 	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
 }
 
+/* The state @p qp is now in (@p attr, moved to under @p mask). */
+static void
+moved(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr, unsigned int mask)
+{
+	if (!(mask & 1 /* IBV_QP_STATE */))
+		return;
+	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	/* RESET: the completions the QP left (flushed work, when it went to
+	 * ERR) go with it, as mlx5 cleans its CQs; the daemon makes no more
+	 * for it once the modify has returned */
+	if (attr->qp_state == 0 /* IBV_QPS_RESET */) {
+		dpr_cq_clean(qp->scq, qp->qpn);
+		if (qp->rcq != qp->scq)
+			dpr_cq_clean(qp->rcq, qp->qpn);
+	}
+}
+
 int
 dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
 		 unsigned int mask)
+{
+	return dprdma_modify_qp2(qp, attr, mask, NULL, 0);
+}
+
+int
+dprdma_modify_qp2(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
+		  unsigned int mask, const struct dpr_shm_qp_attr *attr2,
+		  unsigned int mask2)
 {
 	struct dpr_shm_msg m = { .op = DPR_SHM_MODIFY_QP };
 	int rc;
@@ -350,17 +375,21 @@ dprdma_modify_qp(struct dprdma_qp *qp, const struct dpr_shm_qp_attr *attr,
 	m.modify_qp.handle = qp->handle;
 	m.modify_qp.mask = mask;
 	m.modify_qp.attr = *attr;
+	if (attr2 != NULL && mask2 != 0) {
+		m.modify_qp.mask2 = mask2;
+		m.modify_qp.attr2 = *attr2;
+	}
 	rc = dpr_call(qp->ctx, &m, -1, NULL);
-	if (rc == 0 && (mask & 1 /* IBV_QP_STATE */)) {
-		__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
-		/* RESET: the completions the QP left (flushed work, when it
-		 * went to ERR) go with it, as mlx5 cleans its CQs; the daemon
-		 * makes no more for it once the modify has returned */
-		if (attr->qp_state == 0 /* IBV_QPS_RESET */) {
-			dpr_cq_clean(qp->scq, qp->qpn);
-			if (qp->rcq != qp->scq)
-				dpr_cq_clean(qp->rcq, qp->qpn);
-		}
+	if (rc == 0) {
+		moved(qp, attr, mask);
+		if (attr2 != NULL && mask2 != 0)
+			moved(qp, attr2, mask2);
+	} else if (attr2 != NULL && mask2 != 0) {
+		/* the first move may have been made: the state as it is */
+		struct dpr_shm_qp_attr now;
+
+		if (dprdma_query_qp(qp, &now, NULL) == 0)
+			moved(qp, &now, 1);
 	}
 	return -rc;
 }
