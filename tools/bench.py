@@ -1040,9 +1040,8 @@ def cm_rate_once(pair, conns, port):
     srv = subprocess.Popen(["timeout", "300", CM_RATE, "serve", str(port), str(conns)],
                            env=dict(env, DPRDMA_SOCKET=pair.a.socket),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    t.wait_for(lambda: any(" listen " in c and ":%d " % port in c + " "
-                           for c in t.telemetry(pair.a.prefix, "/dprdma/cm/conns")),
-               20, "dprdma-cm-rate listening")
+    t.wait_for(lambda: t.cm_listening(pair.a.prefix, port), 20,
+               "dprdma-cm-rate listening")
     cli = subprocess.run(["timeout", "300", CM_RATE, "connect", "10.96.0.1", str(port),
                           str(conns)], env=dict(env, DPRDMA_SOCKET=pair.b.socket),
                          capture_output=True, text=True)

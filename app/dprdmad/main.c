@@ -443,6 +443,7 @@ main(int argc, char **argv)
 	start = last_stats = time(NULL);
 	while (!quit_signal) {
 		time_t now;
+		bool spinning;
 
 		/* the main lcore serves the client socket between ticks; for
 		 * MAIN_SPIN_US after a request it looks again at once, giving
@@ -452,9 +453,10 @@ main(int argc, char **argv)
 		 * awake, not a wake-up away (10,000 RDMA CM connections at
 		 * once between two boxes on 2 shared CPUs: 2,190 -> 2,920 a
 		 * second; libdprdma's await_answer() the other half) */
-		if (dpr_shim_poll(spin_until > mono_us() ? 0 : 50) != 0)
+		spinning = spin_until > mono_us();
+		if (dpr_shim_poll(spinning ? 0 : 50) != 0)
 			spin_until = mono_us() + MAIN_SPIN_US;
-		else if (spin_until != 0 && spin_until > mono_us())
+		else if (spinning)
 			sched_yield();
 		dpr_cm_poll();
 		now = time(NULL);

@@ -246,6 +246,14 @@ wait_any(void)
 	}
 }
 
+/* Connections that ended in an event other than ESTABLISHED. */
+static int
+conn_failures(void)
+{
+	return st.rejected + st.unreachable + st.addr_error + st.route_error +
+	       st.connect_error + st.other;
+}
+
 static void
 failed(int i, enum rdma_cm_event_type e, int status)
 {
@@ -257,8 +265,7 @@ failed(int i, enum rdma_cm_event_type e, int status)
 	case RDMA_CM_EVENT_CONNECT_ERROR: st.connect_error++; break;
 	default: st.other++; break;
 	}
-	if (st.rejected + st.unreachable + st.addr_error + st.route_error +
-	    st.connect_error + st.other <= 5)
+	if (conn_failures() <= 5)
 		fprintf(stderr, "connection %d: %s (status %d)\n", i,
 			rdma_event_str(e), status);
 }
@@ -337,8 +344,7 @@ do_connect(const char *addr, const char *port, int window)
 			die("rdma_get_cm_event");
 		if (cq != NULL)
 			poll_cq(false);
-		failures = st.rejected + st.unreachable + st.addr_error +
-			   st.route_error + st.connect_error + st.other;
+		failures = conn_failures();
 		if (t_est == 0 && st.established + failures == n_conns)
 			t_est = now_s();
 		if (t_used == 0 && t_est != 0 &&
@@ -357,8 +363,6 @@ do_connect(const char *addr, const char *port, int window)
 		wait_any();
 	}
 	rdma_freeaddrinfo(res);
-	failures = st.rejected + st.unreachable + st.addr_error + st.route_error +
-		   st.connect_error + st.other;
 	printf("{\"connections\": %d, \"window\": %d, \"established\": %d, "
 	       "\"used\": %d, \"torn_down\": %d, \"rejected\": %d, "
 	       "\"unreachable\": %d, \"addr_error\": %d, \"route_error\": %d, "
@@ -437,7 +441,7 @@ do_serve(int port)
 	printf("{\"connections\": %d, \"established\": %d, \"used\": %d, "
 	       "\"torn_down\": %d, \"failed\": %d, \"wc_error\": %d, "
 	       "\"bad_data\": %d}\n", n_conns, st.established, st.used, st.gone,
-	       st.rejected + st.unreachable + st.connect_error + st.other,
+	       conn_failures(),
 	       st.wc_error, st.bad_data);
 	fflush(stdout);
 	return !(st.established == n_conns && st.used == n_conns &&

@@ -256,6 +256,12 @@ class Daemon:
             self.proc.wait()
 
 
+def cm_listening(prefix, port):
+    """Whether the daemon @prefix's RDMA CM has a listener on @port."""
+    return any(" listen " in c and ":%d " % port in c + " "
+               for c in telemetry(prefix, "/dprdma/cm/conns"))
+
+
 def mpi_rank_wrapper(path, sock_a, sock_b, dropin):
     """Write @path: the rank wrapper of doc/clients.rst that puts each MPI
     rank on a box by its local rank (Open MPI's or MPICH's variable):

@@ -52,11 +52,6 @@ def tcp_listening(port):
     return str(port) in r.stdout
 
 
-def cm_listening(d, port):
-    return any(" listen " in c and ":%d " % port in c + " "
-               for c in t.telemetry(d.prefix, "/dprdma/cm/conns"))
-
-
 def run_pair(name, srv, cli, ds, dc, ready, extra_env=(), timeout=60):
     """@srv on daemon @ds, once @ready() says it listens @cli on @dc.
     @return (server rc, server output, client rc, client output)."""
@@ -111,7 +106,7 @@ def perftest(prog, extra, n):
             ([] if cm else ["-x", ("1", "2")[fam]])
         src, so, crc, co = run_pair(
             prog, a, a + ([addr] if cm else ["127.0.0.1"]), ds, dc,
-            (lambda: cm_listening(ds, p)) if cm else (lambda: tcp_listening(p)))
+            (lambda: t.cm_listening(ds.prefix, p)) if cm else (lambda: tcp_listening(p)))
         m = re.search(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)", co, re.M)
         ok = (src == 0 and crc == 0 and not ERR.search(so + co) and
               m is not None and int(m.group(2)) == n)
@@ -125,7 +120,7 @@ def rping(ds, dc, fam, addr):
     a = ["-a", addr, "-p", str(p), "-C", "10"]
     src, so, crc, co = run_pair("rping", ["rping", "-s", "-v"] + a,
                                 ["rping", "-c", "-v", "-V"] + a, ds, dc,
-                                lambda: cm_listening(ds, p))
+                                lambda: t.cm_listening(ds.prefix, p))
     n = len(re.findall(r"^ping data: rdma-ping-\d+", co, re.M))
     return src == 0 and crc == 0 and n == 10, "%d pings verified" % n, False
 

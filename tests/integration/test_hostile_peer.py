@@ -460,9 +460,8 @@ def req_flood(peer, sock):
     prog = subprocess.Popen([cm_test, "count", str(port), "6"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        t.wait_for(lambda: any(" listen " in c and ":%d " % port in c + " "
-                               for c in t.telemetry(PREFIX, "/dprdma/cm/conns")),
-                   20, "dprdma-cm-test listening")
+        t.wait_for(lambda: t.cm_listening(PREFIX, port), 20,
+                   "dprdma-cm-test listening")
         got = {}
         for src, first in ((IP_B, 0x5e000000), ("10.83.0.9", 0x5f000000)):
             before = stats()

@@ -74,16 +74,11 @@ def show(name, out):
     sys.stdout.write("".join("  %s| %s\n" % (name, x) for x in out.splitlines()))
 
 
-def listening(prefix, port):
-    return any(" listen " in c and ":%d " % port in c + " "
-               for c in t.telemetry(prefix, "/dprdma/cm/conns"))
-
-
 def pair(prog, srv_args, cli_args, ds, dc, timeout=60, port=None):
     """@prog as server on daemon @ds, as client on @dc."""
     s = start(ds, [prog] + srv_args, timeout)
     if port is not None:
-        t.wait_for(lambda: listening(ds.prefix, port), 20, "%s listening" % prog)
+        t.wait_for(lambda: t.cm_listening(ds.prefix, port), 20, "%s listening" % prog)
     else:
         time.sleep(1)
     crc, cout = run(dc, [prog] + cli_args, timeout)
@@ -265,7 +260,7 @@ def test_cm_cases(a, b):
     PORT[0] += 1
     port = str(PORT[0])
     s = start(a, [CM_TEST, "listen", port, "hold"])
-    t.wait_for(lambda: listening(a.prefix, PORT[0]), 20, "listener up")
+    t.wait_for(lambda: t.cm_listening(a.prefix, PORT[0]), 20, "listener up")
     c = start(b, [CM_TEST, "connect", IP_A, port], 60)
     t.wait_for(lambda: any(" req_rcvd " in x for x in
                            t.telemetry(a.prefix, "/dprdma/cm/conns")), 20,
@@ -397,7 +392,7 @@ def main():
         b = t.memif_daemon(PB, "client", IP_B + "/24", MEMIF, extra=["-f", conf])
         PORT[0] += 1
         lst = start(a, [CM_TEST, "count", str(PORT[0]), "4"], 30)
-        t.wait_for(lambda: listening(a.prefix, PORT[0]), 20, "the listener up")
+        t.wait_for(lambda: t.cm_listening(a.prefix, PORT[0]), 20, "the listener up")
         cli = []
         for i in range(6):
             cli.append(start(b, [CM_TEST, "connect", IP_A, str(PORT[0])], 30))

@@ -152,6 +152,21 @@ dprdma_get_cq_event(struct dprdma_channel *ch)
 	return cq;
 }
 
+/* An object the daemon made that this library cannot keep (its rings
+ * not mapped, or no room in the context's table): its mapping (NULL:
+ * none), the daemon's object and ours go. @return NULL, errno ENOMEM. */
+static void *
+unkept(struct dprdma_context *ctx, uint16_t destroy_op, uint32_t handle,
+       void *obj, void *map, size_t map_bytes)
+{
+	if (map != NULL)
+		munmap(map, map_bytes);
+	dpr_destroy_obj(ctx, destroy_op, handle);
+	free(obj);
+	errno = ENOMEM;
+	return NULL;
+}
+
 /* --------------------------------------------------------------- CQ */
 
 struct dprdma_cq *
@@ -185,19 +200,9 @@ dprdma_create_cq(struct dprdma_context *ctx, int cqe, struct dprdma_channel *ch)
 	cq->size = m.create_cq_resp.size;
 	cq->map_bytes = m.create_cq_resp.map_bytes;
 	cq->ring = dpr_map_fd(fd, cq->map_bytes);
-	if (cq->ring == NULL) {
-		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_CQ, cq->handle);
-		free(cq);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (dpr_obj_put(ctx, cq->handle, DPR_OBJ_CQ, cq) != 0) {
-		munmap(cq->ring, cq->map_bytes);
-		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_CQ, cq->handle);
-		free(cq);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (cq->ring == NULL || dpr_obj_put(ctx, cq->handle, DPR_OBJ_CQ, cq) != 0)
+		return unkept(ctx, DPR_SHM_DESTROY_CQ, cq->handle, cq, cq->ring,
+			      cq->map_bytes);
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 }
@@ -280,24 +285,15 @@ dprdma_create_qp(struct dprdma_pd *pd, struct dprdma_qp_init *init)
 	qp->map_bytes = m.create_qp_resp.map_bytes;
 	base = dpr_map_fd(fd, qp->map_bytes);
 	if (base == NULL || qp->slot >= DPR_SHM_MAX_QPS ||
-	    m.create_qp_resp.rq_offset >= qp->map_bytes) {
-		if (base != NULL)
-			munmap(base, qp->map_bytes);
-		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_QP, qp->handle);
-		free(qp);
-		errno = ENOMEM;
-		return NULL;
-	}
+	    m.create_qp_resp.rq_offset >= qp->map_bytes)
+		return unkept(ctx, DPR_SHM_DESTROY_QP, qp->handle, qp, base,
+			      qp->map_bytes);
 	qp->sq = (struct dpr_shm_ring *)base;
 	qp->rq = (struct dpr_shm_ring *)(base + m.create_qp_resp.rq_offset);
 	qp->state = 0;  /* RESET */
-	if (dpr_obj_put(ctx, qp->handle, DPR_OBJ_QP, qp) != 0) {
-		munmap(base, qp->map_bytes);
-		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_QP, qp->handle);
-		free(qp);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (dpr_obj_put(ctx, qp->handle, DPR_OBJ_QP, qp) != 0)
+		return unkept(ctx, DPR_SHM_DESTROY_QP, qp->handle, qp, base,
+			      qp->map_bytes);
 	pthread_spin_init(&qp->lock, PTHREAD_PROCESS_PRIVATE);
 	return qp;
 }
@@ -450,21 +446,10 @@ dprdma_create_srq(struct dprdma_pd *pd, uint32_t max_wr, uint32_t max_sge,
 	srq->max_sge = m.create_srq_resp.max_sge;
 	srq->map_bytes = m.create_srq_resp.map_bytes;
 	srq->ring = dpr_map_fd(fd, srq->map_bytes);
-	if (srq->ring == NULL || srq->size == 0 || (srq->size & (srq->size - 1))) {
-		if (srq->ring != NULL)
-			munmap(srq->ring, srq->map_bytes);
-		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
-		free(srq);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (dpr_obj_put(ctx, srq->handle, DPR_OBJ_SRQ, srq) != 0) {
-		munmap(srq->ring, srq->map_bytes);
-		dpr_destroy_obj(ctx, DPR_SHM_DESTROY_SRQ, srq->handle);
-		free(srq);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (srq->ring == NULL || srq->size == 0 || (srq->size & (srq->size - 1)) ||
+	    dpr_obj_put(ctx, srq->handle, DPR_OBJ_SRQ, srq) != 0)
+		return unkept(ctx, DPR_SHM_DESTROY_SRQ, srq->handle, srq, srq->ring,
+			      srq->map_bytes);
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	return srq;
 }
