@@ -116,6 +116,7 @@ static const struct dpr_counter_help transport_help[] = {
 	{ "sack_rx", "selective acknowledgements received and acted on" },
 	{ "sack_ignored", "selective acknowledgements dropped: selective repeat off here, or malformed" },
 	{ "sr_held", "requests held past a gap until it filled (selective repeat)" },
+	{ "sr_placed", "of sr_held, WRITE packets written to memory as they came, their effects kept for the gap to fill" },
 	{ "sr_hold_full", "requests past a gap dropped: too far ahead, or the worker holds its most already ([transport] sr_hold)" },
 	{ "sack_unsent", "SACKs that named PSNs never sent: frames injected at the peer, a purge sent it (plain QPs)" },
 	{ "sr_purged", "requests held past a gap dropped at the requester's purge: PSNs it never sent (injected)" },

@@ -269,7 +269,9 @@ fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
 
 /*
  * A WRITE or SEND packet past a gap that its QP's peer repairs with
- * selective repeat: held, as dpr_resp_rx() holds it (dpr_sr_hold()),
+ * selective repeat: a WRITE's FIRST or MIDDLE written to memory at once
+ * where it can be (dpr_sr_place()), else held as dpr_resp_rx() holds it
+ * (dpr_sr_hold()),
  * after the checks of dpr_wire_parse_fast() that the hold needs (the
  * lengths, the header checksum, the ICRC) and without its parse -- at
  * 1% loss or reordering most frames come this way, and each is checked
@@ -279,7 +281,7 @@ fast_general(struct dpr_tqp *qp, struct rte_mbuf *m)
  * it cost them 9 instructions each.)
  */
 static __rte_noinline bool
-fast_hold(struct dpr_tqp *qp, struct rte_mbuf *m, const uint8_t *p)
+fast_hold(struct dpr_tqp *qp, struct rte_mbuf *m, const uint8_t *p, uint64_t gen)
 {
 	const uint32_t psn = be24_at(p + DPR_F_BTH + 9);
 	const uint8_t state = qp->state;
@@ -319,7 +321,12 @@ fast_hold(struct dpr_tqp *qp, struct rte_mbuf *m, const uint8_t *p)
 	    !dpr_wire_ipv4_sound(p + DPR_F_L3, be16_at(p + DPR_F_L3 + 2), m->ol_flags))
 		return false;
 	QP_STAT(qp, out_of_seq_rx);
-	dpr_sr_hold(qp, m, psn, d);
+	/* a WRITE's FIRST or MIDDLE written to memory now if it can be,
+	 * else held */
+	if ((p[DPR_F_BTH] != DPR_OP_RC_WRITE_FIRST &&
+	     p[DPR_F_BTH] != DPR_OP_RC_WRITE_MIDDLE) ||
+	    !dpr_sr_place(qp, p, psn, d, body - ((p[DPR_F_BTH + 1] >> 4) & 3), gen))
+		dpr_sr_hold(qp, m, psn, d);
 	return true;
 }
 
@@ -460,7 +467,7 @@ dpr_transport_rx_fast(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t
 		/* (what the one-pass handlers decline is held if it came past
 		 * a gap, else the general stages take it after a one-pass
 		 * parse, unless that declines too) */
-		if (!took && !fast_hold(qp, m, p) && !fast_general(qp, m))
+		if (!took && !fast_hold(qp, m, p, gen) && !fast_general(qp, m))
 			break;
 	}
 	tp->rx_qps = qps;

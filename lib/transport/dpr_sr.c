@@ -6,11 +6,12 @@
  * Selective repeat between peers that both speak it (doc/architecture.rst,
  * "Selective repeat"): IBA's responder drops everything past a gap and
  * its requester sends the whole window again (go-back-N); here the
- * responder holds the requests that arrive past a gap (the frames
- * themselves, by PSN, not placed: they are executed in order when the gap
- * fills, so memory is written in PSN order as IBA's responder writes it,
- * READs and atomics run once each as they would have, and every check of
- * the in-order path applies), tells the
+ * responder keeps the requests that arrive past a gap, by PSN: the
+ * frames themselves, executed in order when the gap fills (READs and
+ * atomics run once each as they would have, every check of the in-order
+ * path applies), or, for a WRITE's FIRST and MIDDLE packets whose place
+ * is known, written at once with only their effects kept for the gap to
+ * fill (dpr_sr_place()); tells the
  * requester which runs it holds (DPR_OP_DPR_SACK), and the requester
  * sends again only the PSNs missing below them. Neither side does so
  * with a peer that did not say it reads SACKs (the transport's
@@ -74,24 +75,52 @@ map_clear(uint64_t *map, uint32_t slot)
 	map[slot >> 6] &= ~(1ull << (slot & 63));
 }
 
-/* The frame held in slot @p slot, taken out of the hold. */
+static inline bool
+map_test(const uint64_t *map, uint32_t slot)
+{
+	return (map[slot >> 6] >> (slot & 63)) & 1;
+}
+
+/* The frame held in slot @p slot (NULL: its packet was placed), taken
+ * out of the hold. */
 static struct rte_mbuf *
 take(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
 {
 	struct rte_mbuf *m = r->m[slot];
 
 	r->m[slot] = NULL;
+	r->placed[slot] = 0;
 	map_clear(r->map, slot);
 	r->n--;
 	qp->tp->sr_held--;
 	return m;
 }
 
-/* Slot @p slot let go (its frame freed). */
+/* Slot @p slot (PSN @p psn) let go: its frame freed; a WRITE begun
+ * there placed forgotten with those after it (their packets placed
+ * stay written, as a WRITE cut short by an error leaves its target). */
 static void
-release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
+release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot, uint32_t psn)
 {
+	if (r->placed[slot] & SR_PL_START) {
+		for (uint32_t i = 0; i < r->w_n; i++) {
+			if (r->w[(r->w_head + i) % SR_WMSGS].psn == psn) {
+				r->w_n = i;
+				break;
+			}
+		}
+	}
 	rte_pktmbuf_free(take(qp, r, slot));
+}
+
+/* Slot @p slot arrived (held or placed): a SACK owed for it. */
+static void
+arrived(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
+{
+	map_set(r->map, slot);
+	r->n++;
+	qp->tp->sr_held++;
+	QP_STAT(qp, sr_held);
 }
 
 void
@@ -121,18 +150,157 @@ dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m, uint32_t psn, int32_t 
 		}
 		qp->sr_rx = r;
 	}
-	if (r->m[slot] != NULL) {
-		QP_STAT(qp, dup_request_rx);    /* held already */
+	if (map_test(r->map, slot)) {
+		QP_STAT(qp, dup_request_rx);    /* held or placed already */
 		return;
 	}
 	/* the receive path frees every frame of its burst: this one keeps a
 	 * reference of its own */
 	rte_mbuf_refcnt_update((struct rte_mbuf *)(uintptr_t)m, 1);
 	r->m[slot] = (struct rte_mbuf *)(uintptr_t)m;
-	map_set(r->map, slot);
-	r->n++;
-	tp->sr_held++;
-	QP_STAT(qp, sr_held);
+	arrived(qp, r, slot);
+}
+
+/*
+ * Placing WRITE packets on arrival (doc/architecture.rst, "Selective
+ * repeat"). A packet past a gap is written where it goes at once when
+ * every PSN between the gap and it is known to be a packet of an RDMA
+ * WRITE: of the WRITE the responder is in (its FIRST taken in order, so
+ * its key and bounds checked in order), or of a WRITE whose FIRST came
+ * past the gap where the WRITEs known before it end (its key and bounds
+ * checked then; nothing but WRITE packets before it can have changed
+ * them: a SEND WITH INVALIDATE, a READ, an atomic there would break the
+ * opcode sequence, and the in-order pass then fails the QP). Its effects
+ * on the responder's state (PSN, MSN, the WRITE's place, an ACK asked
+ * for) wait in r->placed[] for the gap to fill (placed_done()).
+ *
+ * Only FIRST and MIDDLE packets: a LAST or ONLY is held and executed in
+ * order, so the bytes of a message's last packet are written after every
+ * byte of every PSN before it, as a responder in order writes them. IBA
+ * (o9-20) lets an application rely on a WRITE's target only after a
+ * completion that follows it; programs that poll a WRITE's last byte
+ * rely on that order anyway (NVIDIA makes its out-of-order placement an
+ * opt-in for them), and keep it here.
+ */
+bool
+dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
+	     uint32_t paylen, uint64_t gen)
+{
+	struct dpr_transport *tp = qp->tp;
+	struct dpr_sr_rx *r = qp->sr_rx;
+	const uint32_t slot = psn & SR_WIN_MASK, pmtu = qp->pmtu;
+	const uint32_t max = tp->conf.sr_hold_max ? tp->conf.sr_hold_max :
+		SR_HOLD_DEFAULT;
+	const uint8_t op = p[DPR_F_BTH];
+	uint32_t k = (uint32_t)d, rkey = qp->resp.write_rkey;
+	uint32_t left = qp->resp.write_left, i, n;
+	uint64_t va = qp->resp.write_va;
+	uint8_t f = SR_PL_ON;
+	bool past = false;
+	struct dpr_mr *mr;
+
+	if (r == NULL || qp->resp.in_msg != DPR_WRITE_MASK || k >= SR_WIN ||
+	    tp->sr_held >= max || map_test(r->map, slot) || paylen != pmtu ||
+	    (op != DPR_OP_RC_WRITE_FIRST && op != DPR_OP_RC_WRITE_MIDDLE))
+		return false;
+	/* the message PSN k (from the expected one) falls in: the one in
+	 * progress (k from its expected packet on), then those of w[] */
+	for (i = 0;; i++) {
+		const struct sr_wmsg *w;
+
+		n = npkts(left, pmtu);
+		if (k < n)
+			break;
+		k -= n;
+		if (i == r->w_n) {
+			past = true;
+			break;
+		}
+		w = &r->w[(r->w_head + i) % SR_WMSGS];
+		va = w->va;
+		rkey = w->rkey;
+		left = w->len;
+	}
+	if (past) {
+		/* past the WRITEs known: a FIRST just where they end begins
+		 * the next (k == 0), checked as rx_write() checks it */
+		const uint8_t *reth = p + DPR_F_BTH + sizeof(struct dpr_bth);
+		struct sr_wmsg *w;
+
+		if (k != 0 || op != DPR_OP_RC_WRITE_FIRST || r->w_n == SR_WMSGS ||
+		    !(qp->attr.qp_access_flags & DPR_ACCESS_REMOTE_WRITE))
+			return false;
+		va = rte_be_to_cpu_64(((const struct dpr_reth *)reth)->va);
+		rkey = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->rkey);
+		left = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->len);
+		if (left <= pmtu ||
+		    dpr_mr_check_cached(tp->ctx, &qp->resp.rkey, gen, rkey, qp->pd,
+					qp->qpn, va, left, DPR_ACCESS_REMOTE_WRITE) == NULL)
+			return false;
+		w = &r->w[(r->w_head + r->w_n) % SR_WMSGS];
+		w->va = va;
+		w->rkey = rkey;
+		w->len = left;
+		w->psn = psn;
+		r->w_n++;
+		f |= SR_PL_START;
+	} else if (op != DPR_OP_RC_WRITE_MIDDLE || k == 0 || k + 1 >= n) {
+		/* a FIRST amid a WRITE, or a MIDDLE where its LAST goes: the
+		 * opcode sequence broken, for the in-order pass to answer */
+		return false;
+	}
+	va += (uint64_t)k * pmtu;
+	mr = dpr_mr_check_cached(tp->ctx, &qp->resp.rkey, gen, rkey, qp->pd, qp->qpn,
+				 va, pmtu, DPR_ACCESS_REMOTE_WRITE);
+	if (mr == NULL) {
+		/* (a FIRST's key with its whole length just passed) */
+		return false;
+	}
+	payload_copy(dpr_mr_ptr(mr, va), p + DPR_F_BTH + (f & SR_PL_START ? 28 : 12),
+		     pmtu);
+	if (p[DPR_F_BTH + 8] & 0x80)
+		f |= SR_PL_ACKREQ;
+	r->placed[slot] = f;
+	qp->resp.sack_pending = true;
+	qp->resp.sent_psn_nak = true;
+	qp_work(qp);
+	arrived(qp, r, slot);
+	QP_STAT(qp, sr_placed);
+	return true;
+}
+
+/* The packet placed in slot @p slot, the expected PSN's, now taken: what
+ * rx_write() and done_request() leave behind for it. */
+static void
+placed_done(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
+{
+	const uint8_t f = r->placed[slot];
+
+	if (f & SR_PL_START) {
+		const struct sr_wmsg *w = &r->w[r->w_head];
+
+		r->w_head = (r->w_head + 1) % SR_WMSGS;
+		r->w_n--;
+		qp->resp.write_va = w->va;
+		qp->resp.write_rkey = w->rkey;
+		qp->resp.write_left = w->len;
+		qp->resp.write_len = w->len;
+	}
+	take(qp, r, slot);
+	qp->resp.sent_psn_nak = false;
+	qp->resp.rnr_gap = false;
+	if (qp->resp.nak_pending && qp->resp.nak_psn == qp->resp.psn &&
+	    (qp->resp.nak_syn & DPR_AETH_TYPE_MASK) == DPR_AETH_NAK)
+		qp->resp.nak_pending = false;
+	qp->resp.write_va += qp->pmtu;
+	qp->resp.write_left -= qp->pmtu;
+	qp->resp.in_msg = DPR_WRITE_MASK;
+	qp->resp.psn = dpr_psn_add(qp->resp.psn, 1);
+	if (f & SR_PL_ACKREQ) {
+		if (!qp->resp.nak_pending)
+			qp->resp.ack_pending = true;
+		qp_work(qp);
+	}
 }
 
 /* What is held at PSNs strictly between @p from and the expected PSN:
@@ -144,11 +312,11 @@ release_between(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t from)
 	const int32_t span = dpr_psn_diff(qp->resp.psn, from);
 
 	for (int32_t k = 1; k < span && k < SR_WIN && r->n != 0; k++) {
-		const uint32_t slot = dpr_psn_add(from, k) & SR_WIN_MASK;
+		const uint32_t psn = dpr_psn_add(from, k), slot = psn & SR_WIN_MASK;
 
-		if (r->m[slot] != NULL) {
+		if (map_test(r->map, slot)) {
 			QP_STAT(qp, dup_request_rx);
-			release(qp, r, slot);
+			release(qp, r, slot, psn);
 		}
 	}
 }
@@ -166,8 +334,12 @@ dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn)
 		struct dpr_pkt_info pi;
 		struct dpr_wire_hdrs h;
 
-		if (r->m[slot] == NULL)
-			break;
+		if (r->m[slot] == NULL) {
+			if (!r->placed[slot])
+				break;
+			placed_done(qp, r, slot);
+			continue;
+		}
 		/* taken out first: what it does may reset the QP. The usual
 		 * WRITE or SEND packet the one-pass way, as it would have gone
 		 * had it come in order (at 1% loss most frames come past a
@@ -389,10 +561,10 @@ dpr_sr_purge(struct dpr_tqp *qp, uint32_t psn)
 	/* (a purge from before the gap filled names PSNs behind the
 	 * expected one: the slot of the expected PSN is never held) */
 	for (k = RTE_MAX(k, 1); k < SR_WIN && r->n != 0; k++) {
-		const uint32_t slot = dpr_psn_add(qp->resp.psn, k) & SR_WIN_MASK;
+		const uint32_t p = dpr_psn_add(qp->resp.psn, k), slot = p & SR_WIN_MASK;
 
-		if (r->m[slot] != NULL) {
-			release(qp, r, slot);
+		if (map_test(r->map, slot)) {
+			release(qp, r, slot, p);
 			QP_STAT(qp, sr_purged);
 		}
 	}
@@ -515,12 +687,6 @@ dpr_sr_tx_get(struct dpr_tqp *qp)
 	if (qp->sr_tx == NULL)
 		qp->sr_tx = calloc(1, sizeof(*qp->sr_tx));
 	return qp->sr_tx;
-}
-
-static inline bool
-map_test(const uint64_t *map, uint32_t slot)
-{
-	return (map[slot >> 6] >> (slot & 63)) & 1;
 }
 
 bool

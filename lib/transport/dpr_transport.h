@@ -375,6 +375,7 @@ struct dpr_qp_init_attr {
 	_(sack_rx) \
 	_(sack_ignored) \
 	_(sr_held) \
+	_(sr_placed) \
 	_(sr_hold_full) \
 	_(sack_unsent) \
 	_(sr_purged) \

@@ -184,12 +184,34 @@ struct dpr_resp_res {
 
 enum sr_peer { SR_UNKNOWN, SR_YES, SR_NO };
 
-/* The responder's requests held past a gap, by PSN (allocated at the
- * QP's first gap with a peer that reads SACKs). */
+/* A WRITE message that began past a gap, its extent known: the receive
+ * fast path writes its packets to memory as they come (dpr_sr_place()) */
+struct sr_wmsg {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t psn;                  /**< of its FIRST packet */
+};
+/* such messages a QP keeps track of past one gap (a ring) */
+#define SR_WMSGS 8
+
+/* dpr_sr_rx.placed[]: a slot whose packet was written on arrival */
+#define SR_PL_ON 0x01
+#define SR_PL_START 0x02               /**< a FIRST: the next of w[] begins */
+#define SR_PL_ACKREQ 0x04
+
+/* The responder's requests past a gap, by PSN (allocated at the QP's
+ * first gap with a peer that reads SACKs): each a frame held, or a WRITE
+ * packet already written to memory (placed) whose effects on the
+ * responder's state wait for the gap to fill. */
 struct dpr_sr_rx {
-	struct rte_mbuf *m[SR_WIN];
-	uint64_t map[SR_WIN / 64];     /**< a bit per slot held */
-	uint32_t n;                    /**< held */
+	struct rte_mbuf *m[SR_WIN];    /**< the frame held, or NULL */
+	uint64_t map[SR_WIN / 64];     /**< a bit per slot arrived */
+	uint32_t n;                    /**< arrived: held or placed */
+	uint32_t w_head;               /**< the oldest of w[] */
+	uint32_t w_n;
+	struct sr_wmsg w[SR_WMSGS];    /**< WRITEs begun past the gap, in order */
+	uint8_t placed[SR_WIN];        /**< SR_PL_* of a slot placed, or 0 */
 };
 
 /* The requester's record of the holes it sent again (allocated at the
@@ -899,6 +921,14 @@ read_placed(const struct dpr_tqp *qp)
  * repeat: held (or dropped: too far ahead, the hold full), a SACK owed. */
 void dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m, uint32_t psn,
 		 int32_t d);
+/* An RDMA WRITE packet (no immediate) @p d PSNs past the expected one,
+ * of a QP with selective repeat, sound (its lengths, checksums): written
+ * to memory now if the packets before it, back to the gap, are known to
+ * be packets of WRITEs (@p p the frame, @p paylen its payload, @p gen the
+ * MR generation); its effects on the QP wait for the gap to fill. @return
+ * false with nothing changed otherwise (then held). */
+bool dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
+		  uint32_t paylen, uint64_t gen);
 /* After the expected request @p done_psn: the ones held next in line,
  * in order. */
 void dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn);

@@ -195,7 +195,7 @@ def check_selective_repeat():
                      "local_ack_timeouts", "rto_timeouts", "rnr_waits",
                      "nak_seq_rx", "nak_seq_tx", "rnr_nak_rx", "sr_read_asks",
                      "read_patches", "read_replays", "dup_request_rx",
-                     "sr_hold_full", "out_of_seq_rx"))))
+                     "sr_hold_full", "sr_placed", "out_of_seq_rx"))))
         # (with --gbn B knows A speaks it, and does not itself)
         want = "iba" if GBN and p == PA else "selective-repeat"
         t.check(len(peers) == 1 and peers[0].startswith("port 0 %s %s (answered"
@@ -239,6 +239,16 @@ def check_selective_repeat():
         t.check(sacks[PA] > 0 and sacks[PB] > 0,
                 "both boxes held frames past gaps and sent SACKs (%d, %d)"
                 % (sacks[PA], sacks[PB]))
+    # WRITE packets past a gap written as they came, not held (the receive
+    # fast path: plain QPs; every byte is checked by the WRITEs above)
+    placed = [s["sr_placed"] for s in st]
+    if GBN or SECURE:
+        t.check(sum(placed) == 0, "no WRITE packet placed past a gap (%r): "
+                "%s" % (placed, "nothing is held going back N" if GBN else
+                                "secure QPs hold every frame past a gap"))
+    else:
+        t.check(sum(placed) > 0, "WRITE packets past gaps written to memory "
+                "on arrival, not held (%r)" % placed)
 
 
 def stop_pair(a, b):

@@ -984,16 +984,20 @@ main(int argc, char **argv)
 				dpr_transport_stats(H.side[side].tp);
 
 			fprintf(trace, "stats %c", 'A' + side);
-			/* (rx_fast, tx_fast aside: how many took the fast path) */
-#define _(n) if (strcmp(#n, "rx_fast") != 0 && strcmp(#n, "tx_fast") != 0) \
+			/* (rx_fast, tx_fast, sr_placed aside: how many took
+			 * the fast path; of what came past a gap, what it
+			 * wrote at once and the slow path held) */
+#define _(n) if (strcmp(#n, "rx_fast") != 0 && strcmp(#n, "tx_fast") != 0 && \
+		 strcmp(#n, "sr_placed") != 0) \
 		fprintf(trace, " %s %" PRIu64, #n, st->n);
 			DPR_TRANSPORT_STATS(_)
 #undef _
 			fprintf(trace, "\n");
 			printf("  side %c: the fast way %" PRIu64 " of %" PRIu64
-			       " frames received, %" PRIu64 " of %" PRIu64 " sent\n",
+			       " frames received, %" PRIu64 " of %" PRIu64 " sent; %"
+			       PRIu64 " of %" PRIu64 " past a gap written at once\n",
 			       'A' + side, st->rx_fast, st->rx_frames, st->tx_fast,
-			       st->tx_frames);
+			       st->tx_frames, st->sr_placed, st->sr_held);
 		}
 		fclose(trace);
 	}

@@ -1597,6 +1597,117 @@ test_sr_purge(void)
 	return TEST_SUCCESS;
 }
 
+/* Packet @p k of the WRITEs test_sr_place() sends: @p op at PSN base + k,
+ * 1 KiB of byte k + 1, a RETH (@p va, @p len) on a FIRST or ONLY. */
+static int
+place_inject(uint32_t base, uint32_t k, uint8_t op, const struct dpr_mr *r,
+	     uint64_t va, uint32_t len)
+{
+	static uint8_t pl[1024];
+	struct dpr_wire_hdrs h;
+
+	memset(&h, 0, sizeof(h));
+	memset(pl, (int)k + 1, sizeof(pl));
+	h.opcode = op;
+	h.pkey = DPR_DEFAULT_PKEY;
+	h.dqpn = dpr_qp_num(qb);
+	h.psn = base + k;
+	h.ackreq = op == DPR_OP_RC_WRITE_LAST || op == DPR_OP_RC_WRITE_ONLY;
+	h.reth.va = va;
+	h.reth.rkey = r->rkey;
+	h.reth.len = len;
+	return rc_inject(&H, 0, &h, pl, sizeof(pl));
+}
+
+/* Is the KiB of @p r at @p off all @p v? */
+static bool
+kib_is(const struct dpr_mr *r, uint32_t off, uint8_t v)
+{
+	for (uint32_t i = 0; i < 1024; i++)
+		if (r->addr[off + i] != v)
+			return false;
+	return true;
+}
+
+/*
+ * WRITE packets past a gap written to memory as they come (dpr_sr_place):
+ * a WRITE of 5 KiB whose second packet is missing, a WRITE of 3 KiB and
+ * one of 1 KiB after it, from a scripted requester. The MIDDLE packets
+ * after the first past the gap (that one starts the gap's hold: the slow
+ * path) and the second WRITE's FIRST and MIDDLE are written at once; each
+ * LAST and ONLY is held, its bytes written only in order, when the gap
+ * fills (a program polling a WRITE's last byte sees it after the rest).
+ * Then every byte is where it goes, one ACK covers all three.
+ */
+static int
+test_sr_place(void)
+{
+	struct rc_faults f = { .sr = DPR_SR_ON };
+	const struct dpr_transport_stats *sb;
+	const uint32_t K = 1024;
+	uint32_t base, k;
+	struct dpr_pkt_info pi;
+	struct dpr_wire_hdrs h;
+	struct rte_mbuf *m;
+	struct dpr_mr *r;
+	struct rc_conn cc;
+	bool acked = false;
+
+	rc_conn_defaults(&cc);
+	CHECK(conn(&f, &cc, 62) == 0, "connect");
+	rc_peer_mode(&H, 0, RC_PEER_SCRIPT);
+	r = rc_mr(&H, 1, 16 * K, DPR_ACCESS_ALL);
+	memset(r->addr, 0, 16 * K);
+	base = cc.psn[0];
+	/* WRITE 1 at 0 (packets 0-4), WRITE 2 at 8 KiB (5-7), WRITE 3 at
+	 * 12 KiB (8); packet 1 missing */
+	CHECK_EQ(place_inject(base, 0, DPR_OP_RC_WRITE_FIRST, r, r->iova, 5 * K), 0, "0");
+	for (k = 2; k <= 3; k++)
+		CHECK_EQ(place_inject(base, k, DPR_OP_RC_WRITE_MIDDLE, r, 0, 0), 0, "%u", k);
+	CHECK_EQ(place_inject(base, 4, DPR_OP_RC_WRITE_LAST, r, 0, 0), 0, "4");
+	CHECK_EQ(place_inject(base, 5, DPR_OP_RC_WRITE_FIRST, r, r->iova + 8 * K, 3 * K),
+		 0, "5");
+	CHECK_EQ(place_inject(base, 6, DPR_OP_RC_WRITE_MIDDLE, r, 0, 0), 0, "6");
+	CHECK_EQ(place_inject(base, 7, DPR_OP_RC_WRITE_LAST, r, 0, 0), 0, "7");
+	CHECK_EQ(place_inject(base, 8, DPR_OP_RC_WRITE_ONLY, r, r->iova + 12 * K, K),
+		 0, "8");
+	rc_settle(&H, 10 * MS);
+	sb = dpr_transport_stats(H.side[1].tp);
+	CHECK_EQ(sb->sr_held, 7, "B kept the 7 packets past the gap");
+	CHECK_EQ(sb->sr_placed, 3, "3 of them written at once (3, 5, 6)");
+	CHECK(kib_is(r, 0, 1) && kib_is(r, K, 0), "packet 0 written, 1 missing");
+	CHECK(kib_is(r, 2 * K, 0), "packet 2 held: the first past the gap");
+	CHECK(kib_is(r, 3 * K, 4), "packet 3 (MIDDLE) written on arrival");
+	CHECK(kib_is(r, 4 * K, 0), "packet 4 (LAST) held");
+	CHECK(kib_is(r, 8 * K, 6) && kib_is(r, 9 * K, 7),
+	      "WRITE 2's FIRST and MIDDLE written on arrival");
+	CHECK(kib_is(r, 10 * K, 0) && kib_is(r, 12 * K, 0),
+	      "WRITE 2's LAST and WRITE 3 (ONLY) held");
+	while ((m = rc_take(&H, 0)) != NULL)
+		rte_pktmbuf_free(m);            /* (the SACKs) */
+	CHECK_EQ(place_inject(base, 1, DPR_OP_RC_WRITE_MIDDLE, r, 0, 0), 0, "1");
+	rc_settle(&H, 10 * MS);
+	for (k = 0; k <= 4; k++)
+		CHECK(kib_is(r, k * K, (uint8_t)(k + 1)), "WRITE 1: KiB %u", k);
+	for (k = 5; k <= 7; k++)
+		CHECK(kib_is(r, (k + 3) * K, (uint8_t)(k + 1)), "WRITE 2: KiB %u", k - 5);
+	CHECK(kib_is(r, 12 * K, 9), "WRITE 3");
+	while ((m = rc_take(&H, 0)) != NULL) {
+		if (dpr_wire_parse(m, &pi, 0) == DPR_WIRE_OK) {
+			dpr_wire_decode(m, &pi, &h);
+			if (h.opcode == DPR_OP_RC_ACK && h.psn == base + 8 &&
+			    (h.aeth.syndrome & DPR_AETH_TYPE_MASK) == DPR_AETH_ACK)
+				acked = true;
+		}
+		rte_pktmbuf_free(m);
+	}
+	CHECK(acked, "B ACKs the last PSN: all three WRITEs done");
+	CHECK_EQ(sb->sr_held, 7, "nothing more held");
+	mr_free(r);
+	fini();
+	return TEST_SUCCESS;
+}
+
 static int
 test_nak_during_replay(void)
 {
@@ -3085,6 +3196,7 @@ static const struct dpr_test_case transport_cases[] = {
 	DPR_TEST_CASE(test_srq),
 	DPR_TEST_CASE(test_uc),
 	DPR_TEST_CASE(test_sr_purge),
+	DPR_TEST_CASE(test_sr_place),
 	DPR_TEST_CASES_END,
 };
 
