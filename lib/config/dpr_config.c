@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 
 #include <rte_cfgfile.h>
 #include <rte_common.h>
@@ -392,8 +394,9 @@ trim(char *s)
 	return s;
 }
 
+/* The configuration is read from @p f, named @p path in what it says. */
 static int
-prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
+prescan(FILE *f, const char *path, struct line_ref **refs_out, unsigned int *n_out,
 	char *err, size_t errlen)
 {
 	struct line_ref *refs = NULL, *r;
@@ -403,11 +406,6 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 	struct { char name[CFG_NAME_LEN]; unsigned int line; } seen[64];
 	unsigned int n_seen = 0;
 	char buf[1024];
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (f == NULL)
-		ERR("%s: cannot open config file: %s", path, strerror(errno));
 
 	while (fgets(buf, sizeof(buf), f) != NULL) {
 		char *line, *eq, *key, *val, *c;
@@ -529,12 +527,10 @@ prescan(const char *path, struct line_ref **refs_out, unsigned int *n_out,
 		refs[n].used = false;
 		n++;
 	}
-	fclose(f);
 	*refs_out = refs;
 	*n_out = n;
 	return 0;
 fail:
-	fclose(f);
 	free(refs);
 	return -1;
 }
@@ -555,20 +551,96 @@ ref_line(struct line_ref *refs, unsigned int n, const char *section,
 	return 0;
 }
 
+/* the most a configuration file may hold */
+#define CONF_MAX_BYTES (1u << 20)
+
+/*
+ * The file at @p path read once, into a memfd: the prescan and
+ * rte_cfgfile_load() (which takes a path) both read that. Each opened
+ * @p path itself before, and a pipe or FIFO reads once: `dprdmad -f
+ * <(...)` ran on the defaults without a word. @return the memfd, or -1
+ * with the error in @p err.
+ */
+static int
+config_read_once(const char *path, char *err, size_t errlen)
+{
+	char buf[4096];
+	size_t total = 0, n;
+	FILE *f = fopen(path, "r");
+	int fd;
+
+	if (f == NULL)
+		ERR("%s: cannot open config file: %s", path, strerror(errno));
+	fd = memfd_create("dprdmad.conf", MFD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot keep a copy of the config file "
+			 "(memfd_create: %s)", path, strerror(errno));
+		fclose(f);
+		return -1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		total += n;
+		if (total > CONF_MAX_BYTES) {
+			snprintf(err, errlen, "%s: longer than %u bytes: not a "
+				 "dprdmad config file", path, CONF_MAX_BYTES);
+			goto fail;
+		}
+		if (write(fd, buf, n) != (ssize_t)n) {
+			snprintf(err, errlen, "%s: cannot keep a copy of the config "
+				 "file: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read config file: %s", path,
+			 strerror(errno));
+		goto fail;
+	}
+	fclose(f);
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+fail:
+	fclose(f);
+	close(fd);
+	return -1;
+}
+
 int
 dpr_config_load(struct dpr_config *conf, const char *path, char *err,
 		size_t errlen)
 {
 	struct line_ref *refs = NULL;
-	struct rte_cfgfile *cfg;
+	struct rte_cfgfile *cfg = NULL;
 	unsigned int n_refs = 0;
-	int n_sec, s, rc = -1;
+	int n_sec, s, rc = -1, fd;
 	char (*names)[CFG_NAME_LEN] = NULL;
+	char copy[64];
+	FILE *f;
 
-	if (prescan(path, &refs, &n_refs, err, errlen) != 0)
+	fd = config_read_once(path, err, errlen);
+	if (fd < 0)
 		return -1;
+	snprintf(copy, sizeof(copy), "/proc/self/fd/%d", fd);
+	f = fdopen(dup(fd), "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	rc = prescan(f, path, &refs, &n_refs, err, errlen);
+	fclose(f);
+	if (rc != 0) {
+		close(fd);
+		return -1;
+	}
+	rc = -1;
 
-	cfg = rte_cfgfile_load(path, CFG_FLAG_EMPTY_VALUES);
+	cfg = rte_cfgfile_load(copy, CFG_FLAG_EMPTY_VALUES);
+	close(fd);
 	if (cfg == NULL) {
 		snprintf(err, errlen, "%s: rte_cfgfile could not parse the file",
 			 path);

@@ -8,6 +8,7 @@ only a device can reveal (MTU range, queue count, no port) also exit 2,
 after the EAL is cleaned up."""
 
 import os
+import re
 import shutil
 import tempfile
 
@@ -116,6 +117,24 @@ def main():
             "--vdev net_null0" in p.stdout and "--no-huge" in p.stdout and
             "net_tap" not in p.stdout,
             "--check prints the merged configuration and EAL arguments")
+    # a config a pipe gives (bash's <(...)) is read once: each of the two
+    # readers opened the path anew, and the second read an empty pipe --
+    # the built-in default ran, without a word
+    piped = t.run(["bash", "-c", '"$0" -f <(printf "$1") --check', t.DPRDMAD,
+                   "[eal]\\nvdev = net_null0\\nhuge = no\\n[port0]\\n"
+                   "ip = 10.9.8.7/16\\n"], check_rc=False, timeout=60)
+    t.check(piped.returncode == 0 and "ip = 10.9.8.7/16" in piped.stdout and
+            "--vdev net_null0" in piped.stdout and "net_tap" not in piped.stdout,
+            "a config through a pipe (-f <(...)): its settings, not the "
+            "defaults (%s)" % (piped.stdout + piped.stderr).strip()[-300:])
+    piped = t.run(["bash", "-c", '"$0" -f <(printf "$1") --check', t.DPRDMAD,
+                   "[eal]\\nhuge = no\\n[engine]\\nwrkers = 2\\n"],
+                  check_rc=False, timeout=60)
+    t.check(piped.returncode == 2 and
+            re.search(r"/dev/fd/\d+:4: \[engine\] has no key 'wrkers'",
+                      piped.stderr) is not None,
+            "an error in a piped config names the pipe and the line: %s"
+            % piped.stderr.strip())
     p, _ = dprdmad(["-f", os.path.join(t.SOURCE_ROOT, "config/dprdmad.conf"),
                     "--check"])
     t.check(p.returncode == 0, "the shipped example config is valid: %s"
