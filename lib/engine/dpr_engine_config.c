@@ -88,8 +88,9 @@ static const struct dpr_conf_key transport_keys[] = {
 	  0, 1u << 22,
 	  .help = "what an RC QP keeps in flight on top of twice its "
 		  "measured bandwidth-delay product (its delivery rate x its "
-		  "least RTT), up to max_inflight in all; 0 = no measuring: "
-		  "every window is max_inflight" },
+		  "least RTT), up to max_inflight in all, and its window "
+		  "until it has measured; 0 = no measuring: every window "
+		  "is max_inflight" },
 	{ "rto_min_us", DPR_CONF_UINT, T_OFF(rto_min_us), T_SZ(rto_min_us),
 	  0, 10000000,
 	  .help = "the least adaptive retransmission timeout (RTT + 4 x its "

@@ -13,18 +13,17 @@ bottleneck's bytes (its utilisation), the backlog frames found (its 99th
 percentile) and its drops.
 
 Asserted: every stream completes, the marks, the CNPs and the cuts happen;
-with 4 QPs they share the link fairly (Jain >= 0.95) and the paced QPs
-keep it busy (>= 0.8: a pacer that starved the link would show here).
-Printed, not asserted: the backlog and the drops, and the 16-QP figures.
-Issue 47's goals are not met there with ConnectX's defaults at this rate
-(one run: 4 QPs Jain 1.000, utilisation 0.95, no drop but the buffer
-full; 16 QPs Jain 0.79, utilisation 0.66, drops): a QP gets a CNP every
-few hundred microseconds (the receiver's worker naps on a shared core and
-takes frames in bursts), alpha -- updated every microsecond, dce_tcp_rtt
-1 -- stays near 0 and a cut takes little off; the QPs' in-flight windows,
-not their rates, bound the queue (doc/architecture.rst, "Congestion
-control"). Then the 16 QPs again with the reaction point off, for the
-comparison."""
+the QPs share the link fairly (Jain >= 0.95 with 4, >= 0.90 with 16) and
+the paced QPs keep it busy (>= 0.8: a pacer that starved the link would
+show here). Printed, not asserted: the backlog and the drops. Issue 47's
+goals not met here with ConnectX's defaults at this rate (five runs at
+the QPs' first window of min_inflight: 4 QPs Jain 1.000, utilisation
+0.97, no drop, backlog p99 500-670 KiB; 16 QPs Jain 0.98-0.99,
+utilisation 1.00, 73-105k drops, the buffer full): alpha -- updated every
+microsecond, dce_tcp_rtt 1 -- stays near 0 and a cut takes little off,
+and the QPs' in-flight windows, not their rates, bound the queue
+(doc/architecture.rst, "Congestion control"). Then the 16 QPs again with
+the reaction point off, for the comparison."""
 
 import os
 import subprocess
@@ -120,10 +119,12 @@ def main():
             t.check(r["qps"] == nqp, "%d QPs sending (%d seen)" % (nqp, r["qps"]))
             t.check(c1["cc_cuts"] > c0["cc_cuts"] and r["marked"] > 0,
                     "%d QPs: the bottleneck marked, B cut its rates" % nqp)
-            if nqp > 4:
-                continue        # (figures printed: see the docstring)
-            t.check(r["jain"] >= 0.95, "%d QPs: Jain's fairness index %.3f >= 0.95"
-                    % (nqp, r["jain"]))
+            # 16 QPs: 0.90, under the goal's 0.95 -- 0.98-0.99 measured
+            # here, 0.96 under ASan; 0.87 with QPs that started at the
+            # full window (1,024 packets each: 16 MiB into 1 MiB)
+            want = 0.95 if nqp == 4 else 0.90
+            t.check(r["jain"] >= want, "%d QPs: Jain's fairness index %.3f >= %.2f"
+                    % (nqp, r["jain"], want))
             t.check(r["util"] >= 0.8, "%d QPs: the bottleneck %.3f used (>= 0.8)"
                     % (nqp, r["util"]))
         # the same 16 QPs with the reaction point off, for the comparison
