@@ -270,12 +270,23 @@ dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
 }
 
 /* The packet placed in slot @p slot, the expected PSN's, now taken: what
- * rx_write() and done_request() leave behind for it. */
-static void
+ * rx_write() and done_request() leave behind for it. @return false if
+ * the WRITE it belongs to is no longer known (never so: only a release of
+ * its FIRST forgets it, and that releases what follows too) -- then the
+ * slot is let go, the PSN missing again, for the requester to send it
+ * again in order. */
+static bool
 placed_done(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
 {
 	const uint8_t f = r->placed[slot];
 
+	if ((f & SR_PL_START) ?
+	    r->w_n == 0 || r->w[r->w_head].psn != qp->resp.psn || qp->resp.in_msg != 0 :
+	    qp->resp.in_msg != DPR_WRITE_MASK || qp->resp.write_left <= qp->pmtu) {
+		take(qp, r, slot);
+		QP_STAT(qp, sr_purged);
+		return false;
+	}
 	if (f & SR_PL_START) {
 		const struct sr_wmsg *w = &r->w[r->w_head];
 
@@ -301,6 +312,7 @@ placed_done(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
 			qp->resp.ack_pending = true;
 		qp_work(qp);
 	}
+	return true;
 }
 
 /* What is held at PSNs strictly between @p from and the expected PSN:
@@ -335,9 +347,8 @@ dpr_sr_drain(struct dpr_tqp *qp, uint32_t done_psn)
 		struct dpr_wire_hdrs h;
 
 		if (r->m[slot] == NULL) {
-			if (!r->placed[slot])
+			if (!r->placed[slot] || !placed_done(qp, r, slot))
 				break;
-			placed_done(qp, r, slot);
 			continue;
 		}
 		/* taken out first: what it does may reset the QP. The usual
