@@ -689,61 +689,84 @@ def stage_loss():
     again per packet lost; 64 B WRITE latency at 0.1% loss. Every loss
     rate on the same pair as its loss-free baseline (a memif link instance
     can be 3 times faster than the next for its whole life: a ratio across
-    pairs would measure the links); the median of ARGS.runs fresh pairs.
-    Kernel TCP through the same loss in stage_tcp_loss()."""
+    pairs would measure the links), the baseline the mean of a loss-free
+    run before the pair's loss points and one after them (not with
+    --quick: one 2 s run swings by 1-2%, and a pair may drift); the median
+    of ARGS.runs fresh pairs. Kernel TCP through the same loss in
+    stage_tcp_loss()."""
     res = {}
     ops = ("write", "read", "send")
     rates = LOSS
     if ARGS.quick:
         ops, rates = ("write",), [0, 0.01]
     samples, reorder = {}, {}
+
+    def one(op, what):
+        progress(what)
+        before = lost_and_resent()
+        ca, cb = builtin_connect()
+        st = builtin_run(op, 65536, ca, cb)
+        after = lost_and_resent()
+        return st["mbit_per_s"] / 1e3, after[0] - before[0], after[1] - before[1]
+
     for run in range(ARGS.runs):
         for sr in ("auto", "off"):
             pair = loss_pair(sr)
+            got = {}            # (p, op) -> (Gbit/s, lost, sent again) this pair
             try:
                 for p in rates:
                     set_loss(p)
                     for op in ops:
-                        progress("loss %g%%, selective repeat %s: RC %s 64 KiB "
-                                 "(pair %d of %d)" % (p * 100, sr, op.upper(),
-                                                      run + 1, ARGS.runs))
-                        before = lost_and_resent()
-                        ca, cb = builtin_connect()
-                        st = builtin_run(op, 65536, ca, cb)
-                        after = lost_and_resent()
-                        lost, resent = after[0] - before[0], after[1] - before[1]
-                        g = st["mbit_per_s"] / 1e3
-                        base = samples[(sr, 0, op)][-1][1] if p else g
-                        print("      %.4g Gbit/s (%.3g of loss-free on this pair), "
-                              "%d lost, %d sent again" % (g, g / base, lost, resent),
-                              flush=True)
-                        samples.setdefault((sr, p, op), []).append(
-                            (g / base, g, lost, resent))
+                        got[(p, op)] = one(op, "loss %g%%, selective repeat %s: RC %s "
+                                           "64 KiB (pair %d of %d)"
+                                           % (p * 100, sr, op.upper(), run + 1, ARGS.runs))
+                        g, lost, resent = got[(p, op)]
+                        print("      %.4g Gbit/s (%.3g of the first loss-free run), "
+                              "%d lost, %d sent again"
+                              % (g, g / got[(0, op)][0], lost, resent), flush=True)
                 if not ARGS.quick:
                     # 1% of frames held back 10-100 us, nothing lost: what
                     # reordering costs (issue 42: <= 5% with selective repeat)
                     for pfx in ("bench-a", "bench-b"):
                         t.telemetry(pfx, "/dprdma/port/faults/set,0,loss=0,reorder=0.01")
-                    progress("1%% reordering, no loss, selective repeat %s: RC WRITE "
-                             "64 KiB (pair %d of %d)" % (sr, run + 1, ARGS.runs))
-                    before = lost_and_resent()
-                    ca, cb = builtin_connect()
-                    st = builtin_run("write", 65536, ca, cb)
-                    resent = lost_and_resent()[1] - before[1]
-                    g = st["mbit_per_s"] / 1e3
-                    base = samples[(sr, 0, "write")][-1][1]
-                    print("      %.4g Gbit/s (%.3g of loss-free on this pair), %d sent "
-                          "again" % (g, g / base, resent), flush=True)
-                    reorder.setdefault(sr, []).append((g / base, g, resent))
+                    got["reorder"] = one("write", "1%% reordering, no loss, selective "
+                                         "repeat %s: RC WRITE 64 KiB (pair %d of %d)"
+                                         % (sr, run + 1, ARGS.runs))
+                    for pfx in ("bench-a", "bench-b"):
+                        t.telemetry(pfx, "/dprdma/port/faults/set,0,loss=0,reorder=0")
+                    # the baseline again, after the pair's loss points
+                    for op in ops:
+                        got[("again", op)] = one(op, "loss-free again, selective repeat "
+                                                 "%s: RC %s 64 KiB (pair %d of %d)"
+                                                 % (sr, op.upper(), run + 1, ARGS.runs))
             finally:
                 pair.stop()
+            base = {op: (got[(0, op)][0] + got[("again", op)][0]) / 2
+                    if ("again", op) in got else got[(0, op)][0] for op in ops}
+            for op in ops:
+                print("      pair %d, selective repeat %s, %s: loss-free %.4g Gbit/s"
+                      "%s" % (run + 1, sr, op, base[op],
+                              "" if ("again", op) not in got else
+                              " (mean of %.4g before and %.4g after)"
+                              % (got[(0, op)][0], got[("again", op)][0])), flush=True)
+            for p in rates:
+                for op in ops:
+                    g, lost, resent = got[(p, op)]
+                    samples.setdefault((sr, p, op), []).append(
+                        (g / base[op], g, lost, resent))
+            if "reorder" in got:
+                g, _, resent = got["reorder"]
+                print("      1%% reordering: %.4g Gbit/s (%.3g of loss-free on this "
+                      "pair), %d sent again" % (g, g / base["write"], resent), flush=True)
+                reorder.setdefault(sr, []).append((g / base["write"], g, resent))
     for k, v in samples.items():
         v = sorted(v)
         ratio, g, lost, resent = v[len(v) // 2]
         res[k] = record("loss", "dprdma SR %s" % k[0], k[2], 65536, loss=k[1],
                         gbit_per_s=g, vs_loss_free=ratio, lost=lost, resent=resent,
                         resent_per_lost=resent / lost if lost else None,
-                        note="median of %d pairs, each against its own loss-free run"
+                        note="median of %d pairs, each against its own loss-free "
+                        "runs (the mean of one before and one after its loss points)"
                         % ARGS.runs)
     for sr, v in reorder.items():
         ratio, g, resent = sorted(v)[len(v) // 2]
