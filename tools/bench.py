@@ -766,8 +766,8 @@ def stage_loss():
                         gbit_per_s=g, vs_loss_free=ratio, lost=lost, resent=resent,
                         resent_per_lost=resent / lost if lost else None,
                         note="median of %d pairs, each against its own loss-free "
-                        "runs (the mean of one before and one after its loss points)"
-                        % ARGS.runs)
+                        "%s" % (ARGS.runs, "run" if ARGS.quick else "runs (the mean "
+                                "of one before and one after its loss points)"))
     for sr, v in reorder.items():
         ratio, g, resent = sorted(v)[len(v) // 2]
         res[("reorder", sr)] = record("loss", "dprdma SR %s" % sr, "write", 65536,

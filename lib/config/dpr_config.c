@@ -625,19 +625,18 @@ dpr_config_load(struct dpr_config *conf, const char *path, char *err,
 	if (fd < 0)
 		return -1;
 	snprintf(copy, sizeof(copy), "/proc/self/fd/%d", fd);
-	f = fdopen(dup(fd), "r");
+	f = fopen(copy, "r");
 	if (f == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	rc = prescan(f, path, &refs, &n_refs, err, errlen);
-	fclose(f);
-	if (rc != 0) {
+	if (prescan(f, path, &refs, &n_refs, err, errlen) != 0) {
+		fclose(f);
 		close(fd);
 		return -1;
 	}
-	rc = -1;
+	fclose(f);
 
 	cfg = rte_cfgfile_load(copy, CFG_FLAG_EMPTY_VALUES);
 	close(fd);

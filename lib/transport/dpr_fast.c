@@ -26,19 +26,6 @@
 
 #include "transport_private.h"
 
-/* The MR behind a remote key, kept per QP while no MR of the device has
- * been deregistered (@p gen: the MR generation, read once a burst: only
- * this worker deregisters, and not within one): a stream of WRITEs to
- * one buffer looks its key up once, not per packet. Bounds are checked
- * on every use. */
-static __rte_always_inline struct dpr_mr *
-remote_mr(struct dpr_tqp *qp, uint64_t gen, uint32_t rkey, uint64_t va, uint32_t len)
-{
-	return dpr_mr_check_cached(qp->tp->ctx, &qp->resp.rkey, gen,
-				   rkey, qp->pd, qp->qpn, va, len,
-				   DPR_ACCESS_REMOTE_WRITE);
-}
-
 /* Byte reads of the fields rather than lib/wire's dpr_bth_*() and
  * dpr_reth_*() accessors on the packed structs: with them the responder
  * spends 19 more instructions per 64 B WRITE (callgrind, 697 -> 716). */
@@ -154,7 +141,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 		len = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->len);
 		left = len;
 		/* the key with the whole DMA length, at the first packet */
-		if (len != 0 && (mr = remote_mr(qp, gen, rkey, va, len)) == NULL)
+		if (len != 0 && (mr = resp_remote_mr(qp, gen, rkey, va, len)) == NULL)
 			return false;
 	} else {
 		if (qp->resp.in_msg != DPR_WRITE_MASK)
@@ -166,7 +153,7 @@ fast_write(struct dpr_tqp *qp, struct rte_mbuf *m, uint8_t *p, uint32_t mask,
 	if (paylen > left || ((mask & DPR_END_MASK) && paylen != left))
 		return false;
 	if (paylen != 0 && mr == NULL &&
-	    (mr = remote_mr(qp, gen, rkey, va, paylen)) == NULL)
+	    (mr = resp_remote_mr(qp, gen, rkey, va, paylen)) == NULL)
 		return false;
 	/* the frame is sound: its header checksum, then its ICRC (an
 	 * opened frame's tag vouched for it, its header made again) */
@@ -322,10 +309,8 @@ fast_hold(struct dpr_tqp *qp, struct rte_mbuf *m, const uint8_t *p, uint64_t gen
 		return false;
 	QP_STAT(qp, out_of_seq_rx);
 	/* a WRITE's FIRST or MIDDLE written to memory now if it can be,
-	 * else held */
-	if ((p[DPR_F_BTH] != DPR_OP_RC_WRITE_FIRST &&
-	     p[DPR_F_BTH] != DPR_OP_RC_WRITE_MIDDLE) ||
-	    !dpr_sr_place(qp, p, psn, d, body - ((p[DPR_F_BTH + 1] >> 4) & 3), gen))
+	 * anything else held */
+	if (!dpr_sr_place(qp, p, psn, d, body - ((p[DPR_F_BTH + 1] >> 4) & 3), gen))
 		dpr_sr_hold(qp, m, psn, d);
 	return true;
 }

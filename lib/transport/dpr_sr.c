@@ -113,6 +113,24 @@ release(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot, uint32_t psn)
 	rte_pktmbuf_free(take(qp, r, slot));
 }
 
+/* The most requests a transport keeps past gaps ([transport] sr_hold) */
+static inline uint32_t
+hold_max(const struct dpr_transport *tp)
+{
+	return tp->conf.sr_hold_max ? tp->conf.sr_hold_max : SR_HOLD_DEFAULT;
+}
+
+/* A request came past a gap: a SACK says what is here; and while a gap
+ * is open the receive fast path leaves the QP's in-order frames to
+ * dpr_resp_rx(), which drains what is kept when the gap fills */
+static inline void
+sack_owed(struct dpr_tqp *qp)
+{
+	qp->resp.sack_pending = true;
+	qp->resp.sent_psn_nak = true;
+	qp_work(qp);
+}
+
 /* Slot @p slot arrived (held or placed): a SACK owed for it. */
 static void
 arrived(struct dpr_tqp *qp, struct dpr_sr_rx *r, uint32_t slot)
@@ -129,16 +147,9 @@ dpr_sr_hold(struct dpr_tqp *qp, const struct rte_mbuf *m, uint32_t psn, int32_t 
 	struct dpr_transport *tp = qp->tp;
 	struct dpr_sr_rx *r = qp->sr_rx;
 	const uint32_t slot = psn & SR_WIN_MASK;
-	const uint32_t max = tp->conf.sr_hold_max ? tp->conf.sr_hold_max :
-		SR_HOLD_DEFAULT;
 
-	/* whatever becomes of this one, a SACK says what is here; and while
-	 * a gap is open the receive fast path leaves the QP's frames to
-	 * dpr_resp_rx(), which drains what is held when the gap fills */
-	qp->resp.sack_pending = true;
-	qp->resp.sent_psn_nak = true;
-	qp_work(qp);
-	if ((uint32_t)d >= SR_WIN || tp->sr_held >= max) {
+	sack_owed(qp);          /* (whatever becomes of this one) */
+	if ((uint32_t)d >= SR_WIN || tp->sr_held >= hold_max(tp)) {
 		QP_STAT(qp, sr_hold_full);
 		return;
 	}
@@ -189,8 +200,6 @@ dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
 	struct dpr_transport *tp = qp->tp;
 	struct dpr_sr_rx *r = qp->sr_rx;
 	const uint32_t slot = psn & SR_WIN_MASK, pmtu = qp->pmtu;
-	const uint32_t max = tp->conf.sr_hold_max ? tp->conf.sr_hold_max :
-		SR_HOLD_DEFAULT;
 	const uint8_t op = p[DPR_F_BTH];
 	uint32_t k = (uint32_t)d, rkey = qp->resp.write_rkey;
 	uint32_t left = qp->resp.write_left, i, n;
@@ -200,7 +209,7 @@ dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
 	struct dpr_mr *mr;
 
 	if (r == NULL || qp->resp.in_msg != DPR_WRITE_MASK || k >= SR_WIN ||
-	    tp->sr_held >= max || map_test(r->map, slot) || paylen != pmtu ||
+	    tp->sr_held >= hold_max(tp) || map_test(r->map, slot) || paylen != pmtu ||
 	    (op != DPR_OP_RC_WRITE_FIRST && op != DPR_OP_RC_WRITE_MIDDLE))
 		return false;
 	/* the message PSN k (from the expected one) falls in: the one in
@@ -233,9 +242,7 @@ dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
 		va = rte_be_to_cpu_64(((const struct dpr_reth *)reth)->va);
 		rkey = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->rkey);
 		left = rte_be_to_cpu_32(((const struct dpr_reth *)reth)->len);
-		if (left <= pmtu ||
-		    dpr_mr_check_cached(tp->ctx, &qp->resp.rkey, gen, rkey, qp->pd,
-					qp->qpn, va, left, DPR_ACCESS_REMOTE_WRITE) == NULL)
+		if (left <= pmtu || resp_remote_mr(qp, gen, rkey, va, left) == NULL)
 			return false;
 		w = &r->w[(r->w_head + r->w_n) % SR_WMSGS];
 		w->va = va;
@@ -250,8 +257,7 @@ dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
 		return false;
 	}
 	va += (uint64_t)k * pmtu;
-	mr = dpr_mr_check_cached(tp->ctx, &qp->resp.rkey, gen, rkey, qp->pd, qp->qpn,
-				 va, pmtu, DPR_ACCESS_REMOTE_WRITE);
+	mr = resp_remote_mr(qp, gen, rkey, va, pmtu);
 	if (mr == NULL) {
 		/* (a FIRST's key with its whole length just passed) */
 		return false;
@@ -261,9 +267,7 @@ dpr_sr_place(struct dpr_tqp *qp, const uint8_t *p, uint32_t psn, int32_t d,
 	if (p[DPR_F_BTH + 8] & 0x80)
 		f |= SR_PL_ACKREQ;
 	r->placed[slot] = f;
-	qp->resp.sack_pending = true;
-	qp->resp.sent_psn_nak = true;
-	qp_work(qp);
+	sack_owed(qp);
 	arrived(qp, r, slot);
 	QP_STAT(qp, sr_placed);
 	return true;

@@ -758,6 +758,21 @@ payload_copy(void *dst, const void *src, uint32_t len)
 /* Payload pieces one packet may gather: an SGE list can split it. */
 #define MAX_SEGS_PER_PKT 40
 
+/* The MR behind a remote key a WRITE names, kept per QP while no MR of
+ * the device has been deregistered (@p gen: the MR generation, read once
+ * a burst: only this worker deregisters, and not within one): a stream of
+ * WRITEs to one buffer looks its key up once, not per packet. Bounds are
+ * checked on every use. (The receive fast path, and dpr_sr_place() past a
+ * gap.) */
+static __rte_always_inline struct dpr_mr *
+resp_remote_mr(struct dpr_tqp *qp, uint64_t gen, uint32_t rkey, uint64_t va,
+	       uint32_t len)
+{
+	return dpr_mr_check_cached(qp->tp->ctx, &qp->resp.rkey, gen,
+				   rkey, qp->pd, qp->qpn, va, len,
+				   DPR_ACCESS_REMOTE_WRITE);
+}
+
 /* Packets a message of @p len bytes takes at @p pmtu (at least one). */
 static inline uint32_t
 npkts(uint32_t len, uint32_t pmtu)
