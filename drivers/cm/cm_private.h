@@ -22,6 +22,8 @@
  *   dpr_cm_telemetry.c  /dprdma/cm/{stats,conns}
  *   dpr_cm_mad.c        the MADs' bytes (encode, decode), pure
  *   dpr_cm_caps.c       the peers' capabilities asked over QP1
+ *   dpr_cm_sec.c        secure QPs' handshakes
+ *   dpr_cm_auth.c       the MACs of MADs between boxes of one key
  *
  * Every room calls dpr_cm.c's IDs and dpr_cm_qp1.c's sends; only the loop
  * calls the peer room (a MAD that came); no room calls back up.
@@ -52,6 +54,10 @@ extern int cm_logtype;
 #define GSI_RECVS 256                   /* QP1 receive WQEs per port */
 #define GSI_RING 1024                   /* MADs queued each way */
 #define GRH_LEN 40
+/* a MAD received (a trailer room after it), a MAD to send */
+#define GSI_RX_SLOT (GRH_LEN + DPR_MAD_LEN + DPR_MAD_AUTH_LEN)
+#define GSI_TX_SLOT (DPR_MAD_LEN + DPR_MAD_AUTH_LEN)
+#define GSI_BUF_LEN (GSI_RECVS * GSI_RX_SLOT + GSI_RING * GSI_TX_SLOT)
 #define CM_PORT_EPHEMERAL 32768         /* ports given to bind(0) from here */
 #define CM_RTR_MIN_RNR 12               /* 0.64 ms, as ibv_rc_pingpong */
 #define CM_ACK_TIMEOUT 14               /* 67 ms: the QP's local ACK timeout */
@@ -61,6 +67,10 @@ extern int cm_logtype;
  * with thousands of connections */
 #define CM_MRA_TIMEOUT 24
 #define CM_MAX_CM_RETRIES 15
+/* A REQ to a peer whose capabilities are not known, from a box with a
+ * key, waits for them (whether its MADs are MACed: dpr_cm_auth.c), at
+ * most the time the caps take to give up (3 Gets 300 ms apart) */
+#define CM_CAPS_WAIT_MS 1000
 #define IBV_QPT_UD_ 4                   /* ibv_qp_type */
 
 struct cm_conf {
@@ -115,7 +125,9 @@ struct gsi {
 	struct dpr_cq *scq, *rcq;
 	struct dpr_tqp *qp;
 	struct dpr_mr *mr;
-	uint8_t *buf;                   /* GSI_RECVS x (GRH + MAD) */
+	uint8_t *buf;                   /* GSI_RECVS x GSI_RX_SLOT, then
+	                                   GSI_RING x GSI_TX_SLOT */
+	uint32_t tx_next;               /* the next send's slot (worker 0) */
 	uint64_t node_guid;             /* network order */
 };
 
@@ -148,7 +160,9 @@ struct cm_id {
 	/* the MAD waiting for its answer, sent again until then */
 	uint8_t mad[DPR_MAD_LEN];
 	bool waiting;
+	bool caps_wait;                 /* not sent yet: the peer's caps first */
 	uint64_t deadline_ms;
+	uint64_t caps_until;            /* sent then whatever they are */
 	uint32_t retries_left;
 	/* the last answer sent, for duplicates (REP, RTU, DREP, MRA) */
 	uint8_t answer[DPR_MAD_LEN];
@@ -236,11 +250,14 @@ dpr_cm_now_ms(void)
 struct cm_mad {
 	uint16_t port;
 	uint8_t sgid_index;
-	uint8_t pad;
+	bool has_auth;                  /* auth[] holds a trailer */
 	uint32_t qpn;                   /* the peer's QP (1) */
 	uint32_t qkey;
 	uint8_t gid[16];                /* rx: the source; tx: the destination */
+	uint8_t dgid[16];               /* rx: ours it was sent to */
+	bool authed;                    /* rx: its trailer is good (cm_auth_rx) */
 	uint8_t mad[DPR_MAD_LEN];
+	uint8_t auth[DPR_MAD_AUTH_LEN];
 };
 
 /* dpr_cm.c: channels */
@@ -344,7 +361,7 @@ void cm_port_gid(uint16_t pi, uint8_t gi, uint8_t gid[16]);
 int cm_own_gid_index(uint16_t pi, const uint8_t *a);
 
 /* dpr_cm_peer.c: a MAD from a peer (dequeued from worker 0's ring). */
-void cm_rx_mad(const struct cm_mad *r);
+void cm_rx_mad(struct cm_mad *r);
 
 /* dpr_cm_caps.c: made by dpr_cm_start() (@p wake_fd wakes the main
  * lcore), gone with dpr_cm_stop() (with the workers still running). */
@@ -361,6 +378,8 @@ bool dpr_cm_sec_rx(const struct cm_mad *r);
 void dpr_cm_sec_poll(uint64_t now);
 uint64_t dpr_cm_sec_next_ms(void);
 bool dpr_cm_sec_keyprint_is_ours(const uint8_t kp[8]);
+/* The host-pair secret of the pre-shared key, or NULL (no [security]). */
+const uint8_t *dpr_cm_sec_prk(void);
 void dpr_cm_sec_stats(struct rte_tel_data *d);
 /* Questions the workers asked, answers not come: sent (again). */
 void dpr_cm_caps_poll(uint64_t now_ms);
@@ -369,5 +388,24 @@ uint64_t dpr_cm_caps_next_ms(void);
 /* Its counters into /dprdma/cm/stats (a dict begun); /dprdma/cm/peers. */
 void dpr_cm_caps_stats(struct rte_tel_data *d);
 void dpr_cm_caps_register_telemetry(void);
+/* Do MADs to and from the peer at @p gid carry the trailer (it holds our
+ * key and takes them, and our policy for it is not none)? */
+bool dpr_cm_caps_auth(uint16_t pi, const uint8_t *gid);
+/* The peer at @p gid asked again what it runs (at most once a second). */
+void dpr_cm_caps_ask_again(uint16_t pi, const uint8_t *gid);
+/* Must a first MAD to @p gid wait for its capabilities (we hold a key,
+ * our policy for it is not none, and they are not known yet: asked now)? */
+bool dpr_cm_caps_pending(uint16_t pi, const uint8_t *gid, uint8_t sgid_index);
+
+/* dpr_cm_auth.c: with @p prk (NULL: no key, nothing MACed) */
+int cm_auth_start(const uint8_t *prk);
+void cm_auth_stop(void);
+/* @p out (its port, sgid_index, gid and mad set) gets a trailer when its
+ * peer's MADs carry one. */
+void cm_auth_seal(struct cm_mad *out);
+/* May @p r be read? Its trailer good (r->authed), or none needed; false:
+ * dropped, counted. */
+bool cm_auth_rx(struct cm_mad *r);
+void cm_auth_stats(struct rte_tel_data *d);
 
 #endif /* CM_PRIVATE_H */

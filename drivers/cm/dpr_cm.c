@@ -410,14 +410,27 @@ cm_chan_free(struct cm_chan *ch)
 	free(ch);
 }
 
-/* Send @p m and wait for its answer (timer). */
+/* Send @p m and wait for its answer (timer). A first MAD to a peer
+ * (REQ, SIDR_REQ) from a box with a key waits for the peer's
+ * capabilities first: whether it is MACed depends on them (run_timers()
+ * looks every millisecond). */
 void
 cm_send_waiting(struct cm_id *id, const struct dpr_cm_msg *m)
 {
+	uint64_t now = dpr_cm_now_ms();
+
 	dpr_cm_encode(m, id->mad);
 	id->waiting = true;
 	id->retries_left = cm.conf.max_retries;
-	id->deadline_ms = dpr_cm_now_ms() + cm.conf.response_timeout_ms;
+	id->caps_wait = (m->attr == DPR_CM_REQ || m->attr == DPR_CM_SIDR_REQ) &&
+		dpr_cm_caps_pending((uint16_t)id->pi, id->dgid, id->sgid_index);
+	if (id->caps_wait) {
+		id->caps_until = now + CM_CAPS_WAIT_MS;
+		id->deadline_ms = now + 1;
+		cm_timer_arm(id, id->deadline_ms);
+		return;
+	}
+	id->deadline_ms = now + cm.conf.response_timeout_ms;
 	cm_timer_arm(id, id->deadline_ms);
 	dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->mad);
 }
@@ -621,6 +634,8 @@ dpr_cm_start(const struct dpr_config *conf, char *err, size_t errlen)
 		return rc;
 	}
 	rc = dpr_cm_caps_start(conf, cm.wake_fd, sec_bits, keyprint);
+	if (rc == 0)
+		rc = cm_auth_start(dpr_cm_sec_prk());
 	if (rc != 0) {
 		snprintf(err, errlen, "RDMA CM: no memory for the peers' "
 			 "capabilities; set [cm] enabled = no to run without it");
@@ -648,6 +663,7 @@ dpr_cm_stop(void)
 	 * a SEGV in 4 of 20 stops of a busy worker under ASan). */
 	__atomic_store_n(&cm.started, false, __ATOMIC_RELEASE);
 	dpr_cm_caps_stop();
+	cm_auth_stop();
 	dpr_cm_sec_stop();
 	if (cm.rx != NULL || cm.tx != NULL)
 		dpr_engine_run_on(0, poll_barrier, NULL);

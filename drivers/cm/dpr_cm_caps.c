@@ -57,6 +57,7 @@
 #define CAPS_TIMEOUT_MS 300
 #define CAPS_TTL_MS 60000
 #define CAPS_REQ_RING 1024
+#define CAPS_AGAIN_MS 1000              /* a known peer asked again, at most */
 
 /* What the workers read of an entry (the hash's data): its state, the
  * peer's bits, and where the main lcore keeps the rest. */
@@ -88,6 +89,7 @@ struct caps_peer {
 	bool answered;                  /* known from an answer, not a timeout */
 	bool told;                      /* known from its own Get: not asked */
 	uint32_t caps;
+	uint64_t tid;                   /* asking: our question's (random) */
 	uint64_t node_guid;
 	uint64_t deadline_ms;           /* asking: the next Get */
 	uint64_t refresh_ms;            /* known: asked again then */
@@ -105,7 +107,8 @@ struct caps_peer {
 	_(caps_timeouts) \
 	_(caps_bad) \
 	_(caps_table_full) \
-	_(caps_req_dropped)
+	_(caps_req_dropped) \
+	_(caps_unauthenticated)
 
 static struct {
 	bool ready;
@@ -115,7 +118,6 @@ static struct {
 	uint32_t ours;                  /* our DPR_PEER_* bits */
 	uint8_t keyprint[8];            /* our key's (secure QPs) */
 	const struct dpr_security_conf *sc;
-	uint32_t tid_hi;
 	pthread_mutex_t lock;           /* the peers: main lcore vs telemetry */
 	uint32_t n;
 	uint32_t n_told;                /* entries made by a peer's own Get */
@@ -209,24 +211,42 @@ add(const struct caps_key *k, uint8_t sgid_index)
 	return p;
 }
 
-/* What we tell the box at @p gid we run: no secure QPs where our policy
- * for its subnet is none ([security] subnets), so that it decides as we
- * do (plain, or refused if it requires security). */
-static void
-ours_for(const uint8_t *gid, struct dpr_caps_msg *m)
+/* Is our policy for the box at @p gid none ([security] subnets)? */
+static bool
+policy_none(const uint8_t *gid)
 {
 	union dpr_gid g;
 
+	memcpy(g.raw, gid, 16);
+	return caps.sc != NULL &&
+		dpr_sec_subnet_policy(caps.sc->subnets, caps.sc->n_subnets, &g) ==
+		DPR_SEC_POLICY_NONE;
+}
+
+/* What we tell the box at @p gid we run: no secure QPs where our policy
+ * for its subnet is none, so that it decides as we do (plain, or refused
+ * if it requires security), and no MACed MADs either. */
+static void
+ours_for(const uint8_t *gid, struct dpr_caps_msg *m)
+{
 	m->caps = caps.ours;
 	memcpy(m->keyprint, caps.keyprint, 8);
-	memcpy(g.raw, gid, 16);
-	if (caps.sc != NULL &&
-	    dpr_sec_subnet_policy(caps.sc->subnets, caps.sc->n_subnets, &g) ==
-	    DPR_SEC_POLICY_NONE) {
+	if (policy_none(gid)) {
 		m->caps &= ~(uint32_t)(DPR_PEER_SEC_AUTH | DPR_PEER_SEC_ENC |
-				       DPR_PEER_SEC_KEY);
+				       DPR_PEER_SEC_KEY | DPR_PEER_CM_AUTH);
 		memset(m->keyprint, 0, 8);
 	}
+}
+
+/* Do MADs to and from @p p carry the trailer (dpr_cm_auth.c)? It holds
+ * our key and takes them, we do, and our policy for it is not none. */
+static bool
+peer_auth(const struct caps_peer *p)
+{
+	const uint32_t both = DPR_PEER_CM_AUTH | DPR_PEER_SEC_KEY;
+
+	return p->known && (p->caps & both) == both &&
+		(caps.ours & DPR_PEER_CM_AUTH) && !policy_none(p->key.gid);
 }
 
 static void
@@ -234,10 +254,14 @@ send_get(struct caps_peer *p, uint64_t now)
 {
 	struct dpr_caps_msg m = {
 		.method = DPR_MAD_METHOD_GET,
-		.tid = (uint64_t)caps.tid_hi << 32 | (uint32_t)(p - caps.peer),
 		.node_guid = dpr_cm_node_guid(p->key.pi),
 	};
 
+	/* a question's own TID, unguessable: only its answer (or one who
+	 * saw the question) may say the peer no longer holds our key */
+	if (p->tries == 0)
+		p->tid = rte_rand();
+	m.tid = p->tid;
 	ours_for(p->key.gid, &m);
 	uint8_t mad[DPR_MAD_LEN];
 
@@ -285,6 +309,65 @@ learn(struct caps_peer *p, uint32_t bits, uint64_t guid, bool answered,
 		caps.st.caps_peer_iba++;
 }
 
+/* @p p asked again what it runs (once it answered, at most once a
+ * second: a forged MAD must not make this box a Get flood). */
+static void
+ask_again(struct caps_peer *p, uint64_t now)
+{
+	if (p->asking || now < p->since_ms + CAPS_AGAIN_MS)
+		return;
+	p->tries = 0;
+	send_get(p, now);
+}
+
+bool
+dpr_cm_caps_auth(uint16_t pi, const uint8_t *gid)
+{
+	struct caps_key k;
+	const struct caps_peer *p;
+
+	if (!caps.ready)
+		return false;
+	key_make(&k, pi, gid);
+	p = find(&k);
+	return p != NULL && peer_auth(p);
+}
+
+void
+dpr_cm_caps_ask_again(uint16_t pi, const uint8_t *gid)
+{
+	struct caps_key k;
+	struct caps_peer *p;
+
+	if (!caps.ready)
+		return;
+	key_make(&k, pi, gid);
+	p = find(&k);
+	if (p != NULL && p->known)
+		ask_again(p, dpr_cm_now_ms());
+}
+
+bool
+dpr_cm_caps_pending(uint16_t pi, const uint8_t *gid, uint8_t sgid_index)
+{
+	struct caps_key k;
+	struct caps_peer *p;
+
+	if (!caps.ready || !(caps.ours & DPR_PEER_CM_AUTH) || policy_none(gid))
+		return false;
+	key_make(&k, pi, gid);
+	p = find(&k);
+	if (p == NULL) {
+		pthread_mutex_lock(&caps.lock);
+		p = add(&k, sgid_index);
+		pthread_mutex_unlock(&caps.lock);
+		if (p == NULL)
+			return false;
+		send_get(p, dpr_cm_now_ms());
+	}
+	return !p->known;
+}
+
 bool
 dpr_cm_caps_rx(const struct cm_mad *r)
 {
@@ -323,6 +406,14 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 		}
 		dpr_caps_encode(&a, mad);
 		dpr_cm_mad_send(r->port, sgid_index, r->gid, mad);
+		/* what a peer whose MADs are MACed tells without a MAC
+		 * changes nothing (anyone can send it as the peer): it is
+		 * asked again instead, its answer to our TID counts */
+		if (p != NULL && peer_auth(p) && !r->authed) {
+			caps.st.caps_unauthenticated++;
+			ask_again(p, now);
+			return true;
+		}
 		/* the asker told what it can do: no need to ask it */
 		if (p == NULL && caps.n_told >= CAPS_TOLD_MAX) {
 			caps.st.caps_table_full++;
@@ -340,7 +431,7 @@ dpr_cm_caps_rx(const struct cm_mad *r)
 		return true;
 	}
 	caps.st.caps_resp_rx++;
-	if (p == NULL || (uint32_t)(m.tid >> 32) != caps.tid_hi) {
+	if (p == NULL || !p->asking || m.tid != p->tid) {
 		caps.st.caps_resp_unsolicited++;
 		return true;
 	}
@@ -436,9 +527,11 @@ dpr_cm_caps_start(const struct dpr_config *conf, int wake_fd, uint32_t sec_bits,
 	caps.wake_fd = wake_fd;
 	caps.ours = (dpr_transport_knobs(conf)->selective_repeat == DPR_SRK_OFF ?
 		     0 : DPR_PEER_SR) | sec_bits;
+	/* with a key, our MADs to a peer of the same key are MACed */
+	if (sec_bits != 0)
+		caps.ours |= DPR_PEER_CM_AUTH;
 	memcpy(caps.keyprint, keyprint, 8);
 	caps.sc = dpr_security_conf(conf);
-	caps.tid_hi = (uint32_t)rte_rand();
 	caps.n = 0;
 	memset(&caps.st, 0, sizeof(caps.st));
 	__atomic_store_n(&caps.ready, true, __ATOMIC_RELEASE);

@@ -89,6 +89,20 @@ run_timers(void)
 		}
 		if (!id->waiting || now < id->deadline_ms)
 			continue;
+		if (id->caps_wait) {
+			/* sent once the peer's capabilities are known */
+			if (now < id->caps_until &&
+			    dpr_cm_caps_pending((uint16_t)id->pi, id->dgid,
+						id->sgid_index)) {
+				id->deadline_ms = now + 1;
+			} else {
+				id->caps_wait = false;
+				id->deadline_ms = now + cm.conf.response_timeout_ms;
+				dpr_cm_mad_send(id->pi, id->sgid_index, id->dgid, id->mad);
+			}
+			cm_timer_arm(id, id->deadline_ms);
+			continue;
+		}
 		if (id->retries_left > 0) {
 			id->retries_left--;
 			id->deadline_ms = now + cm.conf.response_timeout_ms;

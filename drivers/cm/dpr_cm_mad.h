@@ -231,4 +231,19 @@ int dpr_sec_offer_decode(const uint8_t *mad, size_t len, struct dpr_sec_offer *o
 /** Everything but the MAC (bytes DPR_SEC_OFFER_MAC_AT on: the caller's). */
 void dpr_sec_offer_encode(const struct dpr_sec_offer *o, uint8_t mad[DPR_MAD_LEN]);
 
+/*
+ * The authentication trailer (doc/security.rst, "The CM's MADs"): 32
+ * bytes after the 256 of a MAD that a box sends a peer holding its key
+ * (both DprdmaCaps say DPR_PEER_CM_AUTH and the same key):
+ *
+ *   0       version (DPR_MAD_AUTH_VERSION); 1-7 zero
+ *   8-15    the sender's sequence number, big-endian (replays)
+ *   16-31   HMAC-SHA-256 of the MAD and bytes 0-15, its first 16 bytes,
+ *           under the key of this sender and receiver's GIDs
+ *           (dpr_sec_cm_key())
+ */
+#define DPR_MAD_AUTH_LEN 32
+#define DPR_MAD_AUTH_VERSION 1
+#define DPR_MAD_AUTH_MAC_AT 16
+
 #endif /* DPR_CM_MAD_H */

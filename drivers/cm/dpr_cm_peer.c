@@ -288,14 +288,14 @@ rx_sidr_rep(const struct dpr_cm_msg *m)
 }
 
 void
-cm_rx_mad(const struct cm_mad *r)
+cm_rx_mad(struct cm_mad *r)
 {
 	struct dpr_cm_msg m;
 	enum dpr_cm_mad_err e;
 	struct cm_id *id;
 	struct dpr_shm_cm_conn c;
 
-	if (dpr_cm_sec_rx(r) || dpr_cm_caps_rx(r))
+	if (!cm_auth_rx(r) || dpr_cm_sec_rx(r) || dpr_cm_caps_rx(r))
 		return;
 	cm.st.mads_rx++;
 	e = dpr_cm_decode(r->mad, sizeof(r->mad), &m);

@@ -48,9 +48,8 @@ gsi_post_recv(struct gsi *g, uint32_t slot)
 		.wr_id = slot,
 		.num_sge = 1,
 		.sge[0] = {
-			.addr = (uint64_t)(uintptr_t)(g->buf + (size_t)slot *
-						      (GRH_LEN + DPR_MAD_LEN)),
-			.length = GRH_LEN + DPR_MAD_LEN,
+			.addr = (uint64_t)(uintptr_t)(g->buf + (size_t)slot * GSI_RX_SLOT),
+			.length = GSI_RX_SLOT,
 			.lkey = g->mr->lkey,
 		},
 	};
@@ -88,21 +87,19 @@ cm_gsi_create(void *arg)
 	int rc = 0;
 
 	dpr_engine_verbs_lock();
-	g->buf = rte_zmalloc("dpr_cm_gsi", GSI_RECVS * (GRH_LEN + DPR_MAD_LEN), 64);
+	g->buf = rte_zmalloc("dpr_cm_gsi", GSI_BUF_LEN, 64);
 	g->pd = dpr_pd_alloc(ctx, 0);
 	g->scq = dpr_cq_create(ctx, GSI_RING, 0);
 	g->rcq = dpr_cq_create(ctx, GSI_RECVS, 0);
 	if (g->buf != NULL && g->pd != NULL)
 		g->mr = dpr_mr_reg(g->pd, g->buf, (uint64_t)(uintptr_t)g->buf,
-				   GSI_RECVS * (GRH_LEN + DPR_MAD_LEN),
-				   DPR_ACCESS_LOCAL_WRITE);
+				   GSI_BUF_LEN, DPR_ACCESS_LOCAL_WRITE);
 	if (g->mr != NULL && g->scq != NULL && g->rcq != NULL) {
 		struct dpr_qp_init_attr ia = {
 			.qp_type = DPR_QPT_UD, .gsi = true,
 			.pd = g->pd, .send_cq = g->scq, .recv_cq = g->rcq,
 			.max_send_wr = GSI_RING, .max_recv_wr = GSI_RECVS,
 			.max_send_sge = 1, .max_recv_sge = 1,
-			.max_inline_data = DPR_MAD_LEN,
 		};
 
 		g->qp = dpr_qp_create(dpr_engine_transport(0, pi), &ia);
@@ -150,17 +147,18 @@ cm_gsi_destroy(void *arg)
 	return 0;
 }
 
-/* The source GID of a datagram, from the GRH rxe's way fills in. */
+/* The source (@p dst false) or destination GID of a datagram, from the
+ * GRH rxe's way fills in (IPv4: the IP header in its last 20 bytes). */
 static void
-grh_sgid(const uint8_t *grh, bool ipv6, uint8_t gid[16])
+grh_gid(const uint8_t *grh, bool ipv6, bool dst, uint8_t gid[16])
 {
 	if (ipv6) {
-		memcpy(gid, grh + 8, 16);
+		memcpy(gid, grh + (dst ? 24 : 8), 16);
 		return;
 	}
 	memset(gid, 0, 10);
 	gid[10] = gid[11] = 0xff;
-	memcpy(gid + 12, grh + 20 + 12, 4);
+	memcpy(gid + 12, grh + 20 + (dst ? 16 : 12), 4);
 }
 
 /* (worker 0) a MAD dequeued that QP1 did not take yet */
@@ -190,7 +188,8 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 						   rte_ring_free_count(cm.rx)));
 		for (i = 0; i < n; i++) {
 			uint32_t slot = (uint32_t)e[i].wr_id;
-			const uint8_t *p = g->buf + (size_t)slot * (GRH_LEN + DPR_MAD_LEN);
+			const uint8_t *p = g->buf + (size_t)slot * GSI_RX_SLOT;
+			const bool v6 = (e[i].wc_flags & DPR_WC_NET_IPV6) != 0;
 			struct cm_mad r;
 
 			if (e[i].status == DPR_WC_SUCCESS &&
@@ -198,8 +197,15 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 				memset(&r, 0, sizeof(r));
 				r.port = pi;
 				r.qpn = e[i].src_qp;
-				grh_sgid(p, (e[i].wc_flags & DPR_WC_NET_IPV6) != 0, r.gid);
+				grh_gid(p, v6, false, r.gid);
+				grh_gid(p, v6, true, r.dgid);
 				memcpy(r.mad, p + GRH_LEN, DPR_MAD_LEN);
+				/* a trailer (dpr_cm_auth.c reads it); other
+				 * bytes past the MAD are nobody's */
+				r.has_auth = e[i].byte_len == GSI_RX_SLOT;
+				if (r.has_auth)
+					memcpy(r.auth, p + GRH_LEN + DPR_MAD_LEN,
+					       DPR_MAD_AUTH_LEN);
 				if (rte_ring_sp_enqueue_elem(cm.rx, &r, sizeof(r)) == 0)
 					woke = true;
 				else
@@ -228,10 +234,18 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 		}
 		tx_held = false;
 		g = &cm.gsi[t.port < cm.n_ports ? t.port : 0];
+		/* from a slot of its own: the send queue holds GSI_RING
+		 * sends, so the slot of the GSI_RING-th before is free */
+		uint8_t *slot = g->buf + (size_t)GSI_RECVS * GSI_RX_SLOT +
+			(size_t)(g->tx_next % GSI_RING) * GSI_TX_SLOT;
 		struct dpr_send_wr wr = {
 			.opcode = DPR_WR_SEND,
-			.send_flags = DPR_SEND_INLINE | DPR_SEND_SIGNALED,
-			.num_sge = DPR_MAD_LEN,
+			.send_flags = DPR_SEND_SIGNALED,
+			.num_sge = 1,
+			.sge[0] = {
+				.addr = (uint64_t)(uintptr_t)slot,
+				.length = DPR_MAD_LEN + (t.has_auth ? DPR_MAD_AUTH_LEN : 0),
+			},
 			.ud = {
 				.hop_limit = 64,
 				.sgid_index = t.sgid_index,
@@ -241,16 +255,22 @@ dpr_cm_worker_poll(void *arg __rte_unused, unsigned int worker,
 		};
 
 		memcpy(wr.ud.dgid, t.gid, 16);
-		memcpy(wr.inline_data, t.mad, DPR_MAD_LEN);
 		if (t.port >= cm.n_ports ||
 		    !__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE)) {
 			__atomic_fetch_add(&cm.st.mads_tx_dropped, 1, __ATOMIC_RELAXED);
-		} else if (dpr_post_send(g->qp, &wr, 1, NULL) != 0) {
+			continue;
+		}
+		wr.sge[0].lkey = g->mr->lkey;
+		memcpy(slot, t.mad, DPR_MAD_LEN);
+		if (t.has_auth)
+			memcpy(slot + DPR_MAD_LEN, t.auth, DPR_MAD_AUTH_LEN);
+		if (dpr_post_send(g->qp, &wr, 1, NULL) != 0) {
 			tx_hold = t;
 			tx_held = true;
 			more = true;
 			break;
 		}
+		g->tx_next++;
 	}
 	more |= k == 32;
 	if (woke) {
@@ -279,6 +299,7 @@ dpr_cm_mad_send(int pi, uint8_t sgid_index, const uint8_t gid[16],
 
 	memcpy(out.gid, gid, 16);
 	memcpy(out.mad, mad, DPR_MAD_LEN);
+	cm_auth_seal(&out);
 	cm.st.mads_tx++;
 	/* in order: behind what waits already, or straight to worker 0 */
 	if (cm.txq_n != 0 || rte_ring_mp_enqueue_elem(cm.tx, &out, sizeof(out)) != 0)

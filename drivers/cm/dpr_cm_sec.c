@@ -591,6 +591,12 @@ dpr_cm_sec_stop(void)
 	memset(sec.mac_key, 0, sizeof(sec.mac_key));
 }
 
+const uint8_t *
+dpr_cm_sec_prk(void)
+{
+	return sec.ready ? sec.prk : NULL;
+}
+
 bool
 dpr_cm_sec_keyprint_is_ours(const uint8_t kp[8])
 {

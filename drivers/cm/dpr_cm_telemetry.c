@@ -56,6 +56,7 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 #undef _
 	dpr_cm_caps_stats(d);
 	dpr_cm_sec_stats(d);
+	cm_auth_stats(d);
 	return 0;
 }
 
@@ -158,6 +159,7 @@ dpr_cm_register_telemetry(void)
 		{ "caps_peers", "peers known or being asked (a gauge)" },
 		{ "caps_peers_told", "peers known from their own Gets, never asked (a gauge; at most half the table)" },
 		{ "caps_req_dropped", "questions of the workers lost: their ring was full" },
+		{ "caps_unauthenticated", "DprdmaCaps Gets without a MAC from a peer whose MADs carry one: answered, not believed (the peer asked again)" },
 		{ "sec_offers_tx", "secure QP handshakes: offers (nonces) sent" },
 		{ "sec_offers_rx", "secure QP handshakes: offers received" },
 		{ "sec_offers_bad_mac", "offers dropped: wrong MAC (another pre-shared key, or forged)" },
@@ -167,6 +169,12 @@ dpr_cm_register_telemetry(void)
 		{ "sec_handshakes", "secure QPs given their keys" },
 		{ "sec_failed", "secure QP handshakes that failed (no answer in 3 s): the QP to ERR" },
 		{ "sec_req_dropped", "handshake requests of the workers lost: their ring was full" },
+		{ "auth_sealed", "MADs sent with a MAC (to peers that hold our pre-shared key)" },
+		{ "auth_checked", "MADs received with a MAC trailer, checked" },
+		{ "auth_bad", "MADs dropped: a MAC that does not check (forged, changed, another key)" },
+		{ "auth_replay", "MADs dropped: their sequence number seen before (a replay)" },
+		{ "auth_missing", "MADs dropped: no MAC from a peer whose MADs carry one (forged as it)" },
+		{ "auth_table_full", "MACs not made or checked: the table of peers' keys was full" },
 	};
 
 	dpr_engine_counter_help("cm", cm_help, RTE_DIM(cm_help));

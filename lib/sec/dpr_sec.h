@@ -219,6 +219,13 @@ int dpr_sec_derive(const uint8_t prk[32], const uint8_t *shared,
  * derived once, for every dpr_sec_mac(). @return 0 or -EINVAL. */
 int dpr_sec_mac_key(const uint8_t prk[32], uint8_t key[32]);
 
+/** The key that MACs the MADs box @p from sends box @p to (their GIDs;
+ * HKDF-Expand, "dprdma cm v1" and both GIDs): one per direction and
+ * address pair, so that a MAD is not taken for one of another pair or
+ * sent back as the other's. @return 0 or -EINVAL. */
+int dpr_sec_cm_key(const uint8_t prk[32], const uint8_t from[16],
+		   const uint8_t to[16], uint8_t key[32]);
+
 /** HMAC-SHA-256 of a handshake message under @p key (dpr_sec_mac_key()),
  * the first 16 bytes. */
 void dpr_sec_mac(const uint8_t key[32], const void *msg, size_t len,

@@ -219,6 +219,20 @@ dpr_sec_mac_key(const uint8_t prk[32], uint8_t key[32])
 		    sizeof(label) - 1, key, 32);
 }
 
+int
+dpr_sec_cm_key(const uint8_t prk[32], const uint8_t from[16], const uint8_t to[16],
+	       uint8_t key[32])
+{
+	static const char label[] = "dprdma cm v1";
+	uint8_t info[sizeof(label) - 1 + 32];
+
+	memcpy(info, label, sizeof(label) - 1);
+	memcpy(info + sizeof(label) - 1, from, 16);
+	memcpy(info + sizeof(label) - 1 + 16, to, 16);
+	return hkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, prk, 32, NULL, 0, info,
+		    sizeof(info), key, 32);
+}
+
 void
 dpr_sec_mac(const uint8_t key[32], const void *msg, size_t len, uint8_t mac[16])
 {

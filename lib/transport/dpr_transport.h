@@ -60,6 +60,9 @@ typedef int (*dpr_peer_caps_cb)(void *arg, const union dpr_gid *gid,
 /** It holds our pre-shared key (its fingerprint is ours): set by the
  * asker, never sent. */
 #define DPR_PEER_SEC_KEY 0x8
+/** Its QP1 takes a MAD with dprdma's authentication trailer (the CM's
+ * MADs between boxes of one key are MACed: doc/security.rst). */
+#define DPR_PEER_CM_AUTH 0x10
 
 /** What a transport asks of whoever runs secure QPs' handshakes. */
 enum dpr_sec_req_op {

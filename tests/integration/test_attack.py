@@ -37,6 +37,9 @@ path                                                            real data
 WRITE held back, ACK forged         false completion (limit)    refused;
                                                                 completes
                                                                 once landed
+DREQ forged on the path for a live  A's side ends (limit)       dropped (no
+RDMA CM connection (rping); with                                MAC, bad
+the RTU's trailer; the RTU again                                MAC, replay)
 ==================================  ==========================  ===========
 
 "Limit": what doc/security.rst lists as impossible without
@@ -49,6 +52,7 @@ import random
 import select
 import socket
 import struct
+import subprocess
 import time
 import zlib
 
@@ -66,6 +70,11 @@ PACKET_OUTGOING = 4
 
 OP_SEND_ONLY, OP_WRITE_ONLY, OP_READ_REQ = 0x04, 0x0a, 0x0c
 OP_READ_RESP_ONLY, OP_ACK, OP_FADD = 0x10, 0x11, 0x14
+
+OP_UD_SEND_ONLY = 0x64
+CM_RTU, CM_DREQ = 0x14, 0x15
+MAD_AT, MAD_LEN, TRAILER = 62, 256, 32      # Eth, IP, UDP, BTH, DETH
+DROPIN = os.environ.get("DPR_DROPIN", "build/drop-in")
 
 cmd = t.telemetry_ok
 
@@ -644,6 +653,98 @@ def attacks(r):
     r.check(sa == ["RTS"] * NQP and sbs == want_b,
             "QP states after the suite: A %r, B %r" % (sa, sbs))
     r.check(r.at_b(0, 4096) == crc_at(r, 0), "B's data on QP 0 intact")
+    cm_dreq(r)
+
+
+def rping(r, d, args, out):
+    """Debian's rping through the drop-ins against daemon @d, its lines
+    (one per ping with -v) into the file @out as they come."""
+    return subprocess.Popen(["stdbuf", "-oL", "env", "LD_LIBRARY_PATH=" + DROPIN,
+                             "DPRDMA_SOCKET=" + d.socket, "timeout", "120",
+                             "rping"] + args, stdout=open(out, "w"),
+                            stderr=subprocess.STDOUT)
+
+
+def pings(out):
+    with open(out, errors="replace") as f:
+        return sum(1 for x in f if "ping data" in x)
+
+
+def established(port):
+    return [c for c in t.telemetry(PA, "/dprdma/cm/conns")
+            if " established " in c and ":%d " % port in c + " "]
+
+
+def cm_dreq(r):
+    """A DREQ forged on the path for a live RDMA CM connection: rping from
+    B to A, the attacker reads the two communication IDs from B's RTU and
+    sends A a DREQ as B. Plain, A's side disconnects (a limit: nothing
+    authenticates a MAD). Secure, the MADs between the two boxes carry a
+    MAC (dpr_cm_auth.c): the DREQ without one, the DREQ with the RTU's
+    trailer, and the RTU itself sent again are dropped and counted, and
+    the connection carries pings on."""
+    port = 20000 + PID % 10000
+    outs = ["/tmp/dprt-attack-rping-%s-%d" % (x, PID) for x in "sc"]
+    keys = ("auth_missing", "auth_bad", "auth_replay", "auth_checked", "mad_unknown_id")
+    r.w.drain()
+    srv = rping(r, r.a, ["-s", "-v", "-a", IP_A, "-p", str(port), "-C", "100000000"],
+                outs[0])
+    cli = None
+    try:
+        t.wait_for(lambda: t.cm_listening(PA, port), 20, "rping listening on A")
+        cli = rping(r, r.b, ["-c", "-v", "-V", "-a", IP_A, "-p", str(port),
+                             "-C", "100000000"], outs[1])
+        rtu = r.w.sniff("B", lambda p, f: p[1] == OP_UD_SEND_ONLY and p[2] == 1 and
+                        len(f) >= MAD_AT + MAD_LEN and
+                        f[MAD_AT + 16:MAD_AT + 18] == struct.pack("!H", CM_RTU),
+                        timeout=20, what="RTU of rping's connection")
+        t.wait_for(lambda: pings(outs[1]) >= 10, 20, "rping's first pings")
+        mad = rtu[MAD_AT:MAD_AT + MAD_LEN]
+        trailer = rtu[MAD_AT + MAD_LEN:-4]
+        r.log("rping connected; B's RTU: %d bytes of MAD and trailer "
+              "(comm IDs %s -> %s)" % (len(rtu) - MAD_AT - 4, mad[24:28].hex(),
+                                       mad[28:32].hex()))
+        r.check(len(trailer) == (TRAILER if r.secure else 0),
+                "the CM's MADs between the boxes carry %s" %
+                ("a MAC trailer" if r.secure else "no trailer"))
+        dreq = (mad[:8] + os.urandom(8) + struct.pack("!HHI", CM_DREQ, 0, 0) +
+                mad[24:32]).ljust(MAD_LEN, b"\0")
+        forged = [craft(rtu, rtu[42:MAD_AT] + dreq)]
+        if r.secure:
+            forged += [craft(rtu, rtu[42:MAD_AT] + dreq + trailer), rtu]
+        before = t.telemetry(PA, "/dprdma/cm/stats")
+        r.w.inject("A", forged)
+        time.sleep(0.5)
+        after = t.telemetry(PA, "/dprdma/cm/stats")
+        d = {k: after[k] - before[k] for k in keys}
+        n0 = pings(outs[1])
+        time.sleep(1)
+        n1 = pings(outs[1])
+        r.log("forged DREQ: at A %r; rping's pings %d, a second later %d"
+              % (d, n0, n1))
+        if r.secure:
+            r.check(d["auth_missing"] == 1 and d["auth_bad"] == 1 and
+                    d["auth_replay"] == 1,
+                    "forged DREQ dropped (no MAC), with the RTU's MAC dropped "
+                    "(bad MAC), the RTU sent again dropped (a replay)")
+            r.check(established(port) and n1 > n0 and srv.poll() is None and
+                    cli.poll() is None,
+                    "the connection still established and carrying pings")
+        else:
+            t.wait_for(lambda: not established(port), 10,
+                       "A's side of the connection to end")
+            r.check(not established(port),
+                    "forged DREQ taken: A's side of the connection ended (a "
+                    "limit of plain RoCEv2: MADs are not authenticated)")
+    finally:
+        for p in (cli, srv):
+            if p is not None and p.poll() is None:
+                p.kill()
+            if p is not None:
+                p.wait()
+        for o in outs:
+            if os.path.exists(o):
+                os.unlink(o)
 
 
 def crc_at(r, off):

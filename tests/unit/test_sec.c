@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
@@ -396,6 +397,22 @@ test_keys(void)
 	CHECK(memcmp(mac1, mac2, 16) != 0, "MAC keyed by the PSK");
 	dpr_sec_mac(mk1, "hellp", 5, mac2);
 	CHECK(memcmp(mac1, mac2, 16) != 0, "MAC of the message");
+	/* the CM's MAC keys: HKDF-Expand(prk, "dprdma cm v1" | from | to)
+	 * (RFC 5869: one block, HMAC(prk, info | 1)), one per direction */
+	uint8_t ga[16], gb[16], kab[32], kba[32], want[32], info[12 + 32 + 1];
+	unsigned int wl = 0;
+
+	memset(ga, 0x0a, 16);
+	memset(gb, 0x0b, 16);
+	CHECK_EQ(dpr_sec_cm_key(prk, ga, gb, kab), 0, "CM key");
+	CHECK_EQ(dpr_sec_cm_key(prk, gb, ga, kba), 0, "CM key back");
+	CHECK(memcmp(kab, kba, 32) != 0, "one CM key per direction");
+	memcpy(info, "dprdma cm v1", 12);
+	memcpy(info + 12, ga, 16);
+	memcpy(info + 28, gb, 16);
+	info[44] = 1;
+	HMAC(EVP_sha256(), prk, 32, info, sizeof(info), want, &wl);
+	CHECK(wl == 32 && memcmp(want, kab, 32) == 0, "CM key: HKDF-Expand as written");
 	CHECK_EQ(dpr_sec_parse_hex("00112233445566778899aabbccddeeff"
 				   "00112233445566778899AABBCCDDEEFF", buf, sizeof(buf)),
 		 32, "hex");
