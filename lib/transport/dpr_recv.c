@@ -215,6 +215,12 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 		return;
 	}
 	if (unlikely(pi.opcode == DPR_OP_CNP)) {
+		/* a secure QP's peer seals its CNPs: a plain one is forged */
+		if (unlikely(qp->sec_state != SECS_PLAIN) && !opened) {
+			tp->stats.sec_drop_plain++;
+			dpr_src_drop(tp, m, DPR_SRC_secure);
+			return;
+		}
 		rx_cnp(qp, m, &pi);
 		return;
 	}

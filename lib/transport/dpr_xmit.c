@@ -73,8 +73,9 @@ dpr_xmit(struct dpr_transport *tp, struct dpr_tqp *qp,
  * peer's QP is told with a CNP (RoCEv2: BTH opcode 0x81, P_Key 0xFFFF,
  * BECN set, the peer's QP, PSN 0, 16 zero bytes), at most one per
  * cnp_interval_ns per QP, at the CNP's own TOS and never ECN-capable, as
- * ConnectX sends them. Plain on a secure QP too, as any NIC's: CNPs carry
- * nothing, and the peer counts them.
+ * ConnectX sends them. A secure QP's is sealed as its other frames
+ * (the peer drops a plain CNP for a secure QP: one forged would cut the
+ * QP's rate).
  */
 void
 dpr_xmit_cnp(struct dpr_tqp *qp)
@@ -92,6 +93,8 @@ dpr_xmit_cnp(struct dpr_tqp *qp)
 	if (!tp->conf.cnp_send || !qp->mac_resolved || txq_room(tp) == 0 ||
 	    (qp->cnp_last != 0 && tp->now - qp->cnp_last < tp->conf.cnp_interval_ns))
 		return;
+	if (unlikely(qp->sec_state != SECS_PLAIN) && qp->sec_state != SECS_ON)
+		return;         /* no keys yet: nothing leaves */
 	e.tos = tp->conf.cnp_tos & 0xfc;
 	m = dpr_wire_build(tp->pool, &e, &h, NULL, 0);
 	if (m == NULL) {
@@ -99,6 +102,13 @@ dpr_xmit_cnp(struct dpr_tqp *qp)
 		return;
 	}
 	qp->encap.ip_id++;
+	if (unlikely(qp->sec != NULL)) {
+		/* (its ICRC made here and again over the sealed frame: a
+		 * CNP is rare) */
+		m = dpr_secqp_seal(qp, m);
+		if (m == NULL)
+			return;
+	}
 	qp->cnp_last = tp->now ? tp->now : 1;
 	QP_STAT(qp, cnp_tx);
 	txq_put(tp, m);

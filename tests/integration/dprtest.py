@@ -142,12 +142,13 @@ def bridged_namespaces(tag):
     return na, nb, br, ia, ib
 
 
-def af_packet_daemon(prefix, ns, ifname, ip):
-    """dprdmad on an af_packet port on @ifname in @ns, address @ip/len."""
+def af_packet_daemon(prefix, ns, ifname, ip, extra=()):
+    """dprdmad on an af_packet port on @ifname in @ns, address @ip/len,
+    with @extra arguments of its own."""
     return Daemon(["-l", "0-1", "--no-pci", "--no-huge", "-m", "512",
                    "--file-prefix", prefix, "--vdev",
                    "net_af_packet0,iface=%s" % ifname, "--", "--ip", ip,
-                   "--idle", "yield"], prefix=prefix, ns=ns)
+                   "--idle", "yield"] + list(extra), prefix=prefix, ns=ns)
 
 
 def stop_and_close(daemons, namespaces):

@@ -37,6 +37,7 @@ path                                                            real data
 WRITE held back, ACK forged         false completion (limit)    refused;
                                                                 completes
                                                                 once landed
+CNP forged as the peer              taken, rate cut (limit)     dropped
 DREQ forged on the path for a live  A's side ends (limit)       dropped (no
 RDMA CM connection (rping); with                                MAC, bad
 the RTU's trailer; the RTU again                                MAC, replay)
@@ -70,6 +71,7 @@ PACKET_OUTGOING = 4
 
 OP_SEND_ONLY, OP_WRITE_ONLY, OP_READ_REQ = 0x04, 0x0a, 0x0c
 OP_READ_RESP_ONLY, OP_ACK, OP_FADD = 0x10, 0x11, 0x14
+OP_CNP = 0x81
 
 OP_UD_SEND_ONLY = 0x64
 CM_RTU, CM_DREQ = 0x14, 0x15
@@ -576,6 +578,24 @@ def attacks(r):
     crc = r.write(0, 0, 4096, 7)
     r.check(r.at_b(0, 4096) == crc and r.states()[0][0] == "RTS",
             "A's QP 0 in RTS and carries the next WRITE")
+
+    # --- a CNP forged as B to A's QP 0 (any frame of B's gives the
+    # headers): plain, A takes it and cuts the QP's rate, as it must take
+    # a CNP from its peer (a limit); secure, B seals its CNPs and a plain
+    # one is dropped
+    cnp = bytearray(bth(OP_CNP, r.aq[0], 0, False))
+    cnp[4] = 0x40                                   # BECN
+    sa = stats(PA)
+    w.inject("A", [craft(tmpl_b, bytes(cnp) + bytes(16))])
+    da = settle(PA, sa, keys + ("cnp_rx",), lambda d: (d["sec_drop_plain"] if r.secure
+                                                     else d["cnp_rx"]) >= 1)
+    r.log("forged CNP: %r" % da)
+    if r.secure:
+        r.check(da["sec_drop_plain"] == 1 and da["cnp_rx"] == 0,
+                "forged CNP: dropped as plain, the QP's rate not cut")
+    else:
+        r.check(da["cnp_rx"] == 1, "forged CNP: taken, the QP's rate cut (a "
+                "limit of plain RoCEv2)")
 
     # --- a WRITE with a bad rkey at the PSN B's QP 1 expects (sniffed)
     w.drain()

@@ -14,7 +14,11 @@ reaction point: a cut each, at most one per rate_reduce_monitor_period,
 its pacer holding the QP), while every byte still lands. The bridge
 marks at most 500 frames a second: marks at random, whatever the rate,
 would drive any DCQCN sender to its least rate (a switch marks by its
-queue's depth)."""
+queue's depth).
+
+Then again with secure QPs ([security] mode = encrypt on both): B's CNPs
+are sealed as the QP's other frames, and A takes them (a plain CNP for a
+secure QP is dropped: test_attack.py forges one)."""
 
 import os
 
@@ -41,8 +45,22 @@ def nft_count(br, what):
 
 def main():
     t.require_root_and_netns()
+    run(False)
+    run(True)
+    t.log("PASS")
+
+
+def run(secure):
     a = b = None
+    mode = "[secure] " if secure else ""
     na, nb, br, ia, ib = t.bridged_namespaces("ec")
+    extra = []
+    if secure:
+        conf = "/tmp/dprt-ecn-%d.conf" % PID
+        with open(conf, "w") as f:
+            f.write("[security]\nmode = encrypt\npolicy = required\npsk = %s\n"
+                    % os.urandom(32).hex())
+        extra = ["-f", conf]
     try:
         # a fifth of A's RoCEv2 frames to B marked CE on the way
         br.sh("nft add table bridge ecntest && nft add chain bridge ecntest ecnmark "
@@ -55,8 +73,8 @@ def main():
         br.sh("nft add rule bridge ecntest ecnmark ip saddr %s ip daddr %s "
               "udp dport 4791 udp checksum 0 @th,64,8 0x81 ip dscp cs6 "
               "ip ecn not-ect counter" % (IP_B, IP_A))
-        a = t.af_packet_daemon(PA, na, ia, IP_A + "/24")
-        b = t.af_packet_daemon(PB, nb, ib, IP_B + "/24")
+        a = t.af_packet_daemon(PA, na, ia, IP_A + "/24", extra)
+        b = t.af_packet_daemon(PB, nb, ib, IP_B + "/24", extra)
         ca = cmd(PA, "/dprdma/client/setup,1,%d" % MR)
         cb = cmd(PB, "/dprdma/client/setup,1,%d" % MR)
         cmd(PA, "/dprdma/client/connect,0,%s,%s,%s" % (cb["qpns"], cb["psns"], cb["gid_ipv4"]))
@@ -97,8 +115,15 @@ def main():
               % (ta["cc_cuts"], ta["cc_increases"], ta["cc_paced"],
                  ta["cc_released"]))
         t.check(0 < ta["cc_cuts"] <= ta["cnp_rx"] and tb["cc_cuts"] == 0,
-                "A cut its rate %d times for its %d CNPs (B, which had none, "
-                "never)" % (ta["cc_cuts"], ta["cnp_rx"]))
+                "%sA cut its rate %d times for its %d CNPs (B, which had none, "
+                "never)" % (mode, ta["cc_cuts"], ta["cnp_rx"]))
+        if secure:
+            qa = t.telemetry(PA, "/dprdma/qp,0,%d" % int(ca["qpns"])) or {}
+            t.check(qa.get("sec") == "encrypt" and ta["sec_drop_plain"] == 0 and
+                    ta["sec_opened"] >= ta["cnp_rx"],
+                    "[secure] A's QP encrypted, every CNP it took opened "
+                    "(%d frames opened, none plain)" % ta["sec_opened"])
+            return
         # the reaction point off at run time (dprdmactl congestion react
         # off): A's next stream takes CNPs without a cut
         r = t.run([CTL, "-p", PA, "congestion", "react", "off"]).stdout
@@ -119,8 +144,7 @@ def main():
                 "react off: %d more CNPs taken, no cut" % (ta["cnp_rx"] - cnps))
     finally:
         rcs = t.stop_and_close((b, a), (na, nb, br))
-    t.check(rcs == [0, 0], "both daemons stop cleanly")
-    t.log("PASS")
+    t.check(rcs == [0, 0], "%sboth daemons stop cleanly" % mode)
 
 
 if __name__ == "__main__":
