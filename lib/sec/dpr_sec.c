@@ -155,10 +155,19 @@ fix_lengths(uint8_t *p, const struct layout *l, int d)
 	} else {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + l->l3);
 
-		ip->total_length = rte_cpu_to_be_16((uint16_t)
-				(rte_be_to_cpu_16(ip->total_length) + d));
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		const uint16_t old = rte_be_to_cpu_16(ip->total_length);
+		const uint16_t len = (uint16_t)(old + d);
+		uint32_t sum;
+
+		/* the checksum updated for the one word changed (RFC 1624,
+		 * eqn. 3): not summed again over a header just written,
+		 * whose loads would wait for that store */
+		ip->total_length = rte_cpu_to_be_16(len);
+		sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum) +
+			(uint32_t)(uint16_t)~old + len;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
 	}
 }
 

@@ -311,6 +311,7 @@ path_take(struct dpr_tqp *qp, const struct rte_ether_addr *mac)
 	qp->encap.dst_mac = *mac;
 	qp->mac_resolved = true;
 	qp->tmpl_fresh = false;        /* the fast paths' headers remade */
+	qp->sec_fast = false;
 	path_wait_set(qp, false);
 }
 
@@ -617,6 +618,7 @@ build_encap(struct dpr_tqp *qp)
 				    qp->attr.ah_attr.flow_label);
 	e->flow_label = qp->attr.ah_attr.flow_label;
 	qp->tmpl_fresh = false;
+	qp->sec_fast = false;
 	/* asked now (a request leaves at once), so that the answer is
 	 * usually in before the first frame; until then the QP waits on
 	 * the transport's path list, its timers running */

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 
+#include "dpr_sec.h"
 #include "transport_private.h"
 
 /* The BTH opcodes of SEND and WRITE packets (IBA 9.4, table 35), by
@@ -500,7 +501,9 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	/* the most payload a frame of the mbuf's room carries with the
 	 * longest headers (RETH and immediate; the headers are written 64
 	 * bytes at a time): past it, the general way */
-	const uint32_t room = tp->tx_room - (DPR_F_BTH + 32 + 3 + DPR_ICRC_LEN);
+	const bool seal = qp->sec != NULL;
+	const uint32_t room = tp->tx_room - (DPR_F_BTH + 32 + 3 + DPR_ICRC_LEN) -
+		(seal ? DPR_SEC_OVERHEAD : 0);
 	/* at most that of a message's bytes are copied here, the rest is
 	 * attached by the general way (zero_copy_min) */
 	const uint32_t one_max = RTE_MIN(pmtu < room ? pmtu : room, zc_min - 1);
@@ -519,7 +522,8 @@ req_fast(struct dpr_tqp *qp, uint32_t budget)
 	 * (dpr_psn_diff(req_psn, comp_psn), not computed again per WQE);
 	 * out of RTS none is started: as if the window were full */
 	uint32_t win = rts ? (uint32_t)dpr_psn_diff(req_psn, comp_psn) : UINT32_MAX;
-	const uint32_t copy_min = dpr_icrc_copy_min;
+	/* (a frame to seal has its payload now: sealing reads it) */
+	const uint32_t copy_min = seal ? UINT32_MAX : dpr_icrc_copy_min;
 	const uint64_t gen = __atomic_load_n(tp->mr_gen, __ATOMIC_ACQUIRE);
 	uint32_t fused = 0;             /* frames whose payload is to copy */
 
@@ -642,7 +646,22 @@ queued_new:
 	 * that tests the slot (or a count of them) per frame: that one
 	 * measured 785/756/5650 instructions per message against 780/752/
 	 * 5634 (write64, send64, write4k requester; callgrind). */
-	if (likely(fused == 0)) {
+	if (unlikely(seal)) {
+		/* a secure QP's: sealed (the sealed frame's ICRC made there,
+		 * in place where the mbuf has room); one that cannot be is
+		 * gone as on a lossy path (counted; its QP to ERR unless
+		 * the pool was empty) */
+		uint32_t kept = 0;
+
+		for (uint32_t i = 0; i < sent; i++) {
+			struct rte_mbuf *s = dpr_secqp_seal(qp,
+				tp->txq[(head0 + i) & tp->txq_mask]);
+
+			if (s != NULL)
+				tp->txq[(head0 + kept++) & tp->txq_mask] = s;
+		}
+		head = head0 + kept;
+	} else if (likely(fused == 0)) {
 		for (uint32_t i = 0; i < sent; i++) {
 			struct rte_mbuf *m = tp->txq[(head - sent + i) & tp->txq_mask];
 			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
@@ -765,7 +784,8 @@ dpr_req_run_unpaced(struct dpr_tqp *qp, uint32_t budget)
 		return false;
 	}
 	/* the usual packets first, the rest (and what stopped them) here */
-	if (likely(qp->tmpl_fresh && qp->type == DPR_QPT_RC && !tp->conf.slow_only))
+	if (likely((qp->tmpl_fresh | qp->sec_fast) && qp->type == DPR_QPT_RC &&
+		   !tp->conf.slow_only))
 		budget = req_fast(qp, budget);
 	base = req_window_base(qp);
 	while (qp->req.index != qp->sq.prod) {

@@ -141,6 +141,7 @@ dpr_secqp_begin(struct dpr_tqp *qp)
 	/* nothing plain goes out or is taken until it is decided */
 	qp->rxt.on = false;
 	qp->tmpl_fresh = false;
+	qp->sec_fast = false;
 	caps = c->peer_caps != NULL ?
 		c->peer_caps(c->peer_arg, &qp->attr.ah_attr.dgid,
 			     qp->attr.ah_attr.sgid_index) : -ENOTSUP;
@@ -181,6 +182,7 @@ dpr_secqp_end(struct dpr_tqp *qp)
 	if (qp->sec_state == SECS_KEYS || qp->sec_state == SECS_ON)
 		req(qp, DPR_SEC_REQ_END);
 	wait_set(qp, false);
+	qp->sec_fast = false;
 	free(qp->sec);
 	qp->sec = NULL;
 	qp->sec_state = SECS_PLAIN;

@@ -295,6 +295,9 @@ struct dpr_tqp {
 	struct dpr_wire_tmpl tmpl;     /**< its Ethernet..UDP, made on use */
 	bool tmpl_fresh;               /**< tmpl holds encap as it is now, and
 					    req_img is made from it */
+	bool sec_fast;                 /**< the same for a secure QP (SECS_ON):
+					    req_fast() seals what it builds;
+					    its ACKs go the general way */
 	struct dpr_wire_req_img req_img; /**< its requests' headers (RC, IPv4) */
 	/** rxt was made (RC over IPv4), whether or not it is on: a secure
 	 * QP's frames, once opened, take the one-pass handlers by it */
@@ -576,11 +579,15 @@ req_img_refresh(struct dpr_tqp *qp)
 {
 	/* (never from a template without the peer's MAC: the fast paths
 	 * send only to a resolved peer) */
-	if (!qp->tmpl_fresh && !qp->encap.ipv6 && !qp->encap.vlan &&
-	    qp->mac_resolved && qp->sec_state == SECS_PLAIN) {
+	if (!qp->tmpl_fresh && !qp->sec_fast && !qp->encap.ipv6 && !qp->encap.vlan &&
+	    qp->mac_resolved &&
+	    (qp->sec_state == SECS_PLAIN || qp->sec_state == SECS_ON)) {
 		dpr_wire_req_img_make(&qp->req_img, &qp->tmpl, DPR_DEFAULT_PKEY,
 				      qp->attr.dest_qp_num);
-		qp->tmpl_fresh = true;
+		if (qp->sec_state == SECS_PLAIN)
+			qp->tmpl_fresh = true;
+		else
+			qp->sec_fast = true;
 	}
 }
 
