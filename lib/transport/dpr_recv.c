@@ -172,14 +172,38 @@ rx_cnp(struct dpr_tqp *qp, const struct rte_mbuf *m, const struct dpr_pkt_info *
 	dpr_cc_cnp(qp);
 }
 
+static void rx_parsed(struct dpr_transport *tp, struct rte_mbuf *m,
+		      struct dpr_pkt_info *pi, enum dpr_wire_err err, bool opened);
+
+/* @p m, a frame of secure QP @p qp opened: the usual one of its QP as a
+ * plain one would go (@return true), the rest parsed again and taken by
+ * the general stages. */
+static bool
+rx_opened(struct dpr_transport *tp, struct dpr_tqp *qp, struct rte_mbuf *m)
+{
+	struct dpr_pkt_info pi;
+
+	if (dpr_fast_take(qp, m))
+		return true;
+	rx_parsed(tp, m, &pi, dpr_wire_parse_again(m, &pi, 4096), true);
+	return false;
+}
+
+void
+dpr_rx_sealed(struct dpr_transport *tp, struct rte_mbuf *m)
+{
+	struct dpr_tqp *qp;
+
+	if (dpr_secqp_open(tp, m, DPR_F_BTH, &qp) == 0)
+		rx_opened(tp, qp, m);
+}
+
 static void
 rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 {
 	struct dpr_pkt_info pi;
-	struct dpr_wire_hdrs h;
 	struct dpr_tqp *qp;
 	enum dpr_wire_err err;
-	bool opened = false;
 
 	if (unlikely(tp->conf.quarantine_drops != 0) && dpr_src_quarantined(tp, m))
 		return;
@@ -192,39 +216,46 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 		/* a secure QP's frame (the parse stopped at its BTH: the
 		 * headers before it are sound): opened in place into the
 		 * frame its peer sealed (dpr_secqp.c counts what it refuses) */
-		if (dpr_secqp_open(tp, m, pi.bth_off, &qp) != 0)
-			return;
-		/* the usual frame of its QP: as a plain one would go */
-		if (dpr_fast_take(qp, m)) {
+		if (dpr_secqp_open(tp, m, pi.bth_off, &qp) == 0 &&
+		    rx_opened(tp, qp, m))
 			tp->stats.rx_fast++;
-			return;
-		}
-		err = dpr_wire_parse_again(m, &pi, 4096);
-		opened = true;
+		return;
 	}
+	rx_parsed(tp, m, &pi, err, false);
+}
+
+/* @p m parsed into @p pi (@p err: how it went; @p opened: a secure QP's
+ * frame, opened): to its QP's stage. */
+static void
+rx_parsed(struct dpr_transport *tp, struct rte_mbuf *m, struct dpr_pkt_info *pi,
+	  enum dpr_wire_err err, bool opened)
+{
+	struct dpr_wire_hdrs h;
+	struct dpr_tqp *qp;
+
 	if (err != DPR_WIRE_OK) {
 		tp->stats.rx_invalid++;
 		dpr_src_drop(tp, m, DPR_SRC_invalid);
 		return;
 	}
-	dpr_wire_decode(m, &pi, &h);
+	dpr_wire_decode(m, pi, &h);
 	qp = dpr_qpn_lookup(tp->ctx, h.dqpn);
 	if (qp == NULL) {
 		tp->stats.rx_no_qp++;
 		dpr_src_drop(tp, m, DPR_SRC_no_qp);
 		return;
 	}
-	if (unlikely(pi.opcode == DPR_OP_CNP)) {
+	if (unlikely(pi->opcode == DPR_OP_CNP)) {
 		/* a secure QP's peer seals its CNPs: a plain one is forged */
 		if (unlikely(qp->sec_state != SECS_PLAIN) && !opened) {
 			tp->stats.sec_drop_plain++;
 			dpr_src_drop(tp, m, DPR_SRC_secure);
 			return;
 		}
-		rx_cnp(qp, m, &pi);
+		rx_cnp(qp, m, pi);
 		return;
 	}
-	if (!(pi.mask & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK))) {
+	if (!(pi->mask & (DPR_RC_MASK | DPR_UC_MASK | DPR_UD_MASK))) {
 		tp->stats.rx_invalid++;
 		dpr_src_drop(tp, m, DPR_SRC_invalid);
 		return;
@@ -235,7 +266,7 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 		return;
 	}
 	/* rxe check_type_state: the opcode's class is the QP's type */
-	if (!(pi.mask & (qp->type == DPR_QPT_UD ? DPR_UD_MASK :
+	if (!(pi->mask & (qp->type == DPR_QPT_UD ? DPR_UD_MASK :
 			 qp->type == DPR_QPT_UC ? DPR_UC_MASK : DPR_RC_MASK))) {
 		tp->stats.rx_wrong_type++;
 		dpr_src_drop(tp, m, DPR_SRC_wrong_type);
@@ -248,13 +279,13 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 			dpr_src_drop(tp, m, DPR_SRC_qp_state);
 			return;
 		}
-		if (!own_gid(&tp->conf, &pi.encap.dgid) ||
+		if (!own_gid(&tp->conf, &pi->encap.dgid) ||
 		    h.pkey != DPR_DEFAULT_PKEY) {
 			tp->stats.rx_wrong_peer++;
 			dpr_src_drop(tp, m, DPR_SRC_wrong_peer);
 			return;
 		}
-		dpr_ud_rx(qp, m, &pi, &h);
+		dpr_ud_rx(qp, m, pi, &h);
 		return;
 	}
 	/* After the QP lookup, rxe's hdr_check checks the opcode's class
@@ -266,29 +297,29 @@ rx_one(struct dpr_transport *tp, struct rte_mbuf *m)
 	 * requester's completer in RTS/SQD; a QP in RESET or INIT has no peer
 	 * yet. The peer: the QP's destination GID, our GID, the default
 	 * P_Key. */
-	if (!state_takes(qp, pi.mask)) {
+	if (!state_takes(qp, pi->mask)) {
 		tp->stats.rx_qp_state++;
 		dpr_src_drop(tp, m, DPR_SRC_qp_state);
 		return;
 	}
-	if (memcmp(&pi.encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi.encap.sgid)) ||
-	    memcmp(&pi.encap.dgid, &qp->encap.sgid, sizeof(pi.encap.dgid)) ||
+	if (memcmp(&pi->encap.sgid, &qp->attr.ah_attr.dgid, sizeof(pi->encap.sgid)) ||
+	    memcmp(&pi->encap.dgid, &qp->encap.sgid, sizeof(pi->encap.dgid)) ||
 	    h.pkey != DPR_DEFAULT_PKEY) {
 		tp->stats.rx_wrong_peer++;
 		dpr_src_drop(tp, m, DPR_SRC_wrong_peer);
 		return;
 	}
-	if (unlikely(pi.ce)) {
+	if (unlikely(pi->ce)) {
 		/* congestion on the way here: the sender is told */
 		QP_STAT(qp, ce_rx);
 		dpr_xmit_cnp(qp);
 	}
 	if (qp->type == DPR_QPT_UC)
-		dpr_uc_rx(qp, m, &pi, &h);
-	else if (pi.mask & DPR_REQ_MASK)
-		dpr_resp_rx(qp, m, &pi, &h);
+		dpr_uc_rx(qp, m, pi, &h);
+	else if (pi->mask & DPR_REQ_MASK)
+		dpr_resp_rx(qp, m, pi, &h);
 	else
-		dpr_comp_rx(qp, m, &pi, &h);
+		dpr_comp_rx(qp, m, pi, &h);
 }
 
 void

@@ -845,6 +845,10 @@ void dpr_qp_error(struct dpr_tqp *qp, const char *why);
 /* The receive fast path's template of @p qp's peer (RC over IPv4). */
 void dpr_qp_rx_tmpl(struct dpr_tqp *qp);
 
+/* dpr_recv.c: a sealed frame the receive fast path matched to its
+ * secure QP: opened, and taken as rx_one() takes an opened frame */
+void dpr_rx_sealed(struct dpr_transport *tp, struct rte_mbuf *m);
+
 /* dpr_secqp.c */
 void dpr_secqp_begin(struct dpr_tqp *qp);
 void dpr_secqp_end(struct dpr_tqp *qp);

@@ -473,6 +473,25 @@ dpr_wire_rx_tmpl_match(const struct dpr_wire_rx_tmpl *t, const uint8_t *p)
 	return (lo | hi) == 0;
 }
 
+/** The same for a sealed frame (doc/security.rst): TVer @p tver in the
+ * BTH, byte 43 (the IP and UDP lengths are not the template's either). */
+static inline bool
+dpr_wire_rx_tmpl_match_tver(const struct dpr_wire_rx_tmpl *t, const uint8_t *p,
+			    uint8_t tver)
+{
+	dpr_v16 tv = { 0 };
+	dpr_v16 d;
+	uint64_t lo, hi;
+
+	tv[43 - 34] = tver;
+	d = ((dpr_load16(p) ^ dpr_load16(t->val[0])) & dpr_load16(t->mask[0])) |
+		((dpr_load16(p + 18) ^ dpr_load16(t->val[1])) & dpr_load16(t->mask[1])) |
+		((dpr_load16(p + 34) ^ dpr_load16(t->val[2]) ^ tv) & dpr_load16(t->mask[2]));
+	memcpy(&lo, &d, 8);
+	memcpy(&hi, (const uint8_t *)&d + 8, 8);
+	return (lo | hi) == 0;
+}
+
 /** The template of a QP numbered @p qpn whose peer is @p peer_ip and that
  * receives at @p local_mac and @p local_ip (addresses in network order),
  * P_Key @p pkey. @p local_mac NULL: any destination MAC. */
