@@ -17,6 +17,11 @@ other, each program both ways (the guest as server, then as client):
   dprdma's CM counters: every MAD received decoded (no drop), each
   connection counted.
 
+dprdmad runs secure QPs where it can ([security] mode = encrypt, policy
+= opportunistic): with rxe every QP stays plain and nothing changes on
+the wire -- no sealed frame, no MAD with dprdma's MAC trailer (rxe's
+ib_mad answers dprdma's capabilities Get with a status: IBA only).
+
 Every frame (CM MADs on QP1 and the data) is captured on dprdmad's port
 and checked by dprdma-pcap (no malformed frame, no bad ICRC either way),
 and tshark must decode the CM MADs dprdmad sent (ConnectRequest,
@@ -305,7 +310,11 @@ def main():
     ok = False
     try:
         boot()
-        d = kit_daemon(PREFIX, ["--socket", SOCK])
+        conf = "/tmp/dprt-rxcm-%d.conf" % os.getpid()
+        with open(conf, "w") as f:
+            f.write("[security]\nmode = encrypt\npolicy = opportunistic\n"
+                    "psk = %s\n" % os.urandom(32).hex())
+        d = kit_daemon(PREFIX, ["--socket", SOCK, "-f", conf])
         if os.environ.get("DPR_RXCM_ONLY") == "qperf":
             run_qperf()
             stop_clean(d)
@@ -342,6 +351,13 @@ def main():
                 st["req_no_listener"] >= 1,
                 "dprdma's CM: %d MADs in, %d out, %d connections, none dropped"
                 % (st["mads_rx"], st["mads_tx"], st["connections"]))
+        tr = t.telemetry(PREFIX, "/dprdma/transport/stats,0")
+        t.check(st["auth_sealed"] == 0 and st["auth_checked"] == 0 and
+                tr["sec_sealed"] == 0 and tr["sec_opened"] == 0 and
+                st["caps_peer_iba"] >= 1 and st["caps_peer_sr"] == 0,
+                "a box with a key and policy opportunistic: rxe found IBA only "
+                "(caps_peer_iba %d), no frame sealed, no MAD with a trailer"
+                % st["caps_peer_iba"])
         wire_check(PREFIX, CAPTURE, 100)
         tshark_cm(CAPTURE)
         stop_clean(d)
