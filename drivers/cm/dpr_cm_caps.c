@@ -193,6 +193,16 @@ find(const struct caps_key *k)
 	return &caps.peer[(uint32_t)(uintptr_t)v >> V_IDX_SHIFT];
 }
 
+/* The entry of the box at @p gid on port @p pi, or NULL. */
+static struct caps_peer *
+peer_at(uint16_t pi, const uint8_t *gid)
+{
+	struct caps_key k;
+
+	key_make(&k, pi, gid);
+	return find(&k);
+}
+
 static struct caps_peer *
 add(const struct caps_key *k, uint8_t sgid_index)
 {
@@ -323,26 +333,16 @@ ask_again(struct caps_peer *p, uint64_t now)
 bool
 dpr_cm_caps_auth(uint16_t pi, const uint8_t *gid)
 {
-	struct caps_key k;
-	const struct caps_peer *p;
+	const struct caps_peer *p = caps.ready ? peer_at(pi, gid) : NULL;
 
-	if (!caps.ready)
-		return false;
-	key_make(&k, pi, gid);
-	p = find(&k);
 	return p != NULL && peer_auth(p);
 }
 
 void
 dpr_cm_caps_ask_again(uint16_t pi, const uint8_t *gid)
 {
-	struct caps_key k;
-	struct caps_peer *p;
+	struct caps_peer *p = caps.ready ? peer_at(pi, gid) : NULL;
 
-	if (!caps.ready)
-		return;
-	key_make(&k, pi, gid);
-	p = find(&k);
 	if (p != NULL && p->known)
 		ask_again(p, dpr_cm_now_ms());
 }

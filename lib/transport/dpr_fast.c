@@ -444,7 +444,7 @@ rx_sealed_run(struct dpr_transport *tp, struct rte_mbuf **pkts, uint16_t n)
 		    be24_at(p + DPR_F_BTH + 5) != qp->qpn ||
 		    !dpr_wire_rx_tmpl_match_tver(&qp->rxt, p, DPR_SEC_TVER))
 			break;
-		dpr_rx_sealed(tp, m);
+		dpr_rx_sealed(qp, m);
 	}
 	tp->stats.rx_frames += k;
 	tp->stats.rx_fast += k;

@@ -190,12 +190,10 @@ rx_opened(struct dpr_transport *tp, struct dpr_tqp *qp, struct rte_mbuf *m)
 }
 
 void
-dpr_rx_sealed(struct dpr_transport *tp, struct rte_mbuf *m)
+dpr_rx_sealed(struct dpr_tqp *qp, struct rte_mbuf *m)
 {
-	struct dpr_tqp *qp;
-
-	if (dpr_secqp_open(tp, m, DPR_F_BTH, &qp) == 0)
-		rx_opened(tp, qp, m);
+	if (dpr_secqp_open_qp(qp, m) == 0)
+		rx_opened(qp->tp, qp, m);
 }
 
 static void

@@ -282,10 +282,18 @@ dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m, uint32_t bth_off,
 		}
 		return -ENOENT;
 	}
+	*qpp = qp;
+	return dpr_secqp_open_qp(qp, m);
+}
+
+int
+dpr_secqp_open_qp(struct dpr_tqp *qp, struct rte_mbuf *m)
+{
+	struct dpr_transport *tp = qp->tp;
+
 	switch (dpr_sec_open(&qp->sec->rx, m)) {
 	case DPR_SEC_OK:
 		tp->stats.sec_opened++;
-		*qpp = qp;
 		return 0;
 	case DPR_SEC_ERR_ICRC:
 		tp->stats.rx_invalid++;         /* as a corrupt plain frame */

@@ -845,9 +845,9 @@ void dpr_qp_error(struct dpr_tqp *qp, const char *why);
 /* The receive fast path's template of @p qp's peer (RC over IPv4). */
 void dpr_qp_rx_tmpl(struct dpr_tqp *qp);
 
-/* dpr_recv.c: a sealed frame the receive fast path matched to its
- * secure QP: opened, and taken as rx_one() takes an opened frame */
-void dpr_rx_sealed(struct dpr_transport *tp, struct rte_mbuf *m);
+/* dpr_recv.c: a sealed frame the receive fast path matched to secure QP
+ * @p qp (in SECS_ON): opened, and taken as rx_one() takes an opened frame */
+void dpr_rx_sealed(struct dpr_tqp *qp, struct rte_mbuf *m);
 
 /* dpr_secqp.c */
 void dpr_secqp_begin(struct dpr_tqp *qp);
@@ -856,6 +856,9 @@ void dpr_secqp_poll(struct dpr_transport *tp);
 struct rte_mbuf *dpr_secqp_seal(struct dpr_tqp *qp, struct rte_mbuf *m);
 int dpr_secqp_open(struct dpr_transport *tp, struct rte_mbuf *m, uint32_t bth_off,
 		   struct dpr_tqp **qpp);
+/* The same for a frame of @p qp, known to be in SECS_ON: opened, or
+ * dropped and counted (not 0) */
+int dpr_secqp_open_qp(struct dpr_tqp *qp, struct rte_mbuf *m);
 /* dpr_fast.c: a frame whose ICRC (or tag) was checked when it arrived --
  * a secure QP's, opened; one held past a gap, its turn come: the one-pass
  * handlers, or false (nothing changed) */

@@ -457,24 +457,10 @@ dpr_load16(const uint8_t *p)
 	return v;
 }
 
-/** Do the first 50 bytes at @p p (at least DPR_F_MIN there) match @p t?
- * Three 16-byte windows: at 0, 18 and 34 (bytes 16-17, the IP total
- * length, are not the template's). */
-static inline bool
-dpr_wire_rx_tmpl_match(const struct dpr_wire_rx_tmpl *t, const uint8_t *p)
-{
-	dpr_v16 d = ((dpr_load16(p) ^ dpr_load16(t->val[0])) & dpr_load16(t->mask[0])) |
-		((dpr_load16(p + 18) ^ dpr_load16(t->val[1])) & dpr_load16(t->mask[1])) |
-		((dpr_load16(p + 34) ^ dpr_load16(t->val[2])) & dpr_load16(t->mask[2]));
-	uint64_t lo, hi;
-
-	memcpy(&lo, &d, 8);
-	memcpy(&hi, (const uint8_t *)&d + 8, 8);
-	return (lo | hi) == 0;
-}
-
-/** The same for a sealed frame (doc/security.rst): TVer @p tver in the
- * BTH, byte 43 (the IP and UDP lengths are not the template's either). */
+/** Do the first 50 bytes at @p p (at least DPR_F_MIN there) match @p t,
+ * but with TVer @p tver in the BTH (byte 43; 1: a sealed frame,
+ * doc/security.rst)? Three 16-byte windows: at 0, 18 and 34 (bytes
+ * 16-17, the IP total length, are not the template's). */
 static inline bool
 dpr_wire_rx_tmpl_match_tver(const struct dpr_wire_rx_tmpl *t, const uint8_t *p,
 			    uint8_t tver)
@@ -490,6 +476,13 @@ dpr_wire_rx_tmpl_match_tver(const struct dpr_wire_rx_tmpl *t, const uint8_t *p,
 	memcpy(&lo, &d, 8);
 	memcpy(&hi, (const uint8_t *)&d + 8, 8);
 	return (lo | hi) == 0;
+}
+
+/** The same with TVer 0 (a plain frame). */
+static inline bool
+dpr_wire_rx_tmpl_match(const struct dpr_wire_rx_tmpl *t, const uint8_t *p)
+{
+	return dpr_wire_rx_tmpl_match_tver(t, p, 0);
 }
 
 /** The template of a QP numbered @p qpn whose peer is @p peer_ip and that
