@@ -750,6 +750,25 @@ def cm_dreq(r):
             r.check(established(port) and n1 > n0 and srv.poll() is None and
                     cli.poll() is None,
                     "the connection still established and carrying pings")
+            # a DprdmaCaps Get as B, without a MAC, saying B runs nothing
+            # of ours (no key): answered, not believed -- else the next
+            # MADs from B's address would be taken without a MAC
+            get = struct.pack("!BBBBHHQHHI", 1, 0x30, 1, 1, 0, 0,
+                              int.from_bytes(os.urandom(8), "big"), 0xFF01, 0, 0)
+            get += b"\0" * 13 + b"\x06\xd9\xd4" + b"\x01\0\0\0" + \
+                struct.pack("!IQ", 0, 0)
+            before = t.telemetry(PA, "/dprdma/cm/stats")
+            r.w.inject("A", [craft(rtu, rtu[42:MAD_AT] + get.ljust(MAD_LEN, b"\0"))])
+            t.wait_for(lambda: t.telemetry(PA, "/dprdma/cm/stats")["caps_get_rx"] >
+                       before["caps_get_rx"], 5, "A to take the forged Get")
+            after = t.telemetry(PA, "/dprdma/cm/stats")
+            peer = [x for x in t.telemetry(PA, "/dprdma/cm/peers") if IP_B + " " in x]
+            r.log("forged caps Get: caps_unauthenticated %d -> %d; A's peer %r"
+                  % (before["caps_unauthenticated"], after["caps_unauthenticated"], peer))
+            r.check(after["caps_unauthenticated"] == before["caps_unauthenticated"] + 1 and
+                    peer and "our key" in peer[0],
+                    "a caps Get without a MAC as B, saying it holds no key: "
+                    "counted, not believed (A still holds B to our key)")
         else:
             t.wait_for(lambda: not established(port), 10,
                        "A's side of the connection to end")
