@@ -39,6 +39,9 @@ bool dpr_cm_worker_poll(void *arg, unsigned int worker, uint64_t now_ns);
 void dpr_cm_poll(void);
 /** Readable when MADs wait for dpr_cm_poll() (-1: none). */
 int dpr_cm_wake_fd(void);
+/** The wake fd was found readable: clear it (dpr_cm_poll() does not
+ * read it: a system call each turn of the main loop for nothing). */
+void dpr_cm_wake_clear(void);
 /** Milliseconds until dpr_cm_poll() has a timer to run (-1: none). */
 int dpr_cm_next_timeout_ms(void);
 

@@ -129,13 +129,9 @@ void
 dpr_cm_poll(void)
 {
 	struct cm_mad r;
-	uint64_t v;
 
 	if (!cm.started)
 		return;
-	if (read(cm.wake_fd, &v, sizeof(v)) < 0) {
-		/* nothing new (EAGAIN): the timers may still be due */
-	}
 	for (int k = 0; k < 256 && rte_ring_sc_dequeue_elem(cm.rx, &r, sizeof(r)) == 0; k++)
 		cm_rx_mad(&r);
 	cm_mad_flush();
@@ -157,6 +153,16 @@ dpr_cm_wake_fd(void)
 	return cm.started ? cm.wake_fd : -1;
 }
 
+void
+dpr_cm_wake_clear(void)
+{
+	uint64_t v;
+
+	if (cm.started && read(cm.wake_fd, &v, sizeof(v)) < 0) {
+		/* nothing (EAGAIN): another look cleared it */
+	}
+}
+
 int
 dpr_cm_next_timeout_ms(void)
 {
@@ -166,6 +172,9 @@ dpr_cm_next_timeout_ms(void)
 		next = cm_timer_next();
 	if (cm.started && (cm.backlog || cm.txq_n != 0))
 		next = RTE_MIN(next, now + 1);  /* (events, MADs held: again) */
+	/* MADs left past dpr_cm_poll()'s 256 a turn: their wake-up is read */
+	if (cm.started && rte_ring_count(cm.rx) != 0)
+		next = now;
 	if (cm.started)
 		next = RTE_MIN(next, dpr_cm_caps_next_ms());
 	if (cm.started)
