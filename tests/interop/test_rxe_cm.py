@@ -106,7 +106,7 @@ def pair(prog, srv_args, cli_args, guest_is_server, timeout=60):
         c = ours(prog, cli_args, timeout=timeout)
         crc, cout = c.returncode, c.stdout + c.stderr
         if crc != 0 and REJ8.search(cout):
-            guest("pkill -x %s" % prog, timeout=10)
+            guest("killall %s" % prog, timeout=10)
         src, sout = guest_wait(job, timeout + 30)
     else:
         s = ours(prog, srv_args, background=True, timeout=timeout)
@@ -260,8 +260,12 @@ def run_qperf():
                                GUEST, test], timeout=120)
             out = p.stdout + p.stderr
             show("qperf", out)
-            guest("pkill qperf", timeout=10)
-            _, sout = guest_wait(job, 30)
+            # (the guest's busybox has killall, not pkill: a pkill here
+            # did nothing, and each qperf case waited out the 30 s below)
+            guest("killall qperf", timeout=10)
+            rc, sout = guest_wait(job, 30)
+            t.check(rc != 124, "qperf %s: the guest's server ended when told "
+                    "(peer-exec %d)" % (test, rc))
             show("qperf server", sout)
             if "Event rejected" not in out:
                 break
